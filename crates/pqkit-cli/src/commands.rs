@@ -1,0 +1,309 @@
+//! The subcommands. Each parses its options, calls the libraries and prints.
+
+use std::error::Error;
+use std::net::{TcpListener, TcpStream};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use pqkit_core::catalogue;
+use pqkit_core::sig::{SignatureAlgorithm, SigningKey};
+use pqkit_pki::key::{KeyFormat, signing_key_to_pkcs8};
+use pqkit_pki::{Pki, pem};
+use rustls::crypto::{CryptoProvider, SupportedKxGroup};
+use rustls::{ClientConnection, ServerConnection};
+use rustls_pki_types::{CertificateDer, PrivateKeyDer, PrivatePkcs8KeyDer, ServerName};
+use serde::Serialize;
+
+use crate::session::{self, SideReport};
+
+type Result<T> = std::result::Result<T, Box<dyn Error>>;
+
+/// The client's message and the server's answer in the reference manual's example.
+const CLIENT_MESSAGE: &str = "hello pqkit!";
+const SERVER_REPLY: &str = "I hear you fa shizzle!";
+
+/// `pqkit demo`: one mutually authenticated connection in one process.
+pub(crate) fn demo(group: &str, sig: &str, dir: Option<&Path>, json: bool) -> Result<()> {
+    let kx = find_group(group)?;
+    let pki = match dir {
+        Some(d) => Pki::read(d)?,
+        None => Pki::generate(find_signature(sig)?)?,
+    };
+    let provider = Arc::new(pqkit_rustls::provider_with_groups(vec![kx]));
+    let ca = vec![CertificateDer::from(pki.ca_cert.clone())];
+    let (server_cfg, server_seen) = pqkit_rustls::server_config(
+        provider.clone(),
+        vec![CertificateDer::from(pki.server_cert.clone())],
+        key_der(&pki.server_key)?,
+        Some(&ca),
+    )?;
+    let (client_cfg, client_seen) = pqkit_rustls::client_config(
+        provider,
+        &ca,
+        Some((vec![CertificateDer::from(pki.client_cert.clone())], key_der(&pki.client_key)?)),
+    )?;
+    let listener = TcpListener::bind("127.0.0.1:0")?;
+    let addr = listener.local_addr()?;
+    let server_cfg = Arc::new(server_cfg);
+    let (client, server) = std::thread::scope(|s| {
+        let server = s.spawn(|| -> std::io::Result<SideReport> {
+            let (socket, _) = listener.accept()?;
+            let conn = ServerConnection::new(server_cfg.clone()).map_err(std::io::Error::other)?;
+            session::run_server(socket, conn, &server_seen, Some(SERVER_REPLY.as_bytes()))
+        });
+        let client = (|| -> std::io::Result<SideReport> {
+            let socket = TcpStream::connect(addr)?;
+            let conn = ClientConnection::new(Arc::new(client_cfg), server_name("localhost")?)
+                .map_err(std::io::Error::other)?;
+            session::run_client(socket, conn, &client_seen, CLIENT_MESSAGE.as_bytes())
+        })();
+        let server = server.join().unwrap_or_else(|_| Err(std::io::Error::other("server panicked")));
+        (client, server)
+    });
+    let (client, server) = (client?, server?);
+    let report = DemoReport {
+        address: addr.to_string(),
+        certificate_algorithm: pki.server_key.algorithm().name,
+        server_chain_bytes: client.peer_chain_bytes,
+        client_chain_bytes: server.peer_chain_bytes,
+        client_to_server_bytes: client.wire_bytes_written,
+        server_to_client_bytes: server.wire_bytes_written,
+        client,
+        server,
+    };
+    if json {
+        println!("{}", serde_json::to_string_pretty(&report)?);
+    } else {
+        print_demo(&report);
+    }
+    Ok(())
+}
+
+/// Options of `pqkit server`.
+pub(crate) struct ServerOptions {
+    pub(crate) cert: PathBuf,
+    pub(crate) key: PathBuf,
+    pub(crate) ca: Option<PathBuf>,
+    pub(crate) mutual: bool,
+    pub(crate) groups: Vec<String>,
+    pub(crate) host: String,
+    pub(crate) port: u16,
+    pub(crate) count: u64,
+    pub(crate) reply: Option<String>,
+    pub(crate) json: bool,
+}
+
+/// `pqkit server`: accept connections one at a time, echo (or answer) the first message.
+pub(crate) fn server(o: &ServerOptions) -> Result<()> {
+    let provider = provider_for(&o.groups)?;
+    let chain = read_chain(&o.cert)?;
+    let key = read_key(&o.key)?;
+    let roots = match (&o.ca, o.mutual) {
+        (Some(ca), true) => Some(read_chain(ca)?),
+        (None, true) => return Err("--mutual needs --ca with the client CA".into()),
+        (_, false) => None,
+    };
+    let (config, seen) = pqkit_rustls::server_config(provider, chain, key, roots.as_deref())?;
+    let config = Arc::new(config);
+    let listener = TcpListener::bind((o.host.as_str(), o.port))?;
+    eprintln!(
+        "pqkit server listening on {} (groups {}, client auth {})",
+        listener.local_addr()?,
+        o.groups.join(","),
+        if o.mutual { "required" } else { "off" }
+    );
+    let mut served = 0u64;
+    while o.count == 0 || served < o.count {
+        let (socket, peer) = listener.accept()?;
+        served += 1;
+        let result = ServerConnection::new(config.clone())
+            .map_err(std::io::Error::other)
+            .and_then(|conn| {
+                session::run_server(socket, conn, &seen, o.reply.as_deref().map(str::as_bytes))
+            });
+        // A failed connection is reported and the server goes on with the next one.
+        match result {
+            Ok(r) if o.json => println!("{}", serde_json::to_string(&r)?),
+            Ok(r) => println!(
+                "{peer}: {} {} group={} client-sig={} handshake={:.2} ms read={} B written={} B received={:?}",
+                r.version,
+                r.cipher_suite,
+                r.group,
+                r.peer_signature_scheme.as_deref().unwrap_or("-"),
+                r.handshake_ms,
+                r.wire_bytes_read,
+                r.wire_bytes_written,
+                r.received
+            ),
+            Err(e) if o.json => {
+                println!("{}", serde_json::json!({"role": "server", "peer": peer.to_string(), "error": e.to_string()}));
+            }
+            Err(e) => eprintln!("{peer}: connection failed: {e}"),
+        }
+    }
+    Ok(())
+}
+
+/// Options of `pqkit client`.
+pub(crate) struct ClientOptions {
+    pub(crate) ca: PathBuf,
+    pub(crate) auth: Option<(PathBuf, PathBuf)>,
+    pub(crate) groups: Vec<String>,
+    pub(crate) host: String,
+    pub(crate) port: u16,
+    pub(crate) server_name: String,
+    pub(crate) message: String,
+    pub(crate) expect_group: Option<String>,
+    pub(crate) json: bool,
+}
+
+/// `pqkit client`: one connection; prints the reply and what was negotiated.
+pub(crate) fn client(o: &ClientOptions) -> Result<()> {
+    let provider = provider_for(&o.groups)?;
+    let roots = read_chain(&o.ca)?;
+    let auth = match &o.auth {
+        Some((cert, key)) => Some((read_chain(cert)?, read_key(key)?)),
+        None => None,
+    };
+    let (config, seen) = pqkit_rustls::client_config(provider, &roots, auth)?;
+    let socket = TcpStream::connect((o.host.as_str(), o.port))?;
+    let conn = ClientConnection::new(Arc::new(config), server_name(&o.server_name)?)?;
+    let r = session::run_client(socket, conn, &seen, o.message.as_bytes())?;
+    if o.json {
+        println!("{}", serde_json::to_string(&r)?);
+    } else {
+        println!("reply: {}", r.received.trim_end());
+        println!(
+            "{} {} group={} ({}) server-sig={} handshake={:.2} ms written={} B read={} B server chain={} B",
+            r.version,
+            r.cipher_suite,
+            r.group,
+            r.group_code_point,
+            r.peer_signature_scheme.as_deref().unwrap_or("-"),
+            r.handshake_ms,
+            r.wire_bytes_written,
+            r.wire_bytes_read,
+            r.peer_chain_bytes
+        );
+    }
+    if let Some(want) = &o.expect_group {
+        let want = find_group(want)?;
+        let want = pqkit_rustls::group_name(want);
+        if want != r.group {
+            return Err(format!("negotiated {} but --expect-group {want}", r.group).into());
+        }
+    }
+    Ok(())
+}
+
+/// `pqkit pki init`.
+pub(crate) fn pki_init(sig: &str, dir: &Path) -> Result<()> {
+    let alg = find_signature(sig)?;
+    let paths = Pki::generate(alg)?.write(dir)?;
+    println!("{} PKI written to {}:", alg.name, dir.display());
+    for (what, path) in [
+        ("root CA certificate", &paths.ca_cert),
+        ("root CA key (PKCS#8)", &paths.ca_key),
+        ("server certificate", &paths.server_cert),
+        ("server key (PKCS#8)", &paths.server_key),
+        ("client certificate", &paths.client_cert),
+        ("client key (PKCS#8)", &paths.client_key),
+    ] {
+        println!("  {what:<22} {}", path.display());
+    }
+    Ok(())
+}
+
+#[derive(Serialize)]
+struct DemoReport {
+    address: String,
+    certificate_algorithm: &'static str,
+    server_chain_bytes: usize,
+    client_chain_bytes: usize,
+    client_to_server_bytes: u64,
+    server_to_client_bytes: u64,
+    client: SideReport,
+    server: SideReport,
+}
+
+fn print_demo(r: &DemoReport) {
+    let (c, s) = (&r.client, &r.server);
+    println!("pqkit demo: mutually authenticated TLS 1.3 on {}\n", r.address);
+    let rows: Vec<(&str, String, String)> = vec![
+        ("TLS version", c.version.clone(), s.version.clone()),
+        ("cipher suite", c.cipher_suite.clone(), s.cipher_suite.clone()),
+        (
+            "named group",
+            format!("{} ({})", c.group, c.group_code_point),
+            format!("{} ({})", s.group, s.group_code_point),
+        ),
+        // Each side's own CertificateVerify is what the other side verified.
+        ("CertificateVerify signed with", scheme(s), scheme(c)),
+        ("handshake time (ms)", format!("{:.2}", c.handshake_ms), format!("{:.2}", s.handshake_ms)),
+        (
+            "bytes written at socket",
+            c.wire_bytes_written.to_string(),
+            s.wire_bytes_written.to_string(),
+        ),
+        ("bytes read at socket", c.wire_bytes_read.to_string(), s.wire_bytes_read.to_string()),
+        (
+            "certificate chain sent (bytes)",
+            format!("{} ({} cert)", r.client_chain_bytes, s.peer_chain_len),
+            format!("{} ({} cert)", r.server_chain_bytes, c.peer_chain_len),
+        ),
+        ("received", format!("{:?}", c.received), format!("{:?}", s.received)),
+    ];
+    println!("{:<32}{:<28}{}", "", "client", "server");
+    for (name, client, server) in rows {
+        println!("{name:<32}{client:<28}{server}");
+    }
+    println!(
+        "\nbytes on the wire: client -> server {} B, server -> client {} B, total {} B \
+         (TLS records incl. headers, counted at the socket)",
+        r.client_to_server_bytes,
+        r.server_to_client_bytes,
+        r.client_to_server_bytes + r.server_to_client_bytes
+    );
+    println!("certificates: {} (root CA -> leaf)", r.certificate_algorithm);
+}
+
+fn scheme(peer_side: &SideReport) -> String {
+    match (&peer_side.peer_signature_scheme, &peer_side.peer_signature_code_point) {
+        (Some(n), Some(cp)) => format!("{n} ({cp})"),
+        _ => "-".to_owned(),
+    }
+}
+
+fn find_group(name: &str) -> Result<&'static dyn SupportedKxGroup> {
+    if name.to_ascii_lowercase().contains("kyber") {
+        eprintln!("{}", pqkit_core::ml_kem::KYBER_NOTE);
+    }
+    Ok(pqkit_rustls::find_group(name)?)
+}
+
+fn find_signature(name: &str) -> Result<&'static SignatureAlgorithm> {
+    Ok(catalogue::signature(name)?)
+}
+
+fn provider_for(groups: &[String]) -> Result<Arc<CryptoProvider>> {
+    let groups = groups.iter().map(|g| find_group(g.trim())).collect::<Result<Vec<_>>>()?;
+    Ok(Arc::new(pqkit_rustls::provider_with_groups(groups)))
+}
+
+fn key_der(key: &SigningKey) -> Result<PrivateKeyDer<'static>> {
+    let der = signing_key_to_pkcs8(key, KeyFormat::Seed)?;
+    Ok(PrivateKeyDer::Pkcs8(PrivatePkcs8KeyDer::from(der.to_vec())))
+}
+
+fn read_chain(path: &Path) -> Result<Vec<CertificateDer<'static>>> {
+    Ok(pem::read_certificates(path)?.into_iter().map(CertificateDer::from).collect())
+}
+
+fn read_key(path: &Path) -> Result<PrivateKeyDer<'static>> {
+    let der = pem::read_private_key(path)?;
+    Ok(PrivateKeyDer::Pkcs8(PrivatePkcs8KeyDer::from(der.to_vec())))
+}
+
+fn server_name(name: &str) -> std::io::Result<ServerName<'static>> {
+    ServerName::try_from(name.to_owned()).map_err(std::io::Error::other)
+}

@@ -1,0 +1,108 @@
+//! The catalogue: every algorithm pqkit knows, as static data, and name lookup.
+//!
+//! Lookup is case-insensitive over canonical names and the aliases users bring with them
+//! (DESIGN.md, "names users bring").
+
+use crate::classical::ECDSA_P256_SHA256;
+use crate::error::Error;
+use crate::hybrid::{
+    KeyExchangeGroup, MLKEM512, MLKEM768, MLKEM1024, SECP256R1MLKEM768, SECP384R1MLKEM1024,
+    X25519MLKEM768,
+};
+use crate::kem::KemAlgorithm;
+use crate::ml_dsa::{ML_DSA_44, ML_DSA_65, ML_DSA_87};
+use crate::ml_kem::{ML_KEM_512, ML_KEM_768, ML_KEM_1024};
+use crate::sig::SignatureAlgorithm;
+
+/// A TLS code point: its value, its IANA spelling and the document that assigns it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TlsCodePoint {
+    /// The 16-bit value on the wire.
+    pub value: u16,
+    /// The name as the IANA registry (or the draft) spells it.
+    pub iana: &'static str,
+    /// The RFC or draft that assigns it.
+    pub source: &'static str,
+}
+
+/// Every KEM, strongest last.
+pub static KEMS: &[&KemAlgorithm] = &[&ML_KEM_512, &ML_KEM_768, &ML_KEM_1024];
+
+/// Every signature algorithm.
+pub static SIGNATURES: &[&SignatureAlgorithm] =
+    &[&ML_DSA_44, &ML_DSA_65, &ML_DSA_87, &ECDSA_P256_SHA256];
+
+/// Every ML-KEM-based TLS key-exchange group, in pqkit's preference order.
+pub static GROUPS: &[&KeyExchangeGroup] =
+    &[&X25519MLKEM768, &SECP256R1MLKEM768, &SECP384R1MLKEM1024, &MLKEM768, &MLKEM1024, &MLKEM512];
+
+/// Every KEM, strongest last.
+pub fn kems() -> &'static [&'static KemAlgorithm] {
+    KEMS
+}
+
+/// Every signature algorithm.
+pub fn signatures() -> &'static [&'static SignatureAlgorithm] {
+    SIGNATURES
+}
+
+/// Every ML-KEM-based TLS key-exchange group, in pqkit's preference order.
+pub fn groups() -> &'static [&'static KeyExchangeGroup] {
+    GROUPS
+}
+
+/// Finds a KEM by name or alias, case-insensitively.
+///
+/// # Errors
+/// [`Error::UnknownAlgorithm`].
+pub fn kem(name: &str) -> Result<&'static KemAlgorithm, Error> {
+    find(kems(), name, |a| (a.name, a.aliases))
+}
+
+/// Finds a signature algorithm by name or alias, case-insensitively.
+///
+/// # Errors
+/// [`Error::UnknownAlgorithm`].
+pub fn signature(name: &str) -> Result<&'static SignatureAlgorithm, Error> {
+    find(signatures(), name, |a| (a.name, a.aliases))
+}
+
+/// Finds a key-exchange group by IANA name, alias or code point ("0x11ec"), case-insensitively.
+///
+/// # Errors
+/// [`Error::UnknownAlgorithm`].
+pub fn group(name: &str) -> Result<&'static KeyExchangeGroup, Error> {
+    if let Some(hex) = name.strip_prefix("0x").or_else(|| name.strip_prefix("0X")) {
+        if let Ok(v) = u16::from_str_radix(hex, 16) {
+            if let Some(g) = groups().iter().find(|g| g.code_point.value == v) {
+                return Ok(g);
+            }
+        }
+    }
+    find(groups(), name, |g| (g.name, g.aliases))
+}
+
+/// Finds a signature algorithm by its DER `AlgorithmIdentifier` contents in an SPKI.
+pub fn signature_by_spki_algorithm(alg_id: &[u8]) -> Option<&'static SignatureAlgorithm> {
+    signatures().iter().copied().find(|a| a.spki_algorithm_id == alg_id)
+}
+
+fn find<T: ?Sized>(
+    list: &'static [&'static T],
+    name: &str,
+    names: impl Fn(&T) -> (&'static str, &'static [&'static str]),
+) -> Result<&'static T, Error> {
+    let wanted = normalize(name);
+    list.iter()
+        .copied()
+        .find(|item| {
+            let (canonical, aliases) = names(item);
+            normalize(canonical) == wanted || aliases.iter().any(|a| normalize(a) == wanted)
+        })
+        .ok_or_else(|| Error::UnknownAlgorithm(name.to_owned()))
+}
+
+/// Case-folds and drops '-' and '_' so "ml_dsa_65", "ML-DSA-65" and "mldsa65" all match.
+fn normalize(name: &str) -> String {
+    name.chars().filter(|c| *c != '-' && *c != '_').flat_map(char::to_lowercase).collect()
+}

@@ -1,0 +1,219 @@
+//! Key-exchange groups: pure ML-KEM and the ECDHE+ML-KEM hybrids, as data.
+//!
+//! A group is a KEM, an optional ECDH function and the order of their shares. The client share
+//! is the ECDH share and the encapsulation key; the server share is the ECDH share and the
+//! ciphertext; the shared secret is the two secrets concatenated in the order of the shares
+//! (RFC 10024 §3, draft-ietf-tls-mlkem §3). Every length is checked exactly, the encapsulation
+//! key passes the FIPS 203 §7.2 modulus check, and an all-zero X25519 output is rejected.
+
+use zeroize::Zeroizing;
+
+use crate::catalogue::TlsCodePoint;
+use crate::classical::{self, Ecdh, EcdhKey};
+use crate::error::{Error, check_len};
+use crate::kem::{DecapsulationKey, KemAlgorithm};
+use crate::ml_kem::{ML_KEM_512, ML_KEM_768, ML_KEM_1024};
+
+/// Which share comes first in the concatenation.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ShareOrder {
+    /// ECDH share first (SecP256r1MLKEM768, SecP384r1MLKEM1024).
+    ClassicalFirst,
+    /// ML-KEM share first (X25519MLKEM768).
+    KemFirst,
+}
+
+/// A TLS key-exchange group built on ML-KEM, with or without an ECDH half.
+pub struct KeyExchangeGroup {
+    /// IANA name, e.g. "X25519MLKEM768".
+    pub name: &'static str,
+    /// Other names users bring (case-insensitive).
+    pub aliases: &'static [&'static str],
+    /// The TLS named group.
+    pub code_point: TlsCodePoint,
+    /// The ECDH half, if hybrid.
+    pub classical: Option<&'static Ecdh>,
+    /// The ML-KEM half.
+    pub kem: &'static KemAlgorithm,
+    /// The order of the halves in shares and secret.
+    pub order: ShareOrder,
+}
+
+/// MLKEM512 (0x0200, draft-ietf-tls-mlkem).
+pub static MLKEM512: KeyExchangeGroup = pure("MLKEM512", &ML_KEM_512);
+/// MLKEM768 (0x0201, draft-ietf-tls-mlkem).
+pub static MLKEM768: KeyExchangeGroup = pure("MLKEM768", &ML_KEM_768);
+/// MLKEM1024 (0x0202, draft-ietf-tls-mlkem).
+pub static MLKEM1024: KeyExchangeGroup = pure("MLKEM1024", &ML_KEM_1024);
+
+/// SecP256r1MLKEM768 (0x11EB, RFC 10024): P-256 (65) ‖ ek (1184); P-256 (65) ‖ ct (1088).
+pub static SECP256R1MLKEM768: KeyExchangeGroup = KeyExchangeGroup {
+    name: "SecP256r1MLKEM768",
+    aliases: &["P256MLKEM768", "secp256r1mlkem768"],
+    code_point: TlsCodePoint { value: 0x11EB, iana: "SecP256r1MLKEM768", source: "RFC 10024" },
+    classical: Some(&classical::P256),
+    kem: &ML_KEM_768,
+    order: ShareOrder::ClassicalFirst,
+};
+
+/// X25519MLKEM768 (0x11EC, RFC 10024): ek (1184) ‖ X25519 (32); ct (1088) ‖ X25519 (32).
+pub static X25519MLKEM768: KeyExchangeGroup = KeyExchangeGroup {
+    name: "X25519MLKEM768",
+    aliases: &["x25519_mlkem768"],
+    code_point: TlsCodePoint { value: 0x11EC, iana: "X25519MLKEM768", source: "RFC 10024" },
+    classical: Some(&classical::X25519),
+    kem: &ML_KEM_768,
+    order: ShareOrder::KemFirst,
+};
+
+/// SecP384r1MLKEM1024 (0x11ED, RFC 10024): P-384 (97) ‖ ek (1568); P-384 (97) ‖ ct (1568).
+pub static SECP384R1MLKEM1024: KeyExchangeGroup = KeyExchangeGroup {
+    name: "SecP384r1MLKEM1024",
+    aliases: &["P384MLKEM1024", "secp384r1mlkem1024"],
+    code_point: TlsCodePoint { value: 0x11ED, iana: "SecP384r1MLKEM1024", source: "RFC 10024" },
+    classical: Some(&classical::P384),
+    kem: &ML_KEM_1024,
+    order: ShareOrder::ClassicalFirst,
+};
+
+impl KeyExchangeGroup {
+    /// Size of the client's key share in bytes.
+    pub fn client_share_size(&self) -> usize {
+        self.classical_share_size() + self.kem.encapsulation_key_size
+    }
+
+    /// Size of the server's key share in bytes.
+    pub fn server_share_size(&self) -> usize {
+        self.classical_share_size() + self.kem.ciphertext_size
+    }
+
+    /// Size of the combined shared secret in bytes.
+    pub fn shared_secret_size(&self) -> usize {
+        self.classical.map_or(0, |c| c.secret_size) + self.kem.shared_secret_size
+    }
+
+    /// NIST security category of the post-quantum half.
+    pub fn category(&self) -> u8 {
+        self.kem.category
+    }
+
+    /// Client side: generates the ephemeral keys and the client share.
+    ///
+    /// # Errors
+    /// [`Error::Rng`] or [`Error::Backend`].
+    pub fn start(&'static self) -> Result<ClientKeyExchange, Error> {
+        let dk = self.kem.generate()?;
+        let ecdh = self.classical.map(|c| c.generate()).transpose()?;
+        let ek = dk.encapsulation_key().as_bytes();
+        let share = self.join(ecdh.as_ref().map_or(&[][..], |e| e.share()), ek);
+        Ok(ClientKeyExchange { group: self, ecdh, dk, share })
+    }
+
+    /// Server side: checks the client share, encapsulates to it and answers with the server
+    /// share. Returns (server share, shared secret).
+    ///
+    /// # Errors
+    /// [`Error::InvalidLength`] for a share of the wrong size, [`Error::InvalidKey`] for an
+    /// encapsulation key failing FIPS 203 §7.2, [`Error::InvalidCiphertext`] for a bad ECDH
+    /// share; [`Error::Rng`] or [`Error::Backend`].
+    pub fn encapsulate(
+        &'static self,
+        client_share: &[u8],
+    ) -> Result<(Vec<u8>, Zeroizing<Vec<u8>>), Error> {
+        check_len("client key share", client_share, self.client_share_size())?;
+        let (peer_ecdh, ek) = self.split(client_share, self.kem.encapsulation_key_size);
+        let ek = self.kem.encapsulation_key(ek)?;
+        let (ct, kem_secret) = ek.encapsulate()?;
+        match self.classical {
+            None => Ok((ct, Zeroizing::new(kem_secret.as_bytes().to_vec()))),
+            Some(c) => {
+                let mine = c.generate()?;
+                let ecdh_secret = mine.agree(peer_ecdh)?;
+                let share = self.join(mine.share(), &ct);
+                Ok((share, self.join_secret(&ecdh_secret, kem_secret.as_bytes())))
+            }
+        }
+    }
+
+    fn classical_share_size(&self) -> usize {
+        self.classical.map_or(0, |c| c.share_size)
+    }
+
+    /// Concatenates an ECDH part and a KEM part in this group's order.
+    fn join(&self, ecdh: &[u8], kem: &[u8]) -> Vec<u8> {
+        match self.order {
+            ShareOrder::ClassicalFirst => [ecdh, kem].concat(),
+            ShareOrder::KemFirst => [kem, ecdh].concat(),
+        }
+    }
+
+    fn join_secret(&self, ecdh: &[u8], kem: &[u8]) -> Zeroizing<Vec<u8>> {
+        Zeroizing::new(self.join(ecdh, kem))
+    }
+
+    /// Splits a share of checked length into (ECDH part, KEM part).
+    fn split<'a>(&self, share: &'a [u8], kem_len: usize) -> (&'a [u8], &'a [u8]) {
+        match self.order {
+            ShareOrder::ClassicalFirst => share.split_at(share.len() - kem_len),
+            ShareOrder::KemFirst => {
+                let (kem, ecdh) = share.split_at(kem_len);
+                (ecdh, kem)
+            }
+        }
+    }
+}
+
+impl core::fmt::Debug for KeyExchangeGroup {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.write_str(self.name)
+    }
+}
+
+/// The client's half of a key exchange in progress: its ephemeral keys and share.
+pub struct ClientKeyExchange {
+    group: &'static KeyExchangeGroup,
+    ecdh: Option<EcdhKey>,
+    dk: DecapsulationKey,
+    share: Vec<u8>,
+}
+
+impl ClientKeyExchange {
+    /// The client share, [`KeyExchangeGroup::client_share_size`] bytes.
+    pub fn share(&self) -> &[u8] {
+        &self.share
+    }
+
+    /// The group.
+    pub fn group(&self) -> &'static KeyExchangeGroup {
+        self.group
+    }
+
+    /// Completes the exchange with the server share and returns the combined shared secret.
+    ///
+    /// # Errors
+    /// [`Error::InvalidLength`] or [`Error::InvalidCiphertext`] for a bad server share.
+    pub fn complete(self, server_share: &[u8]) -> Result<Zeroizing<Vec<u8>>, Error> {
+        let g = self.group;
+        check_len("server key share", server_share, g.server_share_size())?;
+        let (peer_ecdh, ct) = g.split(server_share, g.kem.ciphertext_size);
+        let kem_secret = self.dk.decapsulate(ct)?;
+        match &self.ecdh {
+            None => Ok(Zeroizing::new(kem_secret.as_bytes().to_vec())),
+            Some(mine) => Ok(g.join_secret(&mine.agree(peer_ecdh)?, kem_secret.as_bytes())),
+        }
+    }
+}
+
+impl core::fmt::Debug for ClientKeyExchange {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_struct("ClientKeyExchange").field("group", &self.group.name).finish_non_exhaustive()
+    }
+}
+
+const fn pure(name: &'static str, kem: &'static KemAlgorithm) -> KeyExchangeGroup {
+    let code_point = match kem.tls_group {
+        Some(cp) => cp,
+        None => panic!("pure ML-KEM group without a code point"),
+    };
+    KeyExchangeGroup { name, aliases: &[], code_point, classical: None, kem, order: ShareOrder::KemFirst }
+}

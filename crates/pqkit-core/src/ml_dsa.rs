@@ -1,0 +1,355 @@
+//! ML-DSA (FIPS 204): the three parameter sets and their backends.
+//!
+//! aws-lc-rs does key generation from ξ and pure signing/verification with an empty context —
+//! the TLS path, and the fastest measured here (DESIGN.md). It has no context string, so
+//! signing or verifying with a non-empty context, and deterministic or fixed-randomness signing
+//! (known-answer tests), go to `fips204`. [`backend`] exposes each backend on its own so that
+//! every vector suite runs against both.
+
+use fips204::traits::{KeyGen, SerDes, Signer, Verifier};
+use zeroize::Zeroizing;
+
+use crate::catalogue::TlsCodePoint;
+use crate::error::Error;
+use crate::sig::{
+    SIGNING_RANDOMNESS_SIZE, SignatureAlgorithm, SignatureBackend, SigningKeyImpl,
+    SigningRandomness,
+};
+use crate::random_array;
+
+/// Size of the ML-DSA seed ξ in bytes (FIPS 204 Algorithm 1).
+pub const SEED_SIZE: usize = 32;
+
+/// ML-DSA-44, NIST category 2 (FIPS 204 §4, Table 2).
+pub static ML_DSA_44: SignatureAlgorithm = SignatureAlgorithm {
+    name: "ML-DSA-44",
+    aliases: &["MLDSA44", "ML_DSA_44", "DILITHIUM_LEVEL2", "Dilithium2"],
+    category: 2,
+    verifying_key_size: 1312,
+    signing_key_size: 2560,
+    seed_size: SEED_SIZE,
+    signature_size: 2420,
+    oid: "2.16.840.1.101.3.4.3.17",
+    spki_algorithm_id: &ALG_ID_44,
+    signature_algorithm_id: &ALG_ID_44,
+    // draft-ietf-tls-mldsa: mldsa44 = 0x0904.
+    tls_scheme: Some(TlsCodePoint { value: 0x0904, iana: "mldsa44", source: "draft-ietf-tls-mldsa" }),
+    standard: "FIPS 204",
+    backend: &MlDsa(Level::L44),
+};
+
+/// ML-DSA-65, NIST category 3 (FIPS 204 §4, Table 2).
+pub static ML_DSA_65: SignatureAlgorithm = SignatureAlgorithm {
+    name: "ML-DSA-65",
+    aliases: &["MLDSA65", "ML_DSA_65", "DILITHIUM_LEVEL3", "Dilithium3"],
+    category: 3,
+    verifying_key_size: 1952,
+    signing_key_size: 4032,
+    seed_size: SEED_SIZE,
+    signature_size: 3309,
+    oid: "2.16.840.1.101.3.4.3.18",
+    spki_algorithm_id: &ALG_ID_65,
+    signature_algorithm_id: &ALG_ID_65,
+    // draft-ietf-tls-mldsa: mldsa65 = 0x0905.
+    tls_scheme: Some(TlsCodePoint { value: 0x0905, iana: "mldsa65", source: "draft-ietf-tls-mldsa" }),
+    standard: "FIPS 204",
+    backend: &MlDsa(Level::L65),
+};
+
+/// ML-DSA-87, NIST category 5 (FIPS 204 §4, Table 2).
+pub static ML_DSA_87: SignatureAlgorithm = SignatureAlgorithm {
+    name: "ML-DSA-87",
+    aliases: &["MLDSA87", "ML_DSA_87", "DILITHIUM_LEVEL5", "Dilithium5"],
+    category: 5,
+    verifying_key_size: 2592,
+    signing_key_size: 4896,
+    seed_size: SEED_SIZE,
+    signature_size: 4627,
+    oid: "2.16.840.1.101.3.4.3.19",
+    spki_algorithm_id: &ALG_ID_87,
+    signature_algorithm_id: &ALG_ID_87,
+    // draft-ietf-tls-mldsa: mldsa87 = 0x0906.
+    tls_scheme: Some(TlsCodePoint { value: 0x0906, iana: "mldsa87", source: "draft-ietf-tls-mldsa" }),
+    standard: "FIPS 204",
+    backend: &MlDsa(Level::L87),
+};
+
+/// The ML-DSA backends, each usable on its own (for vector tests and benchmarks).
+pub mod backend {
+    use super::*;
+
+    /// One ML-DSA implementation.
+    #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+    pub enum Backend {
+        /// aws-lc-rs: key generation, hedged signing and verification with an empty context.
+        AwsLc,
+        /// fips204: everything FIPS 204 defines, at several times the cost.
+        Fips204,
+    }
+
+    /// Every ML-DSA backend.
+    pub const ALL: [Backend; 2] = [Backend::AwsLc, Backend::Fips204];
+
+    impl Backend {
+        /// Name of the crate.
+        pub fn name(self) -> &'static str {
+            match self {
+                Self::AwsLc => "aws-lc-rs",
+                Self::Fips204 => "fips204",
+            }
+        }
+
+        /// FIPS 204 Algorithm 6 (ML-DSA.KeyGen_internal): (pk, sk) from ξ.
+        ///
+        /// # Errors
+        /// [`Error::InvalidLength`] for a seed that is not 32 bytes; [`Error::Backend`].
+        pub fn keygen(
+            self,
+            alg: &'static SignatureAlgorithm,
+            seed: &[u8],
+        ) -> Result<(Vec<u8>, Zeroizing<Vec<u8>>), Error> {
+            let level = level_of(alg)?;
+            let xi = seed_array(seed)?;
+            match self {
+                Self::AwsLc => {
+                    let pair = aws::key_pair(level, &xi)?;
+                    let sk = aws::expanded(&pair)?;
+                    Ok((aws::public_key(&pair).to_vec(), sk))
+                }
+                Self::Fips204 => Ok(fips::keygen(level, &xi)),
+            }
+        }
+
+        /// FIPS 204 Algorithm 3 (ML-DSA.Verify) with context `ctx`.
+        ///
+        /// # Errors
+        /// [`Error::BadSignature`]; [`Error::Unsupported`] for aws-lc-rs with a non-empty context.
+        pub fn verify(
+            self,
+            alg: &'static SignatureAlgorithm,
+            pk: &[u8],
+            msg: &[u8],
+            ctx: &[u8],
+            sig: &[u8],
+        ) -> Result<(), Error> {
+            let level = level_of(alg)?;
+            match self {
+                Self::AwsLc if ctx.is_empty() => aws::verify(level, pk, msg, sig),
+                Self::AwsLc => Err(Error::Unsupported("aws-lc-rs ML-DSA takes no context string")),
+                Self::Fips204 => fips::verify(level, pk, msg, ctx, sig),
+            }
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Level {
+    L44,
+    L65,
+    L87,
+}
+
+fn level_of(alg: &'static SignatureAlgorithm) -> Result<Level, Error> {
+    match alg.name {
+        "ML-DSA-44" => Ok(Level::L44),
+        "ML-DSA-65" => Ok(Level::L65),
+        "ML-DSA-87" => Ok(Level::L87),
+        _ => Err(Error::Unsupported("not an ML-DSA algorithm")),
+    }
+}
+
+fn seed_array(seed: &[u8]) -> Result<Zeroizing<[u8; SEED_SIZE]>, Error> {
+    crate::error::check_len("ML-DSA seed", seed, SEED_SIZE)?;
+    let mut xi = Zeroizing::new([0u8; SEED_SIZE]);
+    xi.copy_from_slice(seed);
+    Ok(xi)
+}
+
+/// The catalogue's ML-DSA backend: aws-lc-rs where it can, fips204 where it cannot.
+struct MlDsa(Level);
+
+impl SignatureBackend for MlDsa {
+    fn name(&self) -> &'static str {
+        "aws-lc-rs (pure, empty context) + fips204 (context, deterministic)"
+    }
+
+    fn signing_key_from_seed(
+        &self,
+        _alg: &'static SignatureAlgorithm,
+        seed: &[u8],
+    ) -> Result<Box<dyn SigningKeyImpl>, Error> {
+        let seed = seed_array(seed)?;
+        let pair = aws::key_pair(self.0, &seed)?;
+        let verifying_key = aws::public_key(&pair).to_vec();
+        Ok(Box::new(MlDsaSigningKey { level: self.0, seed, pair, verifying_key }))
+    }
+
+    fn verify(
+        &self,
+        _alg: &'static SignatureAlgorithm,
+        pk: &[u8],
+        msg: &[u8],
+        ctx: &[u8],
+        sig: &[u8],
+    ) -> Result<(), Error> {
+        if ctx.is_empty() {
+            aws::verify(self.0, pk, msg, sig)
+        } else {
+            fips::verify(self.0, pk, msg, ctx, sig)
+        }
+    }
+}
+
+/// An ML-DSA signing key: ξ and the aws-lc-rs key pair expanded from it.
+///
+/// # Security
+/// ξ is zeroized on drop; AWS-LC cleanses its key on free.
+struct MlDsaSigningKey {
+    level: Level,
+    seed: Zeroizing<[u8; SEED_SIZE]>,
+    pair: aws_lc_rs::signature::PqdsaKeyPair,
+    verifying_key: Vec<u8>,
+}
+
+impl SigningKeyImpl for MlDsaSigningKey {
+    fn verifying_key(&self) -> &[u8] {
+        &self.verifying_key
+    }
+
+    fn seed(&self) -> Option<&[u8]> {
+        Some(&self.seed[..])
+    }
+
+    fn expanded(&self) -> Option<Zeroizing<Vec<u8>>> {
+        aws::expanded(&self.pair).ok()
+    }
+
+    fn sign(
+        &self,
+        message: &[u8],
+        context: &[u8],
+        randomness: SigningRandomness<'_>,
+    ) -> Result<Vec<u8>, Error> {
+        let rnd = match randomness {
+            SigningRandomness::Hedged if context.is_empty() => {
+                return aws::sign(&self.pair, message);
+            }
+            SigningRandomness::Hedged => random_array::<SIGNING_RANDOMNESS_SIZE>()?,
+            SigningRandomness::Deterministic => Zeroizing::new([0; SIGNING_RANDOMNESS_SIZE]),
+            SigningRandomness::Fixed(rnd) => Zeroizing::new(*rnd),
+        };
+        fips::sign(self.level, &self.seed, message, context, &rnd)
+    }
+}
+
+/// aws-lc-rs ML-DSA.
+mod aws {
+    use aws_lc_rs::encoding::AsRawBytes;
+    use aws_lc_rs::signature::{KeyPair, PqdsaKeyPair, UnparsedPublicKey};
+    use aws_lc_rs::signature as pq;
+
+    use super::*;
+
+    const NAME: &str = "aws-lc-rs";
+
+    fn algorithms(
+        level: Level,
+    ) -> (&'static pq::PqdsaSigningAlgorithm, &'static pq::PqdsaVerificationAlgorithm) {
+        match level {
+            Level::L44 => (&pq::ML_DSA_44_SIGNING, &pq::ML_DSA_44),
+            Level::L65 => (&pq::ML_DSA_65_SIGNING, &pq::ML_DSA_65),
+            Level::L87 => (&pq::ML_DSA_87_SIGNING, &pq::ML_DSA_87),
+        }
+    }
+
+    pub(super) fn key_pair(level: Level, xi: &[u8; SEED_SIZE]) -> Result<PqdsaKeyPair, Error> {
+        PqdsaKeyPair::from_seed(algorithms(level).0, xi).map_err(|_| Error::Backend(NAME))
+    }
+
+    pub(super) fn public_key(pair: &PqdsaKeyPair) -> &[u8] {
+        pair.public_key().as_ref()
+    }
+
+    pub(super) fn expanded(pair: &PqdsaKeyPair) -> Result<Zeroizing<Vec<u8>>, Error> {
+        let raw = pair.private_key().as_raw_bytes().map_err(|_| Error::Backend(NAME))?;
+        Ok(Zeroizing::new(raw.as_ref().to_vec()))
+    }
+
+    pub(super) fn sign(pair: &PqdsaKeyPair, msg: &[u8]) -> Result<Vec<u8>, Error> {
+        let mut sig = vec![0u8; pair.algorithm().signature_len()];
+        let n = pair.sign(msg, &mut sig).map_err(|_| Error::Backend(NAME))?;
+        sig.truncate(n);
+        Ok(sig)
+    }
+
+    pub(super) fn verify(level: Level, pk: &[u8], msg: &[u8], sig: &[u8]) -> Result<(), Error> {
+        UnparsedPublicKey::new(algorithms(level).1, pk)
+            .verify(msg, sig)
+            .map_err(|_| Error::BadSignature)
+    }
+}
+
+/// fips204 ML-DSA, one parameter-set module at a time.
+mod fips {
+    use super::*;
+
+    macro_rules! with_level {
+        ($level:expr, $m:ident => $body:expr) => {
+            match $level {
+                Level::L44 => {
+                    use fips204::ml_dsa_44 as $m;
+                    $body
+                }
+                Level::L65 => {
+                    use fips204::ml_dsa_65 as $m;
+                    $body
+                }
+                Level::L87 => {
+                    use fips204::ml_dsa_87 as $m;
+                    $body
+                }
+            }
+        };
+    }
+
+    pub(super) fn keygen(level: Level, xi: &[u8; SEED_SIZE]) -> (Vec<u8>, Zeroizing<Vec<u8>>) {
+        with_level!(level, m => {
+            let (pk, sk) = m::KG::keygen_from_seed(xi);
+            (pk.into_bytes().to_vec(), Zeroizing::new(sk.into_bytes().to_vec()))
+        })
+    }
+
+    pub(super) fn sign(
+        level: Level,
+        xi: &[u8; SEED_SIZE],
+        msg: &[u8],
+        ctx: &[u8],
+        rnd: &[u8; SIGNING_RANDOMNESS_SIZE],
+    ) -> Result<Vec<u8>, Error> {
+        with_level!(level, m => {
+            let (_, sk) = m::KG::keygen_from_seed(xi);
+            let sig = sk.try_sign_with_seed(rnd, msg, ctx).map_err(|_| Error::Backend("fips204"))?;
+            Ok(sig.to_vec())
+        })
+    }
+
+    pub(super) fn verify(
+        level: Level,
+        pk: &[u8],
+        msg: &[u8],
+        ctx: &[u8],
+        sig: &[u8],
+    ) -> Result<(), Error> {
+        with_level!(level, m => {
+            let pk: [u8; m::PK_LEN] = pk.try_into().map_err(|_| Error::BadSignature)?;
+            let sig: [u8; m::SIG_LEN] = sig.try_into().map_err(|_| Error::BadSignature)?;
+            let pk = m::PublicKey::try_from_bytes(pk).map_err(|_| Error::BadSignature)?;
+            if pk.verify(msg, &sig, ctx) { Ok(()) } else { Err(Error::BadSignature) }
+        })
+    }
+}
+
+// DER contents of AlgorithmIdentifier { id-ml-dsa-NN } (RFC 9881 §2: parameters absent).
+const ALG_ID_44: [u8; 11] = [0x06, 0x09, 0x60, 0x86, 0x48, 0x01, 0x65, 0x03, 0x04, 0x03, 0x11];
+const ALG_ID_65: [u8; 11] = [0x06, 0x09, 0x60, 0x86, 0x48, 0x01, 0x65, 0x03, 0x04, 0x03, 0x12];
+const ALG_ID_87: [u8; 11] = [0x06, 0x09, 0x60, 0x86, 0x48, 0x01, 0x65, 0x03, 0x04, 0x03, 0x13];

@@ -1,0 +1,297 @@
+//! Signature algorithms: the descriptor every signature algorithm in the catalogue is, and its
+//! signing and verifying keys.
+//!
+//! Terms follow FIPS 204: signing key, verifying key, context string, hedged and deterministic
+//! signing.
+
+use core::fmt;
+
+use zeroize::Zeroizing;
+
+use crate::catalogue::TlsCodePoint;
+use crate::error::{Error, check_len};
+use crate::random_array;
+
+/// Largest context string, in bytes (FIPS 204 §5.2).
+pub const MAX_CONTEXT_SIZE: usize = 255;
+/// Size of the per-signature randomness `rnd`, in bytes (FIPS 204 Algorithm 2).
+pub const SIGNING_RANDOMNESS_SIZE: usize = 32;
+
+/// One signature algorithm of the catalogue: names, sizes in bytes, identifiers and backend.
+pub struct SignatureAlgorithm {
+    /// Canonical name, e.g. "ML-DSA-65".
+    pub name: &'static str,
+    /// Other names users bring (case-insensitive), e.g. "Dilithium3".
+    pub aliases: &'static [&'static str],
+    /// NIST security category (1–5); 0 for classical algorithms.
+    pub category: u8,
+    /// Verifying (public) key size in bytes, as it appears in the SPKI BIT STRING.
+    pub verifying_key_size: usize,
+    /// Expanded signing key size in bytes (FIPS 204 `sk`); for classical keys the scalar size.
+    pub signing_key_size: usize,
+    /// Seed size in bytes (ML-DSA ξ: 32); 0 when the algorithm has no seed form.
+    pub seed_size: usize,
+    /// Largest signature in bytes (exact for ML-DSA).
+    pub signature_size: usize,
+    /// Dotted OID of the key (RFC 9881 for ML-DSA).
+    pub oid: &'static str,
+    /// DER contents (no outer SEQUENCE tag/length) of the SPKI `AlgorithmIdentifier`.
+    pub spki_algorithm_id: &'static [u8],
+    /// DER contents of the `AlgorithmIdentifier` of signatures made with this key.
+    pub signature_algorithm_id: &'static [u8],
+    /// The TLS 1.3 signature scheme, if one is assigned.
+    pub tls_scheme: Option<TlsCodePoint>,
+    /// The standard that defines it.
+    pub standard: &'static str,
+    pub(crate) backend: &'static dyn SignatureBackend,
+}
+
+impl SignatureAlgorithm {
+    /// Generates a signing key from the OS random number generator.
+    ///
+    /// # Errors
+    /// [`Error::Rng`] when the RNG fails, [`Error::Backend`] when the backend does.
+    pub fn generate(&'static self) -> Result<SigningKey, Error> {
+        Ok(SigningKey { alg: self, inner: self.backend.generate(self)? })
+    }
+
+    /// Derives a signing key from its seed (ML-DSA: ξ, 32 bytes, FIPS 204 Algorithm 6,
+    /// ML-DSA.KeyGen_internal). The same seed always gives the same key.
+    ///
+    /// # Errors
+    /// [`Error::InvalidLength`] for a wrong seed size, [`Error::Unsupported`] when the algorithm
+    /// has no seed form.
+    pub fn signing_key_from_seed(&'static self, seed: &[u8]) -> Result<SigningKey, Error> {
+        if self.seed_size == 0 {
+            return Err(Error::Unsupported("this algorithm has no seed form"));
+        }
+        check_len("signing key seed", seed, self.seed_size)?;
+        Ok(SigningKey { alg: self, inner: self.backend.signing_key_from_seed(self, seed)? })
+    }
+
+    /// Loads a classical signing key from its PKCS#8 encoding (RFC 5958).
+    ///
+    /// # Errors
+    /// [`Error::InvalidKey`] when the backend rejects the key, [`Error::Unsupported`] for
+    /// post-quantum algorithms (their PKCS#8 form is decoded by pqkit-pki into a seed).
+    pub fn signing_key_from_pkcs8(&'static self, der: &[u8]) -> Result<SigningKey, Error> {
+        Ok(SigningKey { alg: self, inner: self.backend.signing_key_from_pkcs8(self, der)? })
+    }
+
+    /// Wraps an encoded verifying key after checking its length.
+    ///
+    /// # Errors
+    /// [`Error::InvalidLength`] when `bytes` is not [`Self::verifying_key_size`] bytes.
+    pub fn verifying_key(&'static self, bytes: &[u8]) -> Result<VerifyingKey, Error> {
+        check_len("verifying key", bytes, self.verifying_key_size)?;
+        Ok(VerifyingKey { alg: self, bytes: bytes.to_vec() })
+    }
+
+    /// The backend that implements this algorithm, e.g. "aws-lc-rs + fips204".
+    pub fn backend_name(&self) -> &'static str {
+        self.backend.name()
+    }
+}
+
+impl fmt::Debug for SignatureAlgorithm {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name)
+    }
+}
+
+/// Where the per-signature randomness comes from (FIPS 204 Algorithm 2, `rnd`).
+#[derive(Clone, Copy, Debug)]
+pub enum SigningRandomness<'a> {
+    /// Fresh randomness from the OS RNG (the default; FIPS 204 "hedged").
+    Hedged,
+    /// `rnd` = 32 zero bytes (FIPS 204 "deterministic").
+    Deterministic,
+    /// Caller-chosen `rnd`. **For known-answer tests only.**
+    Fixed(&'a [u8; SIGNING_RANDOMNESS_SIZE]),
+}
+
+/// A signing key. Zeroized on drop by its backend; `Debug` prints no key material.
+pub struct SigningKey {
+    alg: &'static SignatureAlgorithm,
+    inner: Box<dyn SigningKeyImpl>,
+}
+
+impl SigningKey {
+    /// Signs `message` with context string `context` and hedged randomness
+    /// (FIPS 204 Algorithm 2, ML-DSA.Sign).
+    ///
+    /// # Errors
+    /// [`Error::ContextTooLong`] over 255 bytes; [`Error::Unsupported`] when the algorithm takes
+    /// no context and one is given; [`Error::Rng`] or [`Error::Backend`] on failure.
+    pub fn sign(&self, message: &[u8], context: &[u8]) -> Result<Vec<u8>, Error> {
+        self.sign_with(message, context, SigningRandomness::Hedged)
+    }
+
+    /// Signs with explicitly chosen randomness (see [`SigningRandomness`]).
+    ///
+    /// # Errors
+    /// As [`Self::sign`].
+    pub fn sign_with(
+        &self,
+        message: &[u8],
+        context: &[u8],
+        randomness: SigningRandomness<'_>,
+    ) -> Result<Vec<u8>, Error> {
+        if context.len() > MAX_CONTEXT_SIZE {
+            return Err(Error::ContextTooLong(context.len()));
+        }
+        self.inner.sign(message, context, randomness)
+    }
+
+    /// The matching verifying key.
+    pub fn verifying_key(&self) -> VerifyingKey {
+        VerifyingKey { alg: self.alg, bytes: self.inner.verifying_key().to_vec() }
+    }
+
+    /// The seed (ML-DSA ξ, 32 bytes), when the key has a seed form.
+    pub fn seed(&self) -> Option<&[u8]> {
+        self.inner.seed()
+    }
+
+    /// The expanded private key (FIPS 204 `sk`), when the backend can export it.
+    pub fn expanded(&self) -> Option<Zeroizing<Vec<u8>>> {
+        self.inner.expanded()
+    }
+
+    /// The PKCS#8 encoding of a classical key (post-quantum keys return `None`: pqkit-pki
+    /// encodes their seed).
+    pub fn classical_pkcs8(&self) -> Option<Zeroizing<Vec<u8>>> {
+        self.inner.classical_pkcs8()
+    }
+
+    /// The algorithm of this key.
+    pub fn algorithm(&self) -> &'static SignatureAlgorithm {
+        self.alg
+    }
+}
+
+impl fmt::Debug for SigningKey {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("SigningKey").field("alg", &self.alg.name).finish_non_exhaustive()
+    }
+}
+
+/// A verifying (public) key of a known algorithm and length.
+#[derive(Clone)]
+pub struct VerifyingKey {
+    alg: &'static SignatureAlgorithm,
+    bytes: Vec<u8>,
+}
+
+impl VerifyingKey {
+    /// Verifies `signature` over `message` with context `context` (FIPS 204 Algorithm 3,
+    /// ML-DSA.Verify).
+    ///
+    /// # Errors
+    /// [`Error::BadSignature`] for any invalid signature (no further detail);
+    /// [`Error::ContextTooLong`]; [`Error::Unsupported`] for a context on an algorithm without.
+    pub fn verify(&self, message: &[u8], context: &[u8], signature: &[u8]) -> Result<(), Error> {
+        if context.len() > MAX_CONTEXT_SIZE {
+            return Err(Error::ContextTooLong(context.len()));
+        }
+        self.alg.backend.verify(self.alg, &self.bytes, message, context, signature)
+    }
+
+    /// The encoded key, [`SignatureAlgorithm::verifying_key_size`] bytes.
+    pub fn as_bytes(&self) -> &[u8] {
+        &self.bytes
+    }
+
+    /// The algorithm of this key.
+    pub fn algorithm(&self) -> &'static SignatureAlgorithm {
+        self.alg
+    }
+}
+
+impl PartialEq for VerifyingKey {
+    fn eq(&self, other: &Self) -> bool {
+        core::ptr::eq(self.alg, other.alg) && self.bytes == other.bytes
+    }
+}
+
+impl Eq for VerifyingKey {}
+
+impl fmt::Debug for VerifyingKey {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("VerifyingKey").field("alg", &self.alg.name).finish_non_exhaustive()
+    }
+}
+
+/// A signature implementation behind a [`SignatureAlgorithm`].
+pub trait SignatureBackend: Send + Sync {
+    /// Name of the implementation(s), e.g. "aws-lc-rs + fips204".
+    fn name(&self) -> &'static str;
+    /// A fresh key from the OS RNG. The default draws a seed and calls
+    /// [`Self::signing_key_from_seed`].
+    ///
+    /// # Errors
+    /// [`Error::Rng`] or the errors of [`Self::signing_key_from_seed`].
+    fn generate(
+        &self,
+        alg: &'static SignatureAlgorithm,
+    ) -> Result<Box<dyn SigningKeyImpl>, Error> {
+        let seed = random_array::<32>()?;
+        self.signing_key_from_seed(alg, &seed[..alg.seed_size.min(32)])
+    }
+    /// A key from its seed; the length is already checked.
+    ///
+    /// # Errors
+    /// [`Error::Backend`] or [`Error::Unsupported`].
+    fn signing_key_from_seed(
+        &self,
+        alg: &'static SignatureAlgorithm,
+        seed: &[u8],
+    ) -> Result<Box<dyn SigningKeyImpl>, Error>;
+    /// A classical key from PKCS#8.
+    ///
+    /// # Errors
+    /// [`Error::Unsupported`] by default.
+    fn signing_key_from_pkcs8(
+        &self,
+        _alg: &'static SignatureAlgorithm,
+        _der: &[u8],
+    ) -> Result<Box<dyn SigningKeyImpl>, Error> {
+        Err(Error::Unsupported("PKCS#8 import is for classical keys; use pqkit-pki"))
+    }
+    /// Verifies; the context length is already checked.
+    ///
+    /// # Errors
+    /// [`Error::BadSignature`] for every invalid signature.
+    fn verify(
+        &self,
+        alg: &'static SignatureAlgorithm,
+        verifying_key: &[u8],
+        message: &[u8],
+        context: &[u8],
+        signature: &[u8],
+    ) -> Result<(), Error>;
+}
+
+/// The backend's half of a [`SigningKey`]. Implementations zeroize their secrets on drop.
+pub trait SigningKeyImpl: Send + Sync {
+    /// The encoded verifying key.
+    fn verifying_key(&self) -> &[u8];
+    /// The seed, when the key has one.
+    fn seed(&self) -> Option<&[u8]>;
+    /// The expanded private key, when exportable.
+    fn expanded(&self) -> Option<Zeroizing<Vec<u8>>>;
+    /// PKCS#8 of a classical key.
+    fn classical_pkcs8(&self) -> Option<Zeroizing<Vec<u8>>> {
+        None
+    }
+    /// Signs; the context length is already checked.
+    ///
+    /// # Errors
+    /// [`Error::Unsupported`], [`Error::Rng`] or [`Error::Backend`].
+    fn sign(
+        &self,
+        message: &[u8],
+        context: &[u8],
+        randomness: SigningRandomness<'_>,
+    ) -> Result<Vec<u8>, Error>;
+}

@@ -1,0 +1,247 @@
+//! X.509 v3 certificates (RFC 5280) signed with any catalogue algorithm.
+//!
+//! ML-DSA certificates follow RFC 9881: the SPKI and signature `AlgorithmIdentifier`s carry the
+//! id-ml-dsa-NN OID with parameters absent, and the signature is pure ML-DSA over the DER
+//! `TBSCertificate` with an empty context.
+
+use std::net::IpAddr;
+use std::str::FromStr;
+use std::time::Duration;
+
+use const_oid::AssociatedOid;
+use der::asn1::{BitString, Ia5String, OctetString};
+use der::{Decode, Encode};
+use pqkit_core::sig::{SigningKey, VerifyingKey};
+use x509_cert::ext::Extension;
+use x509_cert::ext::pkix::name::GeneralName;
+use x509_cert::ext::pkix::{
+    AuthorityKeyIdentifier, BasicConstraints, ExtendedKeyUsage, KeyUsage, KeyUsages,
+    SubjectAltName, SubjectKeyIdentifier,
+};
+use x509_cert::name::Name;
+use x509_cert::serial_number::SerialNumber;
+use x509_cert::time::Validity;
+use x509_cert::{Certificate, TbsCertificate, Version};
+
+use crate::error::Error;
+use crate::key::{algorithm_identifier, spki, verifying_key_from_spki};
+
+/// What a certificate is for; decides its extensions.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Profile {
+    /// A self-signed root CA: basicConstraints cA, keyCertSign and cRLSign.
+    RootCa,
+    /// A TLS server: digitalSignature, serverAuth, SAN from the request.
+    Server,
+    /// A TLS client: digitalSignature, clientAuth, SAN from the request.
+    Client,
+}
+
+/// The subject-specific fields of a certificate to issue.
+#[derive(Clone, Debug)]
+pub struct CertRequest {
+    /// Subject distinguished name in RFC 4514 form, e.g. "CN=pqkit server,O=pqkit".
+    pub subject: String,
+    /// DNS names for the subjectAltName.
+    pub dns_names: Vec<String>,
+    /// IP addresses for the subjectAltName.
+    pub ip_addresses: Vec<IpAddr>,
+    /// Validity period from now.
+    pub validity: Duration,
+    /// The extensions profile.
+    pub profile: Profile,
+}
+
+impl CertRequest {
+    /// A request for `profile` with subject CN `common_name`, valid for 365 days, with SAN
+    /// `localhost` and `127.0.0.1` for servers and clients.
+    pub fn new(profile: Profile, common_name: &str) -> Self {
+        let (dns_names, ip_addresses) = match profile {
+            Profile::RootCa => (Vec::new(), Vec::new()),
+            Profile::Server | Profile::Client => (
+                vec!["localhost".to_owned()],
+                vec![IpAddr::from([127, 0, 0, 1])],
+            ),
+        };
+        Self {
+            subject: format!("CN={common_name},O=pqkit"),
+            dns_names,
+            ip_addresses,
+            validity: Duration::from_secs(365 * 24 * 3600),
+            profile,
+        }
+    }
+}
+
+/// The issuing side: a CA certificate and its signing key.
+#[derive(Clone, Copy, Debug)]
+pub struct Issuer<'a> {
+    /// The CA certificate (DER).
+    pub certificate: &'a [u8],
+    /// The CA's signing key.
+    pub key: &'a SigningKey,
+}
+
+/// Issues a certificate for `subject_key`, signed by `issuer`. Returns the certificate DER.
+///
+/// # Errors
+/// [`Error::Malformed`] for a bad subject string or issuer certificate, [`Error::Crypto`] when
+/// signing fails.
+pub fn issue(
+    request: &CertRequest,
+    subject_key: &VerifyingKey,
+    issuer: Issuer<'_>,
+) -> Result<Vec<u8>, Error> {
+    let subject = Name::from_str(&request.subject).map_err(|e| Error::malformed("subject", e))?;
+    let ca = Certificate::from_der(issuer.certificate)
+        .map_err(|e| Error::malformed("issuer certificate", e))?;
+    let ca_spki = &ca.tbs_certificate.subject_public_key_info.subject_public_key;
+    build(
+        request,
+        subject,
+        ca.tbs_certificate.subject.clone(),
+        spki(subject_key)?,
+        key_identifier(subject_key.as_bytes()),
+        key_identifier(ca_spki.raw_bytes()),
+        issuer.key,
+    )
+}
+
+/// Issues a self-signed certificate (a root CA) for `key`.
+///
+/// # Errors
+/// As [`issue`].
+pub fn issue_self_signed(request: &CertRequest, key: &SigningKey) -> Result<Vec<u8>, Error> {
+    let subject = Name::from_str(&request.subject).map_err(|e| Error::malformed("subject", e))?;
+    let vk = key.verifying_key();
+    let ski = key_identifier(vk.as_bytes());
+    build(request, subject.clone(), subject, spki(&vk)?, ski.clone(), ski, key)
+}
+
+/// Verifies that `cert` is signed by the key in `issuer` (signature only; no path rules).
+///
+/// # Errors
+/// [`Error::Malformed`], [`Error::UnknownAlgorithm`] when the certificate's signature algorithm
+/// does not match the issuer's key, or [`Error::Crypto`] (`BadSignature`).
+pub fn verify_signed_by(cert: &[u8], issuer: &[u8]) -> Result<(), Error> {
+    let bad = |e| Error::malformed("certificate", e);
+    let cert = Certificate::from_der(cert).map_err(bad)?;
+    let issuer = Certificate::from_der(issuer).map_err(bad)?;
+    let key = verifying_key_from_spki(
+        &issuer.tbs_certificate.subject_public_key_info.to_der().map_err(bad)?,
+    )?;
+    let sig_alg = cert.signature_algorithm.to_der().map_err(bad)?;
+    if der::asn1::AnyRef::from_der(&sig_alg).map_err(bad)?.value()
+        != key.algorithm().signature_algorithm_id
+    {
+        return Err(Error::UnknownAlgorithm("certificate signature (not the issuer's algorithm)"));
+    }
+    let tbs = cert.tbs_certificate.to_der().map_err(bad)?;
+    let sig = cert.signature.as_bytes().ok_or(Error::malformed("certificate", "unused bits"))?;
+    Ok(key.verify(&tbs, &[], sig)?)
+}
+
+fn build(
+    request: &CertRequest,
+    subject: Name,
+    issuer: Name,
+    subject_public_key_info: spki::SubjectPublicKeyInfoOwned,
+    ski: Vec<u8>,
+    issuer_ski: Vec<u8>,
+    signing_key: &SigningKey,
+) -> Result<Vec<u8>, Error> {
+    let enc = |e| Error::malformed("certificate", e);
+    let signature_algorithm =
+        algorithm_identifier(signing_key.algorithm().signature_algorithm_id)?;
+    let tbs = TbsCertificate {
+        version: Version::V3,
+        serial_number: random_serial()?,
+        signature: signature_algorithm.clone(),
+        issuer,
+        validity: Validity::from_now(request.validity).map_err(enc)?,
+        subject,
+        subject_public_key_info,
+        issuer_unique_id: None,
+        subject_unique_id: None,
+        extensions: Some(extensions(request, ski, issuer_ski)?),
+    };
+    let tbs_der = tbs.to_der().map_err(enc)?;
+    let signature = signing_key.sign(&tbs_der, &[])?;
+    let cert = Certificate {
+        tbs_certificate: tbs,
+        signature_algorithm,
+        signature: BitString::from_bytes(&signature).map_err(enc)?,
+    };
+    cert.to_der().map_err(enc)
+}
+
+fn extensions(
+    request: &CertRequest,
+    ski: Vec<u8>,
+    issuer_ski: Vec<u8>,
+) -> Result<Vec<Extension>, Error> {
+    let enc = |e| Error::malformed("extension", e);
+    let mut out = Vec::new();
+    let (ca, usages) = match request.profile {
+        Profile::RootCa => (true, KeyUsages::KeyCertSign | KeyUsages::CRLSign),
+        Profile::Server | Profile::Client => (false, KeyUsages::DigitalSignature.into()),
+    };
+    out.push(extension(&BasicConstraints { ca, path_len_constraint: None }, true)?);
+    out.push(extension(&KeyUsage(usages), true)?);
+    out.push(extension(&SubjectKeyIdentifier(OctetString::new(ski).map_err(enc)?), false)?);
+    out.push(extension(
+        &AuthorityKeyIdentifier {
+            key_identifier: Some(OctetString::new(issuer_ski).map_err(enc)?),
+            authority_cert_issuer: None,
+            authority_cert_serial_number: None,
+        },
+        false,
+    )?);
+    let eku = match request.profile {
+        Profile::RootCa => None,
+        Profile::Server => Some(const_oid::db::rfc5280::ID_KP_SERVER_AUTH),
+        Profile::Client => Some(const_oid::db::rfc5280::ID_KP_CLIENT_AUTH),
+    };
+    if let Some(eku) = eku {
+        out.push(extension(&ExtendedKeyUsage(vec![eku]), false)?);
+    }
+    let mut names = Vec::new();
+    for dns in &request.dns_names {
+        names.push(GeneralName::DnsName(Ia5String::new(dns).map_err(enc)?));
+    }
+    for ip in &request.ip_addresses {
+        let octets = match ip {
+            IpAddr::V4(v4) => v4.octets().to_vec(),
+            IpAddr::V6(v6) => v6.octets().to_vec(),
+        };
+        names.push(GeneralName::IpAddress(OctetString::new(octets).map_err(enc)?));
+    }
+    if !names.is_empty() {
+        out.push(extension(&SubjectAltName(names), false)?);
+    }
+    Ok(out)
+}
+
+fn extension<T: AssociatedOid + Encode>(value: &T, critical: bool) -> Result<Extension, Error> {
+    let enc = |e| Error::malformed("extension", e);
+    Ok(Extension {
+        extn_id: T::OID,
+        critical,
+        extn_value: OctetString::new(value.to_der().map_err(enc)?).map_err(enc)?,
+    })
+}
+
+/// RFC 5280 §4.2.1.2 method: the first 20 bytes of SHA-256 over the public key bits.
+fn key_identifier(public_key: &[u8]) -> Vec<u8> {
+    let digest = aws_lc_rs::digest::digest(&aws_lc_rs::digest::SHA256, public_key);
+    digest.as_ref()[..20].to_vec()
+}
+
+/// A positive 16-byte serial number from the OS RNG (RFC 5280 §4.1.2.2: at most 20 bytes).
+fn random_serial() -> Result<SerialNumber, Error> {
+    let mut bytes = [0u8; 16];
+    aws_lc_rs::rand::fill(&mut bytes).map_err(|_| pqkit_core::Error::Rng)?;
+    bytes[0] &= 0x7f;
+    bytes[0] |= 0x01;
+    SerialNumber::new(&bytes).map_err(|e| Error::malformed("serial number", e))
+}

@@ -1,0 +1,50 @@
+//! The one error type of pqkit-pki.
+
+/// Errors returned by pqkit-pki.
+#[non_exhaustive]
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// An algorithm operation failed (bad key, unsupported operation, RNG).
+    #[error(transparent)]
+    Crypto(#[from] pqkit_core::Error),
+    /// DER or PEM could not be encoded or decoded.
+    #[error("malformed {what}: {detail}")]
+    Malformed {
+        /// What was being decoded ("PKCS#8 private key", …).
+        what: &'static str,
+        /// The decoder's message.
+        detail: String,
+    },
+    /// The key or certificate uses an algorithm pqkit does not know.
+    #[error("unsupported algorithm in {0}")]
+    UnknownAlgorithm(&'static str),
+    /// A PKCS#8 "both" key whose seed and expanded halves disagree (RFC 9881 §6).
+    #[error("PKCS#8 key: seed and expanded key disagree")]
+    InconsistentKey,
+    /// A PEM file held no block with the expected label.
+    #[error("{path}: no PEM block labelled {label}")]
+    NoPem {
+        /// The file.
+        path: String,
+        /// The label looked for ("CERTIFICATE", "PRIVATE KEY").
+        label: &'static str,
+    },
+    /// Reading or writing a file failed.
+    #[error("{path}: {source}")]
+    Io {
+        /// The file.
+        path: String,
+        /// The I/O error.
+        source: std::io::Error,
+    },
+}
+
+impl Error {
+    pub(crate) fn malformed(what: &'static str, e: impl core::fmt::Display) -> Self {
+        Self::Malformed { what, detail: e.to_string() }
+    }
+
+    pub(crate) fn io(path: &std::path::Path, source: std::io::Error) -> Self {
+        Self::Io { path: path.display().to_string(), source }
+    }
+}

@@ -1,0 +1,178 @@
+//! pqkit-pki: X.509 certificates, PKCS#8 private keys and PEM files for every catalogue
+//! signature algorithm, on RustCrypto `der`/`spki`/`pkcs8`/`x509-cert`.
+//!
+//! - [`key`]: PKCS#8 in RFC 9881 seed form (default) or "both" form; SPKI.
+//! - [`cert`]: issue X.509 v3 certificates (root CA, TLS server, TLS client).
+//! - [`Pki`]: a root CA with a server and a client certificate, written to / read from PEM.
+
+pub mod cert;
+mod error;
+pub mod key;
+pub mod pem;
+
+use std::path::{Path, PathBuf};
+
+use pqkit_core::sig::{SignatureAlgorithm, SigningKey};
+use zeroize::Zeroizing;
+
+pub use error::Error;
+
+use crate::cert::{CertRequest, Issuer, Profile};
+use crate::key::KeyFormat;
+
+/// A root CA and a server and a client certificate issued by it, all with one algorithm.
+pub struct Pki {
+    /// The root CA certificate (DER).
+    pub ca_cert: Vec<u8>,
+    /// The root CA signing key.
+    pub ca_key: SigningKey,
+    /// The server certificate (DER), SAN localhost and 127.0.0.1.
+    pub server_cert: Vec<u8>,
+    /// The server signing key.
+    pub server_key: SigningKey,
+    /// The client certificate (DER), SAN localhost and 127.0.0.1.
+    pub client_cert: Vec<u8>,
+    /// The client signing key.
+    pub client_key: SigningKey,
+}
+
+/// Where [`Pki::write`] puts each file inside its directory.
+#[derive(Clone, Debug)]
+pub struct PkiPaths {
+    /// `ca.pem`.
+    pub ca_cert: PathBuf,
+    /// `ca.key`.
+    pub ca_key: PathBuf,
+    /// `server.pem`.
+    pub server_cert: PathBuf,
+    /// `server.key`.
+    pub server_key: PathBuf,
+    /// `client.pem`.
+    pub client_cert: PathBuf,
+    /// `client.key`.
+    pub client_key: PathBuf,
+}
+
+impl PkiPaths {
+    /// The file names inside `dir`.
+    pub fn in_dir(dir: &Path) -> Self {
+        Self {
+            ca_cert: dir.join("ca.pem"),
+            ca_key: dir.join("ca.key"),
+            server_cert: dir.join("server.pem"),
+            server_key: dir.join("server.key"),
+            client_cert: dir.join("client.pem"),
+            client_key: dir.join("client.key"),
+        }
+    }
+}
+
+impl Pki {
+    /// Generates fresh keys for `alg` and issues the three certificates.
+    ///
+    /// # Errors
+    /// [`Error::Crypto`] or [`Error::Malformed`].
+    pub fn generate(alg: &'static SignatureAlgorithm) -> Result<Self, Error> {
+        let ca_key = alg.generate()?;
+        let ca_cert =
+            cert::issue_self_signed(&CertRequest::new(Profile::RootCa, "pqkit root CA"), &ca_key)?;
+        let issuer = Issuer { certificate: &ca_cert, key: &ca_key };
+        let server_key = alg.generate()?;
+        let server_cert = cert::issue(
+            &CertRequest::new(Profile::Server, "localhost"),
+            &server_key.verifying_key(),
+            issuer,
+        )?;
+        let client_key = alg.generate()?;
+        let client_cert = cert::issue(
+            &CertRequest::new(Profile::Client, "pqkit client"),
+            &client_key.verifying_key(),
+            issuer,
+        )?;
+        Ok(Self { ca_cert, ca_key, server_cert, server_key, client_cert, client_key })
+    }
+
+    /// Writes the six PEM files into `dir` (created if missing); keys get mode 0600.
+    ///
+    /// # Errors
+    /// [`Error::Io`] or [`Error::Malformed`].
+    pub fn write(&self, dir: &Path) -> Result<PkiPaths, Error> {
+        std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
+        let paths = PkiPaths::in_dir(dir);
+        for (path, der) in [
+            (&paths.ca_cert, &self.ca_cert),
+            (&paths.server_cert, &self.server_cert),
+            (&paths.client_cert, &self.client_cert),
+        ] {
+            pem::write(path, &pem::encode(pem::CERTIFICATE, der)?, false)?;
+        }
+        for (path, key) in [
+            (&paths.ca_key, &self.ca_key),
+            (&paths.server_key, &self.server_key),
+            (&paths.client_key, &self.client_key),
+        ] {
+            let der = key::signing_key_to_pkcs8(key, KeyFormat::Seed)?;
+            let text = Zeroizing::new(pem::encode(pem::PRIVATE_KEY, &der)?);
+            pem::write(path, &text, true)?;
+        }
+        Ok(paths)
+    }
+
+    /// Reads the six files [`Self::write`] wrote.
+    ///
+    /// # Errors
+    /// [`Error::Io`], [`Error::NoPem`], [`Error::Malformed`] or [`Error::Crypto`].
+    pub fn read(dir: &Path) -> Result<Self, Error> {
+        let p = PkiPaths::in_dir(dir);
+        let first_cert = |path: &Path| -> Result<Vec<u8>, Error> {
+            pem::read_certificates(path)?
+                .into_iter()
+                .next()
+                .ok_or_else(|| Error::NoPem { path: path.display().to_string(), label: pem::CERTIFICATE })
+        };
+        let key = |path: &Path| key::signing_key_from_pkcs8(&pem::read_private_key(path)?);
+        Ok(Self {
+            ca_cert: first_cert(&p.ca_cert)?,
+            ca_key: key(&p.ca_key)?,
+            server_cert: first_cert(&p.server_cert)?,
+            server_key: key(&p.server_key)?,
+            client_cert: first_cert(&p.client_cert)?,
+            client_key: key(&p.client_key)?,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use pqkit_core::classical::ECDSA_P256_SHA256;
+    use pqkit_core::ml_dsa::{ML_DSA_44, ML_DSA_87};
+
+    use super::*;
+
+    #[test]
+    fn chain_verifies_and_a_flipped_bit_does_not() {
+        for alg in [&ML_DSA_44, &ML_DSA_87, &ECDSA_P256_SHA256] {
+            let pki = Pki::generate(alg).expect("pki");
+            cert::verify_signed_by(&pki.ca_cert, &pki.ca_cert).expect("root self-signed");
+            cert::verify_signed_by(&pki.server_cert, &pki.ca_cert).expect("server");
+            cert::verify_signed_by(&pki.client_cert, &pki.ca_cert).expect("client");
+            let mut bad = pki.server_cert.clone();
+            let n = bad.len();
+            bad[n - 10] ^= 0x01;
+            assert!(cert::verify_signed_by(&bad, &pki.ca_cert).is_err(), "{}", alg.name);
+            // The server was not signed by the client's key.
+            assert!(cert::verify_signed_by(&pki.server_cert, &pki.client_cert).is_err());
+        }
+    }
+
+    #[test]
+    fn write_then_read_gives_the_same_keys() {
+        let dir = std::env::temp_dir().join(format!("pqkit-pki-test-{}", std::process::id()));
+        let pki = Pki::generate(&ML_DSA_44).expect("pki");
+        pki.write(&dir).expect("write");
+        let back = Pki::read(&dir).expect("read");
+        assert_eq!(back.server_key.verifying_key(), pki.server_key.verifying_key());
+        assert_eq!(back.ca_cert, pki.ca_cert);
+        std::fs::remove_dir_all(&dir).ok();
+    }
+}

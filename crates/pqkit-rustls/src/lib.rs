@@ -1,0 +1,151 @@
+//! pqkit-rustls: a rustls 0.23 `CryptoProvider` with post-quantum key exchange and
+//! ML-DSA authentication, built on rustls's aws-lc-rs provider.
+//!
+//! - Named groups ([`kx`]): X25519MLKEM768, SecP256r1MLKEM768, SecP384r1MLKEM1024 (RFC 10024)
+//!   and MLKEM512/768/1024 (draft-ietf-tls-mlkem), on pqkit-core; X25519, secp256r1 and
+//!   secp384r1 from aws-lc-rs for classical peers.
+//! - Signature schemes ([`scheme`]): ML-DSA-44/65/87 (draft-ietf-tls-mldsa) for
+//!   CertificateVerify ([`sign`]) and certificate chains ([`verify`]); ECDSA, Ed25519 and RSA
+//!   from aws-lc-rs.
+//! - TLS 1.3 only; cipher suites TLS_AES_256_GCM_SHA384, TLS_AES_128_GCM_SHA256,
+//!   TLS_CHACHA20_POLY1305_SHA256 in that order.
+//!
+//! One call gives the provider: [`provider()`]. [`server_config`] and [`client_config`] build
+//! mutually authenticated configurations from PEM-decoded certificates and keys.
+
+pub mod kx;
+pub mod observe;
+pub mod scheme;
+pub mod sign;
+pub mod verify;
+
+use std::sync::Arc;
+
+use rustls::client::WebPkiServerVerifier;
+use rustls::crypto::{CryptoProvider, SupportedKxGroup, aws_lc_rs};
+use rustls::server::WebPkiClientVerifier;
+use rustls::{ClientConfig, Error, RootCertStore, ServerConfig};
+use rustls_pki_types::{CertificateDer, PrivateKeyDer};
+
+use crate::observe::{ObservingClientVerifier, ObservingServerVerifier, PeerScheme};
+
+/// The pqkit provider: every pqkit named group (hybrids first), then X25519, secp256r1 and
+/// secp384r1; pqkit's signature schemes before aws-lc-rs's.
+pub fn provider() -> CryptoProvider {
+    let groups: Vec<&'static dyn SupportedKxGroup> = kx::ALL_KX_GROUPS
+        .iter()
+        .map(|g| *g as &'static dyn SupportedKxGroup)
+        .chain(CLASSICAL_GROUPS.iter().map(|(_, g)| *g))
+        .collect();
+    provider_with_groups(groups)
+}
+
+/// The pqkit provider restricted to `groups`, in that preference order.
+pub fn provider_with_groups(groups: Vec<&'static dyn SupportedKxGroup>) -> CryptoProvider {
+    let base = aws_lc_rs::default_provider();
+    CryptoProvider {
+        cipher_suites: vec![
+            aws_lc_rs::cipher_suite::TLS13_AES_256_GCM_SHA384,
+            aws_lc_rs::cipher_suite::TLS13_AES_128_GCM_SHA256,
+            aws_lc_rs::cipher_suite::TLS13_CHACHA20_POLY1305_SHA256,
+        ],
+        kx_groups: groups,
+        signature_verification_algorithms: verify::supported_algorithms(),
+        key_provider: &sign::PqKeyProvider,
+        ..base
+    }
+}
+
+/// Finds a named group by name, alias or code point: pqkit's groups, or the classical
+/// X25519 / secp256r1 (P-256) / secp384r1 (P-384).
+///
+/// # Errors
+/// [`pqkit_core::Error::UnknownAlgorithm`].
+pub fn find_group(name: &str) -> Result<&'static dyn SupportedKxGroup, pqkit_core::Error> {
+    let classical = CLASSICAL_GROUPS.iter().find(|(names, _)| {
+        names.iter().any(|n| n.eq_ignore_ascii_case(name))
+    });
+    if let Some((_, g)) = classical {
+        return Ok(*g);
+    }
+    Ok(kx::find(name)?)
+}
+
+/// The IANA name of a negotiated group.
+pub fn group_name(group: &dyn SupportedKxGroup) -> String {
+    let wire = u16::from(group.name());
+    kx::ALL_KX_GROUPS
+        .iter()
+        .find(|g| g.group.code_point.value == wire)
+        .map_or_else(|| format!("{:?}", group.name()), |g| g.group.name.to_owned())
+}
+
+/// A server configuration: TLS 1.3, `chain` and `key` for authentication, and — when
+/// `client_roots` is given — mandatory client authentication against those roots.
+///
+/// Returns the configuration and the record of the client's CertificateVerify scheme.
+///
+/// # Errors
+/// rustls errors for unusable certificates or keys.
+pub fn server_config(
+    provider: Arc<CryptoProvider>,
+    chain: Vec<CertificateDer<'static>>,
+    key: PrivateKeyDer<'static>,
+    client_roots: Option<&[CertificateDer<'static>]>,
+) -> Result<(ServerConfig, Arc<PeerScheme>), Error> {
+    let builder = ServerConfig::builder_with_provider(provider.clone())
+        .with_protocol_versions(&[&rustls::version::TLS13])?;
+    let (config, seen) = match client_roots {
+        Some(roots) => {
+            let inner = WebPkiClientVerifier::builder_with_provider(roots_of(roots)?, provider)
+                .build()
+                .map_err(|e| Error::General(e.to_string()))?;
+            let (verifier, seen) = ObservingClientVerifier::new(inner);
+            (builder.with_client_cert_verifier(Arc::new(verifier)), seen)
+        }
+        None => (builder.with_no_client_auth(), Arc::new(PeerScheme::default())),
+    };
+    Ok((config.with_single_cert(chain, key)?, seen))
+}
+
+/// A client configuration: TLS 1.3, the server verified against `roots`, and client
+/// authentication with `auth` (chain, key) when given.
+///
+/// Returns the configuration and the record of the server's CertificateVerify scheme.
+///
+/// # Errors
+/// rustls errors for unusable roots, certificates or keys.
+pub fn client_config(
+    provider: Arc<CryptoProvider>,
+    roots: &[CertificateDer<'static>],
+    auth: Option<(Vec<CertificateDer<'static>>, PrivateKeyDer<'static>)>,
+) -> Result<(ClientConfig, Arc<PeerScheme>), Error> {
+    let inner = WebPkiServerVerifier::builder_with_provider(roots_of(roots)?, provider.clone())
+        .build()
+        .map_err(|e| Error::General(e.to_string()))?;
+    let (verifier, seen) = ObservingServerVerifier::new(inner);
+    let builder = ClientConfig::builder_with_provider(provider)
+        .with_protocol_versions(&[&rustls::version::TLS13])?
+        .dangerous()
+        .with_custom_certificate_verifier(Arc::new(verifier));
+    let config = match auth {
+        Some((chain, key)) => builder.with_client_auth_cert(chain, key)?,
+        None => builder.with_no_client_auth(),
+    };
+    Ok((config, seen))
+}
+
+fn roots_of(certs: &[CertificateDer<'static>]) -> Result<Arc<RootCertStore>, Error> {
+    let mut store = RootCertStore::empty();
+    for cert in certs {
+        store.add(cert.clone())?;
+    }
+    Ok(Arc::new(store))
+}
+
+/// Classical groups from rustls's aws-lc-rs provider, by the names users type.
+static CLASSICAL_GROUPS: &[(&[&str], &dyn SupportedKxGroup)] = &[
+    (&["X25519", "x25519"], aws_lc_rs::kx_group::X25519),
+    (&["secp256r1", "P-256", "P256"], aws_lc_rs::kx_group::SECP256R1),
+    (&["secp384r1", "P-384", "P384"], aws_lc_rs::kx_group::SECP384R1),
+];
