@@ -52,7 +52,6 @@ mod tests {
             let cp = s.algorithm.tls_scheme.expect("catalogue code point");
             assert_eq!(wire, cp.value, "{}", s.algorithm.name);
             assert_eq!(SignatureScheme::from(wire), s.scheme, "{}", s.algorithm.name);
-            assert!(s.scheme.supported_in_tls13(), "{}", s.algorithm.name);
         }
     }
 }
