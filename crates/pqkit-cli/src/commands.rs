@@ -40,7 +40,10 @@ pub(crate) fn demo(group: &str, sig: &str, dir: Option<&Path>, json: bool) -> Re
     let (client_cfg, client_seen) = pqkit_rustls::client_config(
         provider,
         &ca,
-        Some((vec![CertificateDer::from(pki.client_cert.clone())], key_der(&pki.client_key)?)),
+        Some((
+            vec![CertificateDer::from(pki.client_cert.clone())],
+            key_der(&pki.client_key)?,
+        )),
     )?;
     let listener = TcpListener::bind("127.0.0.1:0")?;
     let addr = listener.local_addr()?;
@@ -57,7 +60,9 @@ pub(crate) fn demo(group: &str, sig: &str, dir: Option<&Path>, json: bool) -> Re
                 .map_err(std::io::Error::other)?;
             session::run_client(socket, conn, &client_seen, CLIENT_MESSAGE.as_bytes())
         })();
-        let server = server.join().unwrap_or_else(|_| Err(std::io::Error::other("server panicked")));
+        let server = server
+            .join()
+            .unwrap_or_else(|_| Err(std::io::Error::other("server panicked")));
         (client, server)
     });
     let (client, server) = (client?, server?);
@@ -136,7 +141,10 @@ pub(crate) fn server(o: &ServerOptions) -> Result<()> {
                 r.received
             ),
             Err(e) if o.json => {
-                println!("{}", serde_json::json!({"role": "server", "peer": peer.to_string(), "error": e.to_string()}));
+                println!(
+                    "{}",
+                    serde_json::json!({"role": "server", "peer": peer.to_string(), "error": e.to_string()})
+                );
             }
             Err(e) => eprintln!("{peer}: connection failed: {e}"),
         }
@@ -228,10 +236,17 @@ struct DemoReport {
 
 fn print_demo(r: &DemoReport) {
     let (c, s) = (&r.client, &r.server);
-    println!("pqkit demo: mutually authenticated TLS 1.3 on {}\n", r.address);
+    println!(
+        "pqkit demo: mutually authenticated TLS 1.3 on {}\n",
+        r.address
+    );
     let rows: Vec<(&str, String, String)> = vec![
         ("TLS version", c.version.clone(), s.version.clone()),
-        ("cipher suite", c.cipher_suite.clone(), s.cipher_suite.clone()),
+        (
+            "cipher suite",
+            c.cipher_suite.clone(),
+            s.cipher_suite.clone(),
+        ),
         (
             "named group",
             format!("{} ({})", c.group, c.group_code_point),
@@ -239,21 +254,33 @@ fn print_demo(r: &DemoReport) {
         ),
         // Each side's own CertificateVerify is what the other side verified.
         ("CertificateVerify signed with", scheme(s), scheme(c)),
-        ("handshake time (ms)", format!("{:.2}", c.handshake_ms), format!("{:.2}", s.handshake_ms)),
+        (
+            "handshake time (ms)",
+            format!("{:.2}", c.handshake_ms),
+            format!("{:.2}", s.handshake_ms),
+        ),
         (
             "bytes written at socket",
             c.wire_bytes_written.to_string(),
             s.wire_bytes_written.to_string(),
         ),
-        ("bytes read at socket", c.wire_bytes_read.to_string(), s.wire_bytes_read.to_string()),
+        (
+            "bytes read at socket",
+            c.wire_bytes_read.to_string(),
+            s.wire_bytes_read.to_string(),
+        ),
         (
             "certificate chain sent (bytes)",
             format!("{} ({} cert)", r.client_chain_bytes, s.peer_chain_len),
             format!("{} ({} cert)", r.server_chain_bytes, c.peer_chain_len),
         ),
-        ("received", format!("{:?}", c.received), format!("{:?}", s.received)),
+        (
+            "received",
+            format!("{:?}", c.received),
+            format!("{:?}", s.received),
+        ),
     ];
-    println!("{:<32}{:<28}{}", "", "client", "server");
+    println!("{:<32}{:<28}server", "", "client");
     for (name, client, server) in rows {
         println!("{name:<32}{client:<28}{server}");
     }
@@ -264,11 +291,17 @@ fn print_demo(r: &DemoReport) {
         r.server_to_client_bytes,
         r.client_to_server_bytes + r.server_to_client_bytes
     );
-    println!("certificates: {} (root CA -> leaf)", r.certificate_algorithm);
+    println!(
+        "certificates: {} (root CA -> leaf)",
+        r.certificate_algorithm
+    );
 }
 
 fn scheme(peer_side: &SideReport) -> String {
-    match (&peer_side.peer_signature_scheme, &peer_side.peer_signature_code_point) {
+    match (
+        &peer_side.peer_signature_scheme,
+        &peer_side.peer_signature_code_point,
+    ) {
         (Some(n), Some(cp)) => format!("{n} ({cp})"),
         _ => "-".to_owned(),
     }
@@ -286,7 +319,10 @@ fn find_signature(name: &str) -> Result<&'static SignatureAlgorithm> {
 }
 
 fn provider_for(groups: &[String]) -> Result<Arc<CryptoProvider>> {
-    let groups = groups.iter().map(|g| find_group(g.trim())).collect::<Result<Vec<_>>>()?;
+    let groups = groups
+        .iter()
+        .map(|g| find_group(g.trim()))
+        .collect::<Result<Vec<_>>>()?;
     Ok(Arc::new(pqkit_rustls::provider_with_groups(groups)))
 }
 
@@ -296,7 +332,10 @@ fn key_der(key: &SigningKey) -> Result<PrivateKeyDer<'static>> {
 }
 
 fn read_chain(path: &Path) -> Result<Vec<CertificateDer<'static>>> {
-    Ok(pem::read_certificates(path)?.into_iter().map(CertificateDer::from).collect())
+    Ok(pem::read_certificates(path)?
+        .into_iter()
+        .map(CertificateDer::from)
+        .collect())
 }
 
 fn read_key(path: &Path) -> Result<PrivateKeyDer<'static>> {

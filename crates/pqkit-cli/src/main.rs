@@ -26,15 +26,21 @@ Examples:
 #[derive(Subcommand)]
 enum Command {
     /// Run a mutually authenticated post-quantum TLS 1.3 connection in one process and report it.
-    #[command(after_help = "Example:\n  pqkit demo --group SecP384r1MLKEM1024 --sig ML-DSA-87 --json")]
+    #[command(
+        after_help = "Example:\n  pqkit demo --group SecP384r1MLKEM1024 --sig ML-DSA-87 --json"
+    )]
     Demo(DemoArgs),
     /// Serve TLS 1.3: answer each connection by echoing its first message, then close.
-    #[command(after_help = "Example:\n  pqkit server --cert pki/server.pem --key pki/server.key \
-                            --ca pki/ca.pem --mutual --port 4433 --groups X25519MLKEM768")]
+    #[command(
+        after_help = "Example:\n  pqkit server --cert pki/server.pem --key pki/server.key \
+                            --ca pki/ca.pem --mutual --port 4433 --groups X25519MLKEM768"
+    )]
     Server(ServerArgs),
     /// Connect over TLS 1.3, send a message, print the reply and the negotiated parameters.
-    #[command(after_help = "Example:\n  pqkit client --ca pki/ca.pem --cert pki/client.pem \
-                            --key pki/client.key --port 4433 --groups X25519MLKEM768")]
+    #[command(
+        after_help = "Example:\n  pqkit client --ca pki/ca.pem --cert pki/client.pem \
+                            --key pki/client.key --port 4433 --groups X25519MLKEM768"
+    )]
     Client(ClientArgs),
     /// Certificates and keys.
     #[command(subcommand)]
@@ -72,7 +78,12 @@ struct ServerArgs {
     #[arg(long)]
     mutual: bool,
     /// Named groups in preference order, comma-separated.
-    #[arg(long, alias = "group", value_delimiter = ',', default_value = "X25519MLKEM768,SecP256r1MLKEM768,SecP384r1MLKEM1024,MLKEM768,MLKEM1024,MLKEM512")]
+    #[arg(
+        long,
+        alias = "group",
+        value_delimiter = ',',
+        default_value = "X25519MLKEM768,SecP256r1MLKEM768,SecP384r1MLKEM1024,MLKEM768,MLKEM1024,MLKEM512"
+    )]
     groups: Vec<String>,
     /// Address to listen on (loopback by default).
     #[arg(long, default_value = "127.0.0.1")]
@@ -103,7 +114,12 @@ struct ClientArgs {
     #[arg(long, requires = "cert")]
     key: Option<PathBuf>,
     /// Named groups in preference order, comma-separated; a key share is sent for the first.
-    #[arg(long, alias = "group", value_delimiter = ',', default_value = "X25519MLKEM768")]
+    #[arg(
+        long,
+        alias = "group",
+        value_delimiter = ',',
+        default_value = "X25519MLKEM768"
+    )]
     groups: Vec<String>,
     /// Server host.
     #[arg(long, default_value = "127.0.0.1")]
@@ -128,8 +144,10 @@ struct ClientArgs {
 #[derive(Subcommand)]
 enum PkiCommand {
     /// Write a root CA, a server and a client certificate with their PKCS#8 keys (seed form).
-    #[command(after_help = "Example:\n  pqkit pki init --sig ML-DSA-65 --dir pki\n  \
-                            pqkit pki init --sig ECDSA-P256 --dir pki-ec   # for peers without ML-DSA")]
+    #[command(
+        after_help = "Example:\n  pqkit pki init --sig ML-DSA-65 --dir pki\n  \
+                            pqkit pki init --sig ECDSA-P256 --dir pki-ec   # for peers without ML-DSA"
+    )]
     Init {
         /// Signature algorithm for every certificate.
         #[arg(long, default_value = "ML-DSA-65")]

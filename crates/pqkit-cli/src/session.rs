@@ -116,7 +116,11 @@ fn counting(socket: TcpStream) -> io::Result<Counting> {
     socket.set_read_timeout(Some(TIMEOUT))?;
     socket.set_write_timeout(Some(TIMEOUT))?;
     socket.set_nodelay(true)?;
-    Ok(Counting { inner: socket, read: 0, written: 0 })
+    Ok(Counting {
+        inner: socket,
+        read: 0,
+        written: 0,
+    })
 }
 
 fn handshake<D: SideData>(
@@ -190,15 +194,18 @@ fn report<D: SideData>(
     let chain = conn.peer_certificates().unwrap_or_default();
     SideReport {
         role,
-        version: conn.protocol_version().map_or_else(String::new, |v| match v {
-            rustls::ProtocolVersion::TLSv1_3 => "TLSv1.3".to_owned(),
-            other => format!("{other:?}"),
-        }),
+        version: conn
+            .protocol_version()
+            .map_or_else(String::new, |v| match v {
+                rustls::ProtocolVersion::TLSv1_3 => "TLSv1.3".to_owned(),
+                other => format!("{other:?}"),
+            }),
         cipher_suite: conn
             .negotiated_cipher_suite()
             .map_or_else(String::new, |s| format!("TLS_{}", strip_tls13(s.suite()))),
         group: group.map_or_else(String::new, pqkit_rustls::group_name),
-        group_code_point: group.map_or_else(String::new, |g| format!("0x{:04x}", u16::from(g.name()))),
+        group_code_point: group
+            .map_or_else(String::new, |g| format!("0x{:04x}", u16::from(g.name()))),
         peer_signature_scheme: scheme.map(pqkit_rustls::scheme::name),
         peer_signature_code_point: scheme.map(|s| format!("0x{:04x}", u16::from(s))),
         handshake_ms: handshake.as_secs_f64() * 1e3,
@@ -214,5 +221,6 @@ fn report<D: SideData>(
 /// "TLS_AES_256_GCM_SHA384".
 fn strip_tls13(suite: rustls::CipherSuite) -> String {
     let name = format!("{suite:?}");
-    name.strip_prefix("TLS13_").map_or(name.clone(), str::to_owned)
+    name.strip_prefix("TLS13_")
+        .map_or(name.clone(), str::to_owned)
 }

@@ -33,8 +33,14 @@ pub static SIGNATURES: &[&SignatureAlgorithm] =
     &[&ML_DSA_44, &ML_DSA_65, &ML_DSA_87, &ECDSA_P256_SHA256];
 
 /// Every ML-KEM-based TLS key-exchange group, in pqkit's preference order.
-pub static GROUPS: &[&KeyExchangeGroup] =
-    &[&X25519MLKEM768, &SECP256R1MLKEM768, &SECP384R1MLKEM1024, &MLKEM768, &MLKEM1024, &MLKEM512];
+pub static GROUPS: &[&KeyExchangeGroup] = &[
+    &X25519MLKEM768,
+    &SECP256R1MLKEM768,
+    &SECP384R1MLKEM1024,
+    &MLKEM768,
+    &MLKEM1024,
+    &MLKEM512,
+];
 
 /// Every KEM, strongest last.
 pub fn kems() -> &'static [&'static KemAlgorithm] {
@@ -72,19 +78,22 @@ pub fn signature(name: &str) -> Result<&'static SignatureAlgorithm, Error> {
 /// # Errors
 /// [`Error::UnknownAlgorithm`].
 pub fn group(name: &str) -> Result<&'static KeyExchangeGroup, Error> {
-    if let Some(hex) = name.strip_prefix("0x").or_else(|| name.strip_prefix("0X")) {
-        if let Ok(v) = u16::from_str_radix(hex, 16) {
-            if let Some(g) = groups().iter().find(|g| g.code_point.value == v) {
-                return Ok(g);
-            }
-        }
+    let code_point = name
+        .strip_prefix("0x")
+        .or_else(|| name.strip_prefix("0X"))
+        .and_then(|hex| u16::from_str_radix(hex, 16).ok());
+    if let Some(g) = code_point.and_then(|v| groups().iter().find(|g| g.code_point.value == v)) {
+        return Ok(g);
     }
     find(groups(), name, |g| (g.name, g.aliases))
 }
 
 /// Finds a signature algorithm by its DER `AlgorithmIdentifier` contents in an SPKI.
 pub fn signature_by_spki_algorithm(alg_id: &[u8]) -> Option<&'static SignatureAlgorithm> {
-    signatures().iter().copied().find(|a| a.spki_algorithm_id == alg_id)
+    signatures()
+        .iter()
+        .copied()
+        .find(|a| a.spki_algorithm_id == alg_id)
 }
 
 fn find<T: ?Sized>(
@@ -104,5 +113,8 @@ fn find<T: ?Sized>(
 
 /// Case-folds and drops '-' and '_' so "ml_dsa_65", "ML-DSA-65" and "mldsa65" all match.
 fn normalize(name: &str) -> String {
-    name.chars().filter(|c| *c != '-' && *c != '_').flat_map(char::to_lowercase).collect()
+    name.chars()
+        .filter(|c| *c != '-' && *c != '_')
+        .flat_map(char::to_lowercase)
+        .collect()
 }

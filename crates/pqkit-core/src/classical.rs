@@ -24,17 +24,33 @@ pub struct Ecdh {
 }
 
 /// X25519 (RFC 7748).
-pub static X25519: Ecdh =
-    Ecdh { name: "X25519", share_size: 32, secret_size: 32, alg: &agreement::X25519 };
+pub static X25519: Ecdh = Ecdh {
+    name: "X25519",
+    share_size: 32,
+    secret_size: 32,
+    alg: &agreement::X25519,
+};
 /// ECDH on P-256 (secp256r1).
-pub static P256: Ecdh =
-    Ecdh { name: "P-256", share_size: 65, secret_size: 32, alg: &agreement::ECDH_P256 };
+pub static P256: Ecdh = Ecdh {
+    name: "P-256",
+    share_size: 65,
+    secret_size: 32,
+    alg: &agreement::ECDH_P256,
+};
 /// ECDH on P-384 (secp384r1).
-pub static P384: Ecdh =
-    Ecdh { name: "P-384", share_size: 97, secret_size: 48, alg: &agreement::ECDH_P384 };
+pub static P384: Ecdh = Ecdh {
+    name: "P-384",
+    share_size: 97,
+    secret_size: 48,
+    alg: &agreement::ECDH_P384,
+};
 /// ECDH on P-521 (secp521r1).
-pub static P521: Ecdh =
-    Ecdh { name: "P-521", share_size: 133, secret_size: 66, alg: &agreement::ECDH_P521 };
+pub static P521: Ecdh = Ecdh {
+    name: "P-521",
+    share_size: 133,
+    secret_size: 66,
+    alg: &agreement::ECDH_P521,
+};
 
 impl Ecdh {
     /// Generates an ephemeral private key and its public share.
@@ -43,8 +59,16 @@ impl Ecdh {
     /// [`Error::Backend`] when aws-lc-rs fails.
     pub fn generate(&'static self) -> Result<EcdhKey, Error> {
         let key = agreement::PrivateKey::generate(self.alg).map_err(|_| Error::Backend("ECDH"))?;
-        let share = key.compute_public_key().map_err(|_| Error::Backend("ECDH"))?.as_ref().to_vec();
-        Ok(EcdhKey { ecdh: self, key, share })
+        let share = key
+            .compute_public_key()
+            .map_err(|_| Error::Backend("ECDH"))?
+            .as_ref()
+            .to_vec();
+        Ok(EcdhKey {
+            ecdh: self,
+            key,
+            share,
+        })
     }
 }
 
@@ -73,7 +97,9 @@ impl EcdhKey {
     pub fn agree(&self, peer_share: &[u8]) -> Result<Zeroizing<Vec<u8>>, Error> {
         check_len("ECDH key share", peer_share, self.ecdh.share_size)?;
         if self.ecdh.share_size != 32 && peer_share[0] != 0x04 {
-            return Err(Error::InvalidCiphertext("ECDH key share (not an uncompressed point)"));
+            return Err(Error::InvalidCiphertext(
+                "ECDH key share (not an uncompressed point)",
+            ));
         }
         let secret = agreement::agree(
             &self.key,
@@ -83,7 +109,9 @@ impl EcdhKey {
         )?;
         let zero = vec![0u8; secret.len()];
         if bool::from(secret.ct_eq(&zero[..])) {
-            return Err(Error::InvalidCiphertext("ECDH key share (all-zero shared secret)"));
+            return Err(Error::InvalidCiphertext(
+                "ECDH key share (all-zero shared secret)",
+            ));
         }
         Ok(secret)
     }
@@ -91,14 +119,22 @@ impl EcdhKey {
 
 impl core::fmt::Debug for EcdhKey {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        f.debug_struct("EcdhKey").field("curve", &self.ecdh.name).finish_non_exhaustive()
+        f.debug_struct("EcdhKey")
+            .field("curve", &self.ecdh.name)
+            .finish_non_exhaustive()
     }
 }
 
 /// ECDSA on P-256 with SHA-256 (FIPS 186-5), DER-encoded signatures (RFC 5480 / RFC 8446).
 pub static ECDSA_P256_SHA256: SignatureAlgorithm = SignatureAlgorithm {
     name: "ECDSA-P256",
-    aliases: &["ECDSA-P256-SHA256", "P-256", "P256", "ecdsa_secp256r1_sha256", "ECC_SECP256R1"],
+    aliases: &[
+        "ECDSA-P256-SHA256",
+        "P-256",
+        "P256",
+        "ecdsa_secp256r1_sha256",
+        "ECC_SECP256R1",
+    ],
     category: 0,
     verifying_key_size: 65,
     signing_key_size: 32,
@@ -125,9 +161,11 @@ impl SignatureBackend for AwsLcEcdsaP256 {
     }
 
     fn generate(&self, alg: &'static SignatureAlgorithm) -> Result<Box<dyn SigningKeyImpl>, Error> {
-        let doc =
-            EcdsaKeyPair::generate_pkcs8(&awssig::ECDSA_P256_SHA256_ASN1_SIGNING, &SystemRandom::new())
-                .map_err(|_| Error::Backend("aws-lc-rs ECDSA"))?;
+        let doc = EcdsaKeyPair::generate_pkcs8(
+            &awssig::ECDSA_P256_SHA256_ASN1_SIGNING,
+            &SystemRandom::new(),
+        )
+        .map_err(|_| Error::Backend("aws-lc-rs ECDSA"))?;
         self.signing_key_from_pkcs8(alg, doc.as_ref())
     }
 
@@ -147,7 +185,11 @@ impl SignatureBackend for AwsLcEcdsaP256 {
         let pair = EcdsaKeyPair::from_pkcs8(&awssig::ECDSA_P256_SHA256_ASN1_SIGNING, der)
             .map_err(|_| Error::InvalidKey("ECDSA P-256 PKCS#8 key"))?;
         let verifying_key = pair.public_key().as_ref().to_vec();
-        Ok(Box::new(EcdsaSigningKey { pair, pkcs8: Zeroizing::new(der.to_vec()), verifying_key }))
+        Ok(Box::new(EcdsaSigningKey {
+            pair,
+            pkcs8: Zeroizing::new(der.to_vec()),
+            verifying_key,
+        }))
     }
 
     fn verify(

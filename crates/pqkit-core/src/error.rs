@@ -53,6 +53,10 @@ pub(crate) fn check_len(what: &'static str, bytes: &[u8], expected: usize) -> Re
     if bytes.len() == expected {
         Ok(())
     } else {
-        Err(Error::InvalidLength { what, expected, got: bytes.len() })
+        Err(Error::InvalidLength {
+            what,
+            expected,
+            got: bytes.len(),
+        })
     }
 }

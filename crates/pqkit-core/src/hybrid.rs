@@ -50,7 +50,11 @@ pub static MLKEM1024: KeyExchangeGroup = pure("MLKEM1024", &ML_KEM_1024);
 pub static SECP256R1MLKEM768: KeyExchangeGroup = KeyExchangeGroup {
     name: "SecP256r1MLKEM768",
     aliases: &["P256MLKEM768", "secp256r1mlkem768"],
-    code_point: TlsCodePoint { value: 0x11EB, iana: "SecP256r1MLKEM768", source: "RFC 10024" },
+    code_point: TlsCodePoint {
+        value: 0x11EB,
+        iana: "SecP256r1MLKEM768",
+        source: "RFC 10024",
+    },
     classical: Some(&classical::P256),
     kem: &ML_KEM_768,
     order: ShareOrder::ClassicalFirst,
@@ -60,7 +64,11 @@ pub static SECP256R1MLKEM768: KeyExchangeGroup = KeyExchangeGroup {
 pub static X25519MLKEM768: KeyExchangeGroup = KeyExchangeGroup {
     name: "X25519MLKEM768",
     aliases: &["x25519_mlkem768"],
-    code_point: TlsCodePoint { value: 0x11EC, iana: "X25519MLKEM768", source: "RFC 10024" },
+    code_point: TlsCodePoint {
+        value: 0x11EC,
+        iana: "X25519MLKEM768",
+        source: "RFC 10024",
+    },
     classical: Some(&classical::X25519),
     kem: &ML_KEM_768,
     order: ShareOrder::KemFirst,
@@ -70,7 +78,11 @@ pub static X25519MLKEM768: KeyExchangeGroup = KeyExchangeGroup {
 pub static SECP384R1MLKEM1024: KeyExchangeGroup = KeyExchangeGroup {
     name: "SecP384r1MLKEM1024",
     aliases: &["P384MLKEM1024", "secp384r1mlkem1024"],
-    code_point: TlsCodePoint { value: 0x11ED, iana: "SecP384r1MLKEM1024", source: "RFC 10024" },
+    code_point: TlsCodePoint {
+        value: 0x11ED,
+        iana: "SecP384r1MLKEM1024",
+        source: "RFC 10024",
+    },
     classical: Some(&classical::P384),
     kem: &ML_KEM_1024,
     order: ShareOrder::ClassicalFirst,
@@ -106,7 +118,12 @@ impl KeyExchangeGroup {
         let ecdh = self.classical.map(|c| c.generate()).transpose()?;
         let ek = dk.encapsulation_key().as_bytes();
         let share = self.join(ecdh.as_ref().map_or(&[][..], |e| e.share()), ek);
-        Ok(ClientKeyExchange { group: self, ecdh, dk, share })
+        Ok(ClientKeyExchange {
+            group: self,
+            ecdh,
+            dk,
+            share,
+        })
     }
 
     /// Server side: checks the client share, encapsulates to it and answers with the server
@@ -206,7 +223,9 @@ impl ClientKeyExchange {
 
 impl core::fmt::Debug for ClientKeyExchange {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        f.debug_struct("ClientKeyExchange").field("group", &self.group.name).finish_non_exhaustive()
+        f.debug_struct("ClientKeyExchange")
+            .field("group", &self.group.name)
+            .finish_non_exhaustive()
     }
 }
 
@@ -215,5 +234,12 @@ const fn pure(name: &'static str, kem: &'static KemAlgorithm) -> KeyExchangeGrou
         Some(cp) => cp,
         None => panic!("pure ML-KEM group without a code point"),
     };
-    KeyExchangeGroup { name, aliases: &[], code_point, classical: None, kem, order: ShareOrder::KemFirst }
+    KeyExchangeGroup {
+        name,
+        aliases: &[],
+        code_point,
+        classical: None,
+        kem,
+        order: ShareOrder::KemFirst,
+    }
 }

@@ -68,7 +68,10 @@ impl KemAlgorithm {
         d_z.copy_from_slice(seed);
         let (ek, dk) = self.backend.generate_from_seed(&d_z);
         Ok(DecapsulationKey {
-            ek: EncapsulationKey { alg: self, bytes: ek },
+            ek: EncapsulationKey {
+                alg: self,
+                bytes: ek,
+            },
             seed: Some(d_z),
             expanded: dk,
         })
@@ -80,11 +83,20 @@ impl KemAlgorithm {
     /// [`Error::InvalidLength`] for a wrong length, [`Error::InvalidKey`] when a coefficient is
     /// not reduced modulo q.
     pub fn encapsulation_key(&'static self, bytes: &[u8]) -> Result<EncapsulationKey, Error> {
-        check_len("ML-KEM encapsulation key", bytes, self.encapsulation_key_size)?;
+        check_len(
+            "ML-KEM encapsulation key",
+            bytes,
+            self.encapsulation_key_size,
+        )?;
         if !self.backend.check_encapsulation_key(bytes) {
-            return Err(Error::InvalidKey("ML-KEM encapsulation key (FIPS 203 §7.2 modulus check)"));
+            return Err(Error::InvalidKey(
+                "ML-KEM encapsulation key (FIPS 203 §7.2 modulus check)",
+            ));
         }
-        Ok(EncapsulationKey { alg: self, bytes: bytes.to_vec() })
+        Ok(EncapsulationKey {
+            alg: self,
+            bytes: bytes.to_vec(),
+        })
     }
 
     /// Parses an expanded decapsulation key and runs the FIPS 203 §7.3 hash check.
@@ -97,9 +109,15 @@ impl KemAlgorithm {
         &'static self,
         bytes: &[u8],
     ) -> Result<DecapsulationKey, Error> {
-        check_len("ML-KEM decapsulation key", bytes, self.decapsulation_key_size)?;
+        check_len(
+            "ML-KEM decapsulation key",
+            bytes,
+            self.decapsulation_key_size,
+        )?;
         if !self.backend.check_decapsulation_key(bytes) {
-            return Err(Error::InvalidKey("ML-KEM decapsulation key (FIPS 203 §7.3 hash check)"));
+            return Err(Error::InvalidKey(
+                "ML-KEM decapsulation key (FIPS 203 §7.3 hash check)",
+            ));
         }
         // FIPS 203 §7.3: dk = dk_PKE ‖ ek ‖ H(ek) ‖ z; ek starts at 384·k.
         let ek_start = self.encapsulation_key_size - 32;
@@ -168,7 +186,9 @@ impl EncapsulationKey {
 
 impl fmt::Debug for EncapsulationKey {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("EncapsulationKey").field("alg", &self.alg.name).finish_non_exhaustive()
+        f.debug_struct("EncapsulationKey")
+            .field("alg", &self.alg.name)
+            .finish_non_exhaustive()
     }
 }
 
@@ -192,7 +212,9 @@ impl DecapsulationKey {
     pub fn decapsulate(&self, ciphertext: &[u8]) -> Result<SharedSecret, Error> {
         let alg = self.ek.alg;
         check_len("ML-KEM ciphertext", ciphertext, alg.ciphertext_size)?;
-        Ok(SharedSecret(alg.backend.decapsulate(&self.expanded, ciphertext)?))
+        Ok(SharedSecret(
+            alg.backend.decapsulate(&self.expanded, ciphertext)?,
+        ))
     }
 
     /// The matching encapsulation key.
@@ -257,12 +279,21 @@ pub trait KemBackend: Send + Sync {
     /// FIPS 203 §7.3 decapsulation-key check (hash check).
     fn check_decapsulation_key(&self, dk: &[u8]) -> bool;
     /// FIPS 203 Algorithm 17: (c, K) from ek and m.
+    ///
+    /// # Errors
+    /// [`Error::Backend`] when the backend cannot take the key.
     fn encapsulate_deterministic(
         &self,
         ek: &[u8],
         m: &[u8; ENCAPSULATION_RANDOMNESS_SIZE],
     ) -> Result<(Vec<u8>, Zeroizing<[u8; SHARED_SECRET_SIZE]>), Error>;
     /// FIPS 203 Algorithm 18: K from dk and c, with implicit rejection.
-    fn decapsulate(&self, dk: &[u8], ct: &[u8])
-    -> Result<Zeroizing<[u8; SHARED_SECRET_SIZE]>, Error>;
+    ///
+    /// # Errors
+    /// [`Error::Backend`] when the backend cannot take the key or ciphertext.
+    fn decapsulate(
+        &self,
+        dk: &[u8],
+        ct: &[u8],
+    ) -> Result<Zeroizing<[u8; SHARED_SECRET_SIZE]>, Error>;
 }

@@ -11,11 +11,11 @@ use zeroize::Zeroizing;
 
 use crate::catalogue::TlsCodePoint;
 use crate::error::Error;
+use crate::random_array;
 use crate::sig::{
     SIGNING_RANDOMNESS_SIZE, SignatureAlgorithm, SignatureBackend, SigningKeyImpl,
     SigningRandomness,
 };
-use crate::random_array;
 
 /// Size of the ML-DSA seed ξ in bytes (FIPS 204 Algorithm 1).
 pub const SEED_SIZE: usize = 32;
@@ -33,7 +33,11 @@ pub static ML_DSA_44: SignatureAlgorithm = SignatureAlgorithm {
     spki_algorithm_id: &ALG_ID_44,
     signature_algorithm_id: &ALG_ID_44,
     // draft-ietf-tls-mldsa: mldsa44 = 0x0904.
-    tls_scheme: Some(TlsCodePoint { value: 0x0904, iana: "mldsa44", source: "draft-ietf-tls-mldsa" }),
+    tls_scheme: Some(TlsCodePoint {
+        value: 0x0904,
+        iana: "mldsa44",
+        source: "draft-ietf-tls-mldsa",
+    }),
     standard: "FIPS 204",
     backend: &MlDsa(Level::L44),
 };
@@ -51,7 +55,11 @@ pub static ML_DSA_65: SignatureAlgorithm = SignatureAlgorithm {
     spki_algorithm_id: &ALG_ID_65,
     signature_algorithm_id: &ALG_ID_65,
     // draft-ietf-tls-mldsa: mldsa65 = 0x0905.
-    tls_scheme: Some(TlsCodePoint { value: 0x0905, iana: "mldsa65", source: "draft-ietf-tls-mldsa" }),
+    tls_scheme: Some(TlsCodePoint {
+        value: 0x0905,
+        iana: "mldsa65",
+        source: "draft-ietf-tls-mldsa",
+    }),
     standard: "FIPS 204",
     backend: &MlDsa(Level::L65),
 };
@@ -69,7 +77,11 @@ pub static ML_DSA_87: SignatureAlgorithm = SignatureAlgorithm {
     spki_algorithm_id: &ALG_ID_87,
     signature_algorithm_id: &ALG_ID_87,
     // draft-ietf-tls-mldsa: mldsa87 = 0x0906.
-    tls_scheme: Some(TlsCodePoint { value: 0x0906, iana: "mldsa87", source: "draft-ietf-tls-mldsa" }),
+    tls_scheme: Some(TlsCodePoint {
+        value: 0x0906,
+        iana: "mldsa87",
+        source: "draft-ietf-tls-mldsa",
+    }),
     standard: "FIPS 204",
     backend: &MlDsa(Level::L87),
 };
@@ -135,7 +147,9 @@ pub mod backend {
             let level = level_of(alg)?;
             match self {
                 Self::AwsLc if ctx.is_empty() => aws::verify(level, pk, msg, sig),
-                Self::AwsLc => Err(Error::Unsupported("aws-lc-rs ML-DSA takes no context string")),
+                Self::AwsLc => Err(Error::Unsupported(
+                    "aws-lc-rs ML-DSA takes no context string",
+                )),
                 Self::Fips204 => fips::verify(level, pk, msg, ctx, sig),
             }
         }
@@ -181,7 +195,12 @@ impl SignatureBackend for MlDsa {
         let seed = seed_array(seed)?;
         let pair = aws::key_pair(self.0, &seed)?;
         let verifying_key = aws::public_key(&pair).to_vec();
-        Ok(Box::new(MlDsaSigningKey { level: self.0, seed, pair, verifying_key }))
+        Ok(Box::new(MlDsaSigningKey {
+            level: self.0,
+            seed,
+            pair,
+            verifying_key,
+        }))
     }
 
     fn verify(
@@ -245,8 +264,8 @@ impl SigningKeyImpl for MlDsaSigningKey {
 /// aws-lc-rs ML-DSA.
 mod aws {
     use aws_lc_rs::encoding::AsRawBytes;
-    use aws_lc_rs::signature::{KeyPair, PqdsaKeyPair, UnparsedPublicKey};
     use aws_lc_rs::signature as pq;
+    use aws_lc_rs::signature::{KeyPair, PqdsaKeyPair, UnparsedPublicKey};
 
     use super::*;
 
@@ -254,7 +273,10 @@ mod aws {
 
     fn algorithms(
         level: Level,
-    ) -> (&'static pq::PqdsaSigningAlgorithm, &'static pq::PqdsaVerificationAlgorithm) {
+    ) -> (
+        &'static pq::PqdsaSigningAlgorithm,
+        &'static pq::PqdsaVerificationAlgorithm,
+    ) {
         match level {
             Level::L44 => (&pq::ML_DSA_44_SIGNING, &pq::ML_DSA_44),
             Level::L65 => (&pq::ML_DSA_65_SIGNING, &pq::ML_DSA_65),
@@ -271,7 +293,10 @@ mod aws {
     }
 
     pub(super) fn expanded(pair: &PqdsaKeyPair) -> Result<Zeroizing<Vec<u8>>, Error> {
-        let raw = pair.private_key().as_raw_bytes().map_err(|_| Error::Backend(NAME))?;
+        let raw = pair
+            .private_key()
+            .as_raw_bytes()
+            .map_err(|_| Error::Backend(NAME))?;
         Ok(Zeroizing::new(raw.as_ref().to_vec()))
     }
 
@@ -350,6 +375,12 @@ mod fips {
 }
 
 // DER contents of AlgorithmIdentifier { id-ml-dsa-NN } (RFC 9881 §2: parameters absent).
-const ALG_ID_44: [u8; 11] = [0x06, 0x09, 0x60, 0x86, 0x48, 0x01, 0x65, 0x03, 0x04, 0x03, 0x11];
-const ALG_ID_65: [u8; 11] = [0x06, 0x09, 0x60, 0x86, 0x48, 0x01, 0x65, 0x03, 0x04, 0x03, 0x12];
-const ALG_ID_87: [u8; 11] = [0x06, 0x09, 0x60, 0x86, 0x48, 0x01, 0x65, 0x03, 0x04, 0x03, 0x13];
+const ALG_ID_44: [u8; 11] = [
+    0x06, 0x09, 0x60, 0x86, 0x48, 0x01, 0x65, 0x03, 0x04, 0x03, 0x11,
+];
+const ALG_ID_65: [u8; 11] = [
+    0x06, 0x09, 0x60, 0x86, 0x48, 0x01, 0x65, 0x03, 0x04, 0x03, 0x12,
+];
+const ALG_ID_87: [u8; 11] = [
+    0x06, 0x09, 0x60, 0x86, 0x48, 0x01, 0x65, 0x03, 0x04, 0x03, 0x13,
+];

@@ -15,7 +15,13 @@ use crate::kem::{
 /// ML-KEM-512, NIST category 1 (FIPS 203 §8, Table 3).
 pub static ML_KEM_512: KemAlgorithm = KemAlgorithm {
     name: "ML-KEM-512",
-    aliases: &["MLKEM512", "ML_KEM_512", "KYBER_LEVEL1", "Kyber512", "Kyber-512"],
+    aliases: &[
+        "MLKEM512",
+        "ML_KEM_512",
+        "KYBER_LEVEL1",
+        "Kyber512",
+        "Kyber-512",
+    ],
     category: 1,
     encapsulation_key_size: 800,
     decapsulation_key_size: 1632,
@@ -24,7 +30,11 @@ pub static ML_KEM_512: KemAlgorithm = KemAlgorithm {
     shared_secret_size: SHARED_SECRET_SIZE,
     oid: "2.16.840.1.101.3.4.4.1",
     // draft-ietf-tls-mlkem: MLKEM512 = 0x0200.
-    tls_group: Some(TlsCodePoint { value: 0x0200, iana: "MLKEM512", source: "draft-ietf-tls-mlkem" }),
+    tls_group: Some(TlsCodePoint {
+        value: 0x0200,
+        iana: "MLKEM512",
+        source: "draft-ietf-tls-mlkem",
+    }),
     standard: "FIPS 203",
     backend: &Libcrux512,
 };
@@ -32,7 +42,13 @@ pub static ML_KEM_512: KemAlgorithm = KemAlgorithm {
 /// ML-KEM-768, NIST category 3 (FIPS 203 §8, Table 3).
 pub static ML_KEM_768: KemAlgorithm = KemAlgorithm {
     name: "ML-KEM-768",
-    aliases: &["MLKEM768", "ML_KEM_768", "KYBER_LEVEL3", "Kyber768", "Kyber-768"],
+    aliases: &[
+        "MLKEM768",
+        "ML_KEM_768",
+        "KYBER_LEVEL3",
+        "Kyber768",
+        "Kyber-768",
+    ],
     category: 3,
     encapsulation_key_size: 1184,
     decapsulation_key_size: 2400,
@@ -41,7 +57,11 @@ pub static ML_KEM_768: KemAlgorithm = KemAlgorithm {
     shared_secret_size: SHARED_SECRET_SIZE,
     oid: "2.16.840.1.101.3.4.4.2",
     // draft-ietf-tls-mlkem: MLKEM768 = 0x0201.
-    tls_group: Some(TlsCodePoint { value: 0x0201, iana: "MLKEM768", source: "draft-ietf-tls-mlkem" }),
+    tls_group: Some(TlsCodePoint {
+        value: 0x0201,
+        iana: "MLKEM768",
+        source: "draft-ietf-tls-mlkem",
+    }),
     standard: "FIPS 203",
     backend: &Libcrux768,
 };
@@ -49,7 +69,13 @@ pub static ML_KEM_768: KemAlgorithm = KemAlgorithm {
 /// ML-KEM-1024, NIST category 5 (FIPS 203 §8, Table 3).
 pub static ML_KEM_1024: KemAlgorithm = KemAlgorithm {
     name: "ML-KEM-1024",
-    aliases: &["MLKEM1024", "ML_KEM_1024", "KYBER_LEVEL5", "Kyber1024", "Kyber-1024"],
+    aliases: &[
+        "MLKEM1024",
+        "ML_KEM_1024",
+        "KYBER_LEVEL5",
+        "Kyber1024",
+        "Kyber-1024",
+    ],
     category: 5,
     encapsulation_key_size: 1568,
     decapsulation_key_size: 3168,
@@ -106,7 +132,9 @@ macro_rules! libcrux_backend {
                 ek: &[u8],
                 m: &[u8; ENCAPSULATION_RANDOMNESS_SIZE],
             ) -> Result<(Vec<u8>, Zeroizing<[u8; SHARED_SECRET_SIZE]>), Error> {
-                let ek = ek.try_into().map_err(|_| Error::Backend("libcrux-ml-kem"))?;
+                let ek = ek
+                    .try_into()
+                    .map_err(|_| Error::Backend("libcrux-ml-kem"))?;
                 let (ct, ss) = libcrux_ml_kem::$module::encapsulate(&ek, *m);
                 Ok((ct.as_slice().to_vec(), Zeroizing::new(ss)))
             }
@@ -116,9 +144,15 @@ macro_rules! libcrux_backend {
                 dk: &[u8],
                 ct: &[u8],
             ) -> Result<Zeroizing<[u8; SHARED_SECRET_SIZE]>, Error> {
-                let dk = dk.try_into().map_err(|_| Error::Backend("libcrux-ml-kem"))?;
-                let ct = ct.try_into().map_err(|_| Error::Backend("libcrux-ml-kem"))?;
-                Ok(Zeroizing::new(libcrux_ml_kem::$module::decapsulate(&dk, &ct)))
+                let dk = dk
+                    .try_into()
+                    .map_err(|_| Error::Backend("libcrux-ml-kem"))?;
+                let ct = ct
+                    .try_into()
+                    .map_err(|_| Error::Backend("libcrux-ml-kem"))?;
+                Ok(Zeroizing::new(libcrux_ml_kem::$module::decapsulate(
+                    &dk, &ct,
+                )))
             }
         }
     };

@@ -52,7 +52,10 @@ impl SignatureAlgorithm {
     /// # Errors
     /// [`Error::Rng`] when the RNG fails, [`Error::Backend`] when the backend does.
     pub fn generate(&'static self) -> Result<SigningKey, Error> {
-        Ok(SigningKey { alg: self, inner: self.backend.generate(self)? })
+        Ok(SigningKey {
+            alg: self,
+            inner: self.backend.generate(self)?,
+        })
     }
 
     /// Derives a signing key from its seed (ML-DSA: ξ, 32 bytes, FIPS 204 Algorithm 6,
@@ -66,7 +69,10 @@ impl SignatureAlgorithm {
             return Err(Error::Unsupported("this algorithm has no seed form"));
         }
         check_len("signing key seed", seed, self.seed_size)?;
-        Ok(SigningKey { alg: self, inner: self.backend.signing_key_from_seed(self, seed)? })
+        Ok(SigningKey {
+            alg: self,
+            inner: self.backend.signing_key_from_seed(self, seed)?,
+        })
     }
 
     /// Loads a classical signing key from its PKCS#8 encoding (RFC 5958).
@@ -75,7 +81,10 @@ impl SignatureAlgorithm {
     /// [`Error::InvalidKey`] when the backend rejects the key, [`Error::Unsupported`] for
     /// post-quantum algorithms (their PKCS#8 form is decoded by pqkit-pki into a seed).
     pub fn signing_key_from_pkcs8(&'static self, der: &[u8]) -> Result<SigningKey, Error> {
-        Ok(SigningKey { alg: self, inner: self.backend.signing_key_from_pkcs8(self, der)? })
+        Ok(SigningKey {
+            alg: self,
+            inner: self.backend.signing_key_from_pkcs8(self, der)?,
+        })
     }
 
     /// Wraps an encoded verifying key after checking its length.
@@ -84,7 +93,10 @@ impl SignatureAlgorithm {
     /// [`Error::InvalidLength`] when `bytes` is not [`Self::verifying_key_size`] bytes.
     pub fn verifying_key(&'static self, bytes: &[u8]) -> Result<VerifyingKey, Error> {
         check_len("verifying key", bytes, self.verifying_key_size)?;
-        Ok(VerifyingKey { alg: self, bytes: bytes.to_vec() })
+        Ok(VerifyingKey {
+            alg: self,
+            bytes: bytes.to_vec(),
+        })
     }
 
     /// The backend that implements this algorithm, e.g. "aws-lc-rs + fips204".
@@ -145,7 +157,10 @@ impl SigningKey {
 
     /// The matching verifying key.
     pub fn verifying_key(&self) -> VerifyingKey {
-        VerifyingKey { alg: self.alg, bytes: self.inner.verifying_key().to_vec() }
+        VerifyingKey {
+            alg: self.alg,
+            bytes: self.inner.verifying_key().to_vec(),
+        }
     }
 
     /// The seed (ML-DSA ξ, 32 bytes), when the key has a seed form.
@@ -172,7 +187,9 @@ impl SigningKey {
 
 impl fmt::Debug for SigningKey {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("SigningKey").field("alg", &self.alg.name).finish_non_exhaustive()
+        f.debug_struct("SigningKey")
+            .field("alg", &self.alg.name)
+            .finish_non_exhaustive()
     }
 }
 
@@ -194,7 +211,9 @@ impl VerifyingKey {
         if context.len() > MAX_CONTEXT_SIZE {
             return Err(Error::ContextTooLong(context.len()));
         }
-        self.alg.backend.verify(self.alg, &self.bytes, message, context, signature)
+        self.alg
+            .backend
+            .verify(self.alg, &self.bytes, message, context, signature)
     }
 
     /// The encoded key, [`SignatureAlgorithm::verifying_key_size`] bytes.
@@ -218,7 +237,9 @@ impl Eq for VerifyingKey {}
 
 impl fmt::Debug for VerifyingKey {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("VerifyingKey").field("alg", &self.alg.name).finish_non_exhaustive()
+        f.debug_struct("VerifyingKey")
+            .field("alg", &self.alg.name)
+            .finish_non_exhaustive()
     }
 }
 
@@ -231,10 +252,7 @@ pub trait SignatureBackend: Send + Sync {
     ///
     /// # Errors
     /// [`Error::Rng`] or the errors of [`Self::signing_key_from_seed`].
-    fn generate(
-        &self,
-        alg: &'static SignatureAlgorithm,
-    ) -> Result<Box<dyn SigningKeyImpl>, Error> {
+    fn generate(&self, alg: &'static SignatureAlgorithm) -> Result<Box<dyn SigningKeyImpl>, Error> {
         let seed = random_array::<32>()?;
         self.signing_key_from_seed(alg, &seed[..alg.seed_size.min(32)])
     }
@@ -256,7 +274,9 @@ pub trait SignatureBackend: Send + Sync {
         _alg: &'static SignatureAlgorithm,
         _der: &[u8],
     ) -> Result<Box<dyn SigningKeyImpl>, Error> {
-        Err(Error::Unsupported("PKCS#8 import is for classical keys; use pqkit-pki"))
+        Err(Error::Unsupported(
+            "PKCS#8 import is for classical keys; use pqkit-pki",
+        ))
     }
     /// Verifies; the context length is already checked.
     ///

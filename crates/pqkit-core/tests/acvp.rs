@@ -12,16 +12,22 @@ use serde_json::Value;
 
 /// The vectors directory: `$PQKIT_VECTORS`, else `../shared/vectors` beside the repository.
 fn vectors_dir() -> PathBuf {
-    std::env::var_os("PQKIT_VECTORS").map(PathBuf::from).unwrap_or_else(|| {
-        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/vectors")
-    })
+    std::env::var_os("PQKIT_VECTORS")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| {
+            PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/vectors")
+        })
 }
 
 /// Reads `acvp/<dir>/<file>`; a missing file fails the test with its path.
 fn read(dir: &str, file: &str) -> Value {
     let path = vectors_dir().join("acvp").join(dir).join(file);
-    let text = std::fs::read_to_string(&path)
-        .unwrap_or_else(|e| panic!("vector file {} is missing or unreadable: {e}", path.display()));
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| {
+        panic!(
+            "vector file {} is missing or unreadable: {e}",
+            path.display()
+        )
+    });
     serde_json::from_str(&text).unwrap_or_else(|e| panic!("{}: bad JSON: {e}", path.display()))
 }
 
@@ -70,7 +76,12 @@ fn ml_kem_keygen() {
     for (g, t, e) in cases("ML-KEM-keyGen-FIPS203") {
         let seed = [hex(&t["d"]), hex(&t["z"])].concat();
         let dk = kem(&g).generate_from_seed(&seed).expect("keygen");
-        assert_eq!(dk.encapsulation_key().as_bytes(), hex(&e["ek"]), "tcId {}", t["tcId"]);
+        assert_eq!(
+            dk.encapsulation_key().as_bytes(),
+            hex(&e["ek"]),
+            "tcId {}",
+            t["tcId"]
+        );
         assert_eq!(dk.expanded(), hex(&e["dk"]), "tcId {}", t["tcId"]);
         assert_eq!(dk.seed(), Some(&seed[..]));
         n += 1;
@@ -99,7 +110,9 @@ fn ml_kem_encap_decap(dir: &str, expected_total: usize) {
                         let seed = [hex(&t["d"]), hex(&t["z"])].concat();
                         alg.generate_from_seed(&seed).expect("keygen")
                     }
-                    _ => alg.decapsulation_key_from_expanded(&hex(&t["dk"])).expect("valid dk"),
+                    _ => alg
+                        .decapsulation_key_from_expanded(&hex(&t["dk"]))
+                        .expect("valid dk"),
                 };
                 let k = dk.decapsulate(&hex(&t["c"])).expect("decapsulate");
                 assert_eq!(k.as_bytes(), hex(&e["k"]), "{id}");
@@ -152,7 +165,9 @@ fn ml_dsa_keygen_every_backend() {
     // The catalogue path: SigningKey::from_seed gives the same verifying key.
     let mut n = 0;
     for (g, t, e) in cases("ML-DSA-keyGen-FIPS204") {
-        let key = dsa(&g).signing_key_from_seed(&hex(&t["seed"])).expect("keygen");
+        let key = dsa(&g)
+            .signing_key_from_seed(&hex(&t["seed"]))
+            .expect("keygen");
         assert_eq!(key.verifying_key().as_bytes(), hex(&e["pk"]));
         assert_eq!(key.expanded().expect("expanded").to_vec(), hex(&e["sk"]));
         n += 1;
@@ -171,8 +186,12 @@ fn ml_dsa_sigver_external_pure_every_backend() {
     let mut aws_lc_cases = 0;
     for (g, t, e) in &pure {
         let alg = dsa(g);
-        let (pk, msg, ctx, sig) =
-            (hex(&t["pk"]), hex(&t["message"]), hex(&t["context"]), hex(&t["signature"]));
+        let (pk, msg, ctx, sig) = (
+            hex(&t["pk"]),
+            hex(&t["message"]),
+            hex(&t["context"]),
+            hex(&t["signature"]),
+        );
         let want = e["testPassed"].as_bool().expect("testPassed");
         let id = format!("tgId {} tcId {}", g["tgId"], t["tcId"]);
         for b in backend::ALL {
@@ -189,7 +208,11 @@ fn ml_dsa_sigver_external_pure_every_backend() {
             }
         }
         let key = alg.verifying_key(&pk).expect("pk length");
-        assert_eq!(key.verify(&msg, &ctx, &sig).is_ok(), want, "{id}: catalogue");
+        assert_eq!(
+            key.verify(&msg, &ctx, &sig).is_ok(),
+            want,
+            "{id}: catalogue"
+        );
         if want { passed += 1 } else { rejected += 1 }
     }
     println!(

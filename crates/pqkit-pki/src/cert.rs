@@ -95,7 +95,10 @@ pub fn issue(
     let subject = Name::from_str(&request.subject).map_err(|e| Error::malformed("subject", e))?;
     let ca = Certificate::from_der(issuer.certificate)
         .map_err(|e| Error::malformed("issuer certificate", e))?;
-    let ca_spki = &ca.tbs_certificate.subject_public_key_info.subject_public_key;
+    let ca_spki = &ca
+        .tbs_certificate
+        .subject_public_key_info
+        .subject_public_key;
     build(
         request,
         subject,
@@ -115,7 +118,15 @@ pub fn issue_self_signed(request: &CertRequest, key: &SigningKey) -> Result<Vec<
     let subject = Name::from_str(&request.subject).map_err(|e| Error::malformed("subject", e))?;
     let vk = key.verifying_key();
     let ski = key_identifier(vk.as_bytes());
-    build(request, subject.clone(), subject, spki(&vk)?, ski.clone(), ski, key)
+    build(
+        request,
+        subject.clone(),
+        subject,
+        spki(&vk)?,
+        ski.clone(),
+        ski,
+        key,
+    )
 }
 
 /// Verifies that `cert` is signed by the key in `issuer` (signature only; no path rules).
@@ -128,16 +139,25 @@ pub fn verify_signed_by(cert: &[u8], issuer: &[u8]) -> Result<(), Error> {
     let cert = Certificate::from_der(cert).map_err(bad)?;
     let issuer = Certificate::from_der(issuer).map_err(bad)?;
     let key = verifying_key_from_spki(
-        &issuer.tbs_certificate.subject_public_key_info.to_der().map_err(bad)?,
+        &issuer
+            .tbs_certificate
+            .subject_public_key_info
+            .to_der()
+            .map_err(bad)?,
     )?;
     let sig_alg = cert.signature_algorithm.to_der().map_err(bad)?;
     if der::asn1::AnyRef::from_der(&sig_alg).map_err(bad)?.value()
         != key.algorithm().signature_algorithm_id
     {
-        return Err(Error::UnknownAlgorithm("certificate signature (not the issuer's algorithm)"));
+        return Err(Error::UnknownAlgorithm(
+            "certificate signature (not the issuer's algorithm)",
+        ));
     }
     let tbs = cert.tbs_certificate.to_der().map_err(bad)?;
-    let sig = cert.signature.as_bytes().ok_or(Error::malformed("certificate", "unused bits"))?;
+    let sig = cert
+        .signature
+        .as_bytes()
+        .ok_or(Error::malformed("certificate", "unused bits"))?;
     Ok(key.verify(&tbs, &[], sig)?)
 }
 
@@ -151,8 +171,7 @@ fn build(
     signing_key: &SigningKey,
 ) -> Result<Vec<u8>, Error> {
     let enc = |e| Error::malformed("certificate", e);
-    let signature_algorithm =
-        algorithm_identifier(signing_key.algorithm().signature_algorithm_id)?;
+    let signature_algorithm = algorithm_identifier(signing_key.algorithm().signature_algorithm_id)?;
     let tbs = TbsCertificate {
         version: Version::V3,
         serial_number: random_serial()?,
@@ -186,9 +205,18 @@ fn extensions(
         Profile::RootCa => (true, KeyUsages::KeyCertSign | KeyUsages::CRLSign),
         Profile::Server | Profile::Client => (false, KeyUsages::DigitalSignature.into()),
     };
-    out.push(extension(&BasicConstraints { ca, path_len_constraint: None }, true)?);
+    out.push(extension(
+        &BasicConstraints {
+            ca,
+            path_len_constraint: None,
+        },
+        true,
+    )?);
     out.push(extension(&KeyUsage(usages), true)?);
-    out.push(extension(&SubjectKeyIdentifier(OctetString::new(ski).map_err(enc)?), false)?);
+    out.push(extension(
+        &SubjectKeyIdentifier(OctetString::new(ski).map_err(enc)?),
+        false,
+    )?);
     out.push(extension(
         &AuthorityKeyIdentifier {
             key_identifier: Some(OctetString::new(issuer_ski).map_err(enc)?),
@@ -214,7 +242,9 @@ fn extensions(
             IpAddr::V4(v4) => v4.octets().to_vec(),
             IpAddr::V6(v6) => v6.octets().to_vec(),
         };
-        names.push(GeneralName::IpAddress(OctetString::new(octets).map_err(enc)?));
+        names.push(GeneralName::IpAddress(
+            OctetString::new(octets).map_err(enc)?,
+        ));
     }
     if !names.is_empty() {
         out.push(extension(&SubjectAltName(names), false)?);

@@ -41,10 +41,16 @@ pub enum Error {
 
 impl Error {
     pub(crate) fn malformed(what: &'static str, e: impl core::fmt::Display) -> Self {
-        Self::Malformed { what, detail: e.to_string() }
+        Self::Malformed {
+            what,
+            detail: e.to_string(),
+        }
     }
 
     pub(crate) fn io(path: &std::path::Path, source: std::io::Error) -> Self {
-        Self::Io { path: path.display().to_string(), source }
+        Self::Io {
+            path: path.display().to_string(),
+            source,
+        }
     }
 }

@@ -38,7 +38,9 @@ pub fn signing_key_to_pkcs8(
         return Ok(der);
     }
     let enc = |e| Error::malformed("PKCS#8 private key", e);
-    let seed = key.seed().ok_or(pqkit_core::Error::Unsupported("key has no seed to encode"))?;
+    let seed = key
+        .seed()
+        .ok_or(pqkit_core::Error::Unsupported("key has no seed to encode"))?;
     let inner = Zeroizing::new(match format {
         KeyFormat::Seed => ContextSpecific {
             tag_number: TagNumber::N0,
@@ -48,9 +50,9 @@ pub fn signing_key_to_pkcs8(
         .to_der()
         .map_err(enc)?,
         KeyFormat::Both => {
-            let expanded = key
-                .expanded()
-                .ok_or(pqkit_core::Error::Unsupported("key cannot export its expanded form"))?;
+            let expanded = key.expanded().ok_or(pqkit_core::Error::Unsupported(
+                "key cannot export its expanded form",
+            ))?;
             Both {
                 seed: OctetStringRef::new(seed).map_err(enc)?,
                 expanded: OctetStringRef::new(&expanded).map_err(enc)?,
@@ -88,9 +90,10 @@ pub fn signing_key_from_pkcs8(der: &[u8]) -> Result<SigningKey, Error> {
     }
     let choice = AnyRef::from_der(info.private_key).map_err(bad)?;
     match choice.tag() {
-        Tag::ContextSpecific { constructed: false, number: TagNumber::N0 } => {
-            Ok(alg.signing_key_from_seed(choice.value())?)
-        }
+        Tag::ContextSpecific {
+            constructed: false,
+            number: TagNumber::N0,
+        } => Ok(alg.signing_key_from_seed(choice.value())?),
         Tag::Sequence => {
             let both: Both<'_> = choice.decode_as().map_err(bad)?;
             let key = alg.signing_key_from_seed(both.seed.as_bytes())?;
@@ -140,14 +143,20 @@ pub fn verifying_key_from_spki(der: &[u8]) -> Result<VerifyingKey, Error> {
     let bad = |e| Error::malformed("SPKI", e);
     let spki = SubjectPublicKeyInfoRef::from_der(der).map_err(bad)?;
     let alg = algorithm_of(&spki.algorithm.to_der().map_err(bad)?)?;
-    let bits = spki.subject_public_key.as_bytes().ok_or(Error::malformed("SPKI", "unused bits"))?;
+    let bits = spki
+        .subject_public_key
+        .as_bytes()
+        .ok_or(Error::malformed("SPKI", "unused bits"))?;
     Ok(alg.verifying_key(bits)?)
 }
 
 /// An `AlgorithmIdentifier` from the DER contents the catalogue stores.
 pub(crate) fn algorithm_identifier(contents: &[u8]) -> Result<AlgorithmIdentifierOwned, Error> {
     let bad = |e| Error::malformed("AlgorithmIdentifier", e);
-    AnyRef::new(Tag::Sequence, contents).map_err(bad)?.decode_as().map_err(bad)
+    AnyRef::new(Tag::Sequence, contents)
+        .map_err(bad)?
+        .decode_as()
+        .map_err(bad)
 }
 
 /// The catalogue's signature algorithm for a DER-encoded `AlgorithmIdentifier`.
@@ -185,11 +194,19 @@ mod tests {
     fn both_form_round_trips_and_rejects_disagreeing_halves() {
         let key = ML_DSA_65.signing_key_from_seed(&[9u8; 32]).expect("key");
         let der = signing_key_to_pkcs8(&key, KeyFormat::Both).expect("pkcs8");
-        assert_eq!(signing_key_from_pkcs8(&der).expect("decode").verifying_key(), key.verifying_key());
+        assert_eq!(
+            signing_key_from_pkcs8(&der)
+                .expect("decode")
+                .verifying_key(),
+            key.verifying_key()
+        );
         let mut bad = der.to_vec();
         let last = bad.len() - 1;
         bad[last] ^= 1;
-        assert!(matches!(signing_key_from_pkcs8(&bad), Err(Error::InconsistentKey)));
+        assert!(matches!(
+            signing_key_from_pkcs8(&bad),
+            Err(Error::InconsistentKey)
+        ));
     }
 
     #[test]
@@ -197,7 +214,10 @@ mod tests {
         let key = ML_DSA_65.signing_key_from_seed(&[1u8; 32]).expect("key");
         let der = signing_key_to_pkcs8(&key, KeyFormat::Both).expect("pkcs8");
         for n in 0..der.len() {
-            assert!(signing_key_from_pkcs8(&der[..n]).is_err(), "truncated to {n}");
+            assert!(
+                signing_key_from_pkcs8(&der[..n]).is_err(),
+                "truncated to {n}"
+            );
         }
         let mut long = der.to_vec();
         long.push(0);

@@ -76,7 +76,10 @@ impl Pki {
         let ca_key = alg.generate()?;
         let ca_cert =
             cert::issue_self_signed(&CertRequest::new(Profile::RootCa, "pqkit root CA"), &ca_key)?;
-        let issuer = Issuer { certificate: &ca_cert, key: &ca_key };
+        let issuer = Issuer {
+            certificate: &ca_cert,
+            key: &ca_key,
+        };
         let server_key = alg.generate()?;
         let server_cert = cert::issue(
             &CertRequest::new(Profile::Server, "localhost"),
@@ -89,7 +92,14 @@ impl Pki {
             &client_key.verifying_key(),
             issuer,
         )?;
-        Ok(Self { ca_cert, ca_key, server_cert, server_key, client_cert, client_key })
+        Ok(Self {
+            ca_cert,
+            ca_key,
+            server_cert,
+            server_key,
+            client_cert,
+            client_key,
+        })
     }
 
     /// Writes the six PEM files into `dir` (created if missing); keys get mode 0600.
@@ -128,7 +138,10 @@ impl Pki {
             pem::read_certificates(path)?
                 .into_iter()
                 .next()
-                .ok_or_else(|| Error::NoPem { path: path.display().to_string(), label: pem::CERTIFICATE })
+                .ok_or_else(|| Error::NoPem {
+                    path: path.display().to_string(),
+                    label: pem::CERTIFICATE,
+                })
         };
         let key = |path: &Path| key::signing_key_from_pkcs8(&pem::read_private_key(path)?);
         Ok(Self {
@@ -159,7 +172,11 @@ mod tests {
             let mut bad = pki.server_cert.clone();
             let n = bad.len();
             bad[n - 10] ^= 0x01;
-            assert!(cert::verify_signed_by(&bad, &pki.ca_cert).is_err(), "{}", alg.name);
+            assert!(
+                cert::verify_signed_by(&bad, &pki.ca_cert).is_err(),
+                "{}",
+                alg.name
+            );
             // The server was not signed by the client's key.
             assert!(cert::verify_signed_by(&pki.server_cert, &pki.client_cert).is_err());
         }
@@ -171,7 +188,10 @@ mod tests {
         let pki = Pki::generate(&ML_DSA_44).expect("pki");
         pki.write(&dir).expect("write");
         let back = Pki::read(&dir).expect("read");
-        assert_eq!(back.server_key.verifying_key(), pki.server_key.verifying_key());
+        assert_eq!(
+            back.server_key.verifying_key(),
+            pki.server_key.verifying_key()
+        );
         assert_eq!(back.ca_cert, pki.ca_cert);
         std::fs::remove_dir_all(&dir).ok();
     }

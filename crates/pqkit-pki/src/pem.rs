@@ -36,9 +36,11 @@ pub fn decode_all(text: &str, label: &str) -> Result<Vec<Vec<u8>>, Error> {
             return Err(Error::malformed("PEM", "BEGIN without END"));
         };
         let after_end = &block[end + end_marker.len()..];
-        let close = after_end.find("-----").ok_or(Error::malformed("PEM", "unterminated END"))?;
+        let close = after_end
+            .find("-----")
+            .ok_or(Error::malformed("PEM", "unterminated END"))?;
         let block_len = end + end_marker.len() + close + 5;
-        let (got_label, der) = der::pem::decode_vec(block[..block_len].as_bytes())
+        let (got_label, der) = der::pem::decode_vec(&block.as_bytes()[..block_len])
             .map_err(|e| Error::malformed("PEM", e))?;
         if got_label == label {
             out.push(der);
@@ -56,7 +58,10 @@ pub fn read_certificates(path: &Path) -> Result<Vec<Vec<u8>>, Error> {
     let text = std::fs::read_to_string(path).map_err(|e| Error::io(path, e))?;
     let certs = decode_all(&text, CERTIFICATE)?;
     if certs.is_empty() {
-        return Err(Error::NoPem { path: path.display().to_string(), label: CERTIFICATE });
+        return Err(Error::NoPem {
+            path: path.display().to_string(),
+            label: CERTIFICATE,
+        });
     }
     Ok(certs)
 }
@@ -71,7 +76,10 @@ pub fn read_private_key(path: &Path) -> Result<Zeroizing<Vec<u8>>, Error> {
         .into_iter()
         .next()
         .map(Zeroizing::new)
-        .ok_or_else(|| Error::NoPem { path: path.display().to_string(), label: PRIVATE_KEY })
+        .ok_or_else(|| Error::NoPem {
+            path: path.display().to_string(),
+            label: PRIVATE_KEY,
+        })
 }
 
 /// Writes `text` to `path`; private keys (`secret`) get mode 0600 on Unix.
@@ -88,5 +96,6 @@ pub fn write(path: &Path, text: &str, secret: bool) -> Result<(), Error> {
         options.mode(0o600);
     }
     let mut file = options.open(path).map_err(|e| Error::io(path, e))?;
-    file.write_all(text.as_bytes()).map_err(|e| Error::io(path, e))
+    file.write_all(text.as_bytes())
+        .map_err(|e| Error::io(path, e))
 }

@@ -22,25 +22,45 @@ pub struct KxGroup {
 }
 
 /// X25519MLKEM768, 0x11EC (RFC 10024).
-pub static X25519MLKEM768: KxGroup =
-    KxGroup { group: &hybrid::X25519MLKEM768, name: NamedGroup::X25519MLKEM768 };
+pub static X25519MLKEM768: KxGroup = KxGroup {
+    group: &hybrid::X25519MLKEM768,
+    name: NamedGroup::X25519MLKEM768,
+};
 /// SecP256r1MLKEM768, 0x11EB (RFC 10024).
-pub static SECP256R1MLKEM768: KxGroup =
-    KxGroup { group: &hybrid::SECP256R1MLKEM768, name: NamedGroup::secp256r1MLKEM768 };
+pub static SECP256R1MLKEM768: KxGroup = KxGroup {
+    group: &hybrid::SECP256R1MLKEM768,
+    name: NamedGroup::secp256r1MLKEM768,
+};
 /// SecP384r1MLKEM1024, 0x11ED (RFC 10024); unnamed in rustls 0.23.
-pub static SECP384R1MLKEM1024: KxGroup =
-    KxGroup { group: &hybrid::SECP384R1MLKEM1024, name: NamedGroup::Unknown(0x11ED) };
+pub static SECP384R1MLKEM1024: KxGroup = KxGroup {
+    group: &hybrid::SECP384R1MLKEM1024,
+    name: NamedGroup::Unknown(0x11ED),
+};
 /// MLKEM512, 0x0200 (draft-ietf-tls-mlkem).
-pub static MLKEM512: KxGroup = KxGroup { group: &hybrid::MLKEM512, name: NamedGroup::MLKEM512 };
+pub static MLKEM512: KxGroup = KxGroup {
+    group: &hybrid::MLKEM512,
+    name: NamedGroup::MLKEM512,
+};
 /// MLKEM768, 0x0201 (draft-ietf-tls-mlkem).
-pub static MLKEM768: KxGroup = KxGroup { group: &hybrid::MLKEM768, name: NamedGroup::MLKEM768 };
+pub static MLKEM768: KxGroup = KxGroup {
+    group: &hybrid::MLKEM768,
+    name: NamedGroup::MLKEM768,
+};
 /// MLKEM1024, 0x0202 (draft-ietf-tls-mlkem).
-pub static MLKEM1024: KxGroup =
-    KxGroup { group: &hybrid::MLKEM1024, name: NamedGroup::MLKEM1024 };
+pub static MLKEM1024: KxGroup = KxGroup {
+    group: &hybrid::MLKEM1024,
+    name: NamedGroup::MLKEM1024,
+};
 
 /// pqkit's groups in preference order (hybrids first, then pure ML-KEM).
-pub static ALL_KX_GROUPS: &[&KxGroup] =
-    &[&X25519MLKEM768, &SECP256R1MLKEM768, &SECP384R1MLKEM1024, &MLKEM768, &MLKEM1024, &MLKEM512];
+pub static ALL_KX_GROUPS: &[&KxGroup] = &[
+    &X25519MLKEM768,
+    &SECP256R1MLKEM768,
+    &SECP384R1MLKEM1024,
+    &MLKEM768,
+    &MLKEM1024,
+    &MLKEM512,
+];
 
 /// Finds one of pqkit's groups by name, alias or code point (see
 /// [`pqkit_core::catalogue::group`]).
@@ -58,13 +78,21 @@ pub fn find(name: &str) -> Result<&'static KxGroup, pqkit_core::Error> {
 
 impl SupportedKxGroup for KxGroup {
     fn start(&self) -> Result<Box<dyn ActiveKeyExchange>, Error> {
-        let exchange = self.group.start().map_err(|e| Error::General(e.to_string()))?;
-        Ok(Box::new(ActiveKx { exchange, name: self.name }))
+        let exchange = self
+            .group
+            .start()
+            .map_err(|e| Error::General(e.to_string()))?;
+        Ok(Box::new(ActiveKx {
+            exchange,
+            name: self.name,
+        }))
     }
 
     fn start_and_complete(&self, client_share: &[u8]) -> Result<CompletedKeyExchange, Error> {
-        let (server_share, secret) =
-            self.group.encapsulate(client_share).map_err(|_| INVALID_KEY_SHARE)?;
+        let (server_share, secret) = self
+            .group
+            .encapsulate(client_share)
+            .map_err(|_| INVALID_KEY_SHARE)?;
         Ok(CompletedKeyExchange {
             group: self.name,
             pub_key: server_share,
@@ -95,7 +123,10 @@ struct ActiveKx {
 
 impl ActiveKeyExchange for ActiveKx {
     fn complete(self: Box<Self>, server_share: &[u8]) -> Result<SharedSecret, Error> {
-        let secret = self.exchange.complete(server_share).map_err(|_| INVALID_KEY_SHARE)?;
+        let secret = self
+            .exchange
+            .complete(server_share)
+            .map_err(|_| INVALID_KEY_SHARE)?;
         Ok(SharedSecret::from(&secret[..]))
     }
 
@@ -119,7 +150,12 @@ mod tests {
         for g in ALL_KX_GROUPS {
             let wire = u16::from(g.name);
             assert_eq!(wire, g.group.code_point.value, "{}", g.group.name);
-            assert_eq!(NamedGroup::from(wire), g.name, "{}: rustls now names 0x{wire:04x}", g.group.name);
+            assert_eq!(
+                NamedGroup::from(wire),
+                g.name,
+                "{}: rustls now names 0x{wire:04x}",
+                g.group.name
+            );
         }
     }
 
@@ -142,7 +178,11 @@ mod tests {
                 hybrid::ShareOrder::ClassicalFirst => share.len() - ek_len,
             };
             bad[ek_start..ek_start + 3].fill(0xff);
-            assert_eq!(g.start_and_complete(&bad).err(), Some(INVALID_KEY_SHARE), "{g:?}");
+            assert_eq!(
+                g.start_and_complete(&bad).err(),
+                Some(INVALID_KEY_SHARE),
+                "{g:?}"
+            );
         }
     }
 

@@ -62,9 +62,9 @@ pub fn provider_with_groups(groups: Vec<&'static dyn SupportedKxGroup>) -> Crypt
 /// # Errors
 /// [`pqkit_core::Error::UnknownAlgorithm`].
 pub fn find_group(name: &str) -> Result<&'static dyn SupportedKxGroup, pqkit_core::Error> {
-    let classical = CLASSICAL_GROUPS.iter().find(|(names, _)| {
-        names.iter().any(|n| n.eq_ignore_ascii_case(name))
-    });
+    let classical = CLASSICAL_GROUPS
+        .iter()
+        .find(|(names, _)| names.iter().any(|n| n.eq_ignore_ascii_case(name)));
     if let Some((_, g)) = classical {
         return Ok(*g);
     }
@@ -77,7 +77,10 @@ pub fn group_name(group: &dyn SupportedKxGroup) -> String {
     kx::ALL_KX_GROUPS
         .iter()
         .find(|g| g.group.code_point.value == wire)
-        .map_or_else(|| format!("{:?}", group.name()), |g| g.group.name.to_owned())
+        .map_or_else(
+            || format!("{:?}", group.name()),
+            |g| g.group.name.to_owned(),
+        )
 }
 
 /// A server configuration: TLS 1.3, `chain` and `key` for authentication, and — when
@@ -103,7 +106,10 @@ pub fn server_config(
             let (verifier, seen) = ObservingClientVerifier::new(inner);
             (builder.with_client_cert_verifier(Arc::new(verifier)), seen)
         }
-        None => (builder.with_no_client_auth(), Arc::new(PeerScheme::default())),
+        None => (
+            builder.with_no_client_auth(),
+            Arc::new(PeerScheme::default()),
+        ),
     };
     Ok((config.with_single_cert(chain, key)?, seen))
 }
@@ -146,6 +152,12 @@ fn roots_of(certs: &[CertificateDer<'static>]) -> Result<Arc<RootCertStore>, Err
 /// Classical groups from rustls's aws-lc-rs provider, by the names users type.
 static CLASSICAL_GROUPS: &[(&[&str], &dyn SupportedKxGroup)] = &[
     (&["X25519", "x25519"], aws_lc_rs::kx_group::X25519),
-    (&["secp256r1", "P-256", "P256"], aws_lc_rs::kx_group::SECP256R1),
-    (&["secp384r1", "P-384", "P384"], aws_lc_rs::kx_group::SECP384R1),
+    (
+        &["secp256r1", "P-256", "P256"],
+        aws_lc_rs::kx_group::SECP256R1,
+    ),
+    (
+        &["secp384r1", "P-384", "P384"],
+        aws_lc_rs::kx_group::SECP384R1,
+    ),
 ];

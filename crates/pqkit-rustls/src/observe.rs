@@ -36,7 +36,13 @@ impl ObservingServerVerifier {
     /// Wraps `inner`; the scheme lands in the returned [`PeerScheme`].
     pub fn new(inner: Arc<dyn ServerCertVerifier>) -> (Self, Arc<PeerScheme>) {
         let seen = Arc::new(PeerScheme::default());
-        (Self { inner, seen: seen.clone() }, seen)
+        (
+            Self {
+                inner,
+                seen: seen.clone(),
+            },
+            seen,
+        )
     }
 }
 
@@ -49,7 +55,8 @@ impl ServerCertVerifier for ObservingServerVerifier {
         ocsp_response: &[u8],
         now: UnixTime,
     ) -> Result<ServerCertVerified, Error> {
-        self.inner.verify_server_cert(end_entity, intermediates, server_name, ocsp_response, now)
+        self.inner
+            .verify_server_cert(end_entity, intermediates, server_name, ocsp_response, now)
     }
 
     fn verify_tls12_signature(
@@ -88,7 +95,13 @@ impl ObservingClientVerifier {
     /// Wraps `inner`; the scheme lands in the returned [`PeerScheme`].
     pub fn new(inner: Arc<dyn ClientCertVerifier>) -> (Self, Arc<PeerScheme>) {
         let seen = Arc::new(PeerScheme::default());
-        (Self { inner, seen: seen.clone() }, seen)
+        (
+            Self {
+                inner,
+                seen: seen.clone(),
+            },
+            seen,
+        )
     }
 }
 
@@ -111,7 +124,8 @@ impl ClientCertVerifier for ObservingClientVerifier {
         intermediates: &[CertificateDer<'_>],
         now: UnixTime,
     ) -> Result<ClientCertVerified, Error> {
-        self.inner.verify_client_cert(end_entity, intermediates, now)
+        self.inner
+            .verify_client_cert(end_entity, intermediates, now)
     }
 
     fn verify_tls12_signature(

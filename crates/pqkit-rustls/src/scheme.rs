@@ -19,16 +19,27 @@ pub struct Scheme {
 /// Every signature scheme pqkit provides, in preference order.
 pub static SCHEMES: &[Scheme] = &[
     // draft-ietf-tls-mldsa: mldsa65 = 0x0905.
-    Scheme { algorithm: &ml_dsa::ML_DSA_65, scheme: SignatureScheme::ML_DSA_65 },
+    Scheme {
+        algorithm: &ml_dsa::ML_DSA_65,
+        scheme: SignatureScheme::ML_DSA_65,
+    },
     // draft-ietf-tls-mldsa: mldsa87 = 0x0906.
-    Scheme { algorithm: &ml_dsa::ML_DSA_87, scheme: SignatureScheme::ML_DSA_87 },
+    Scheme {
+        algorithm: &ml_dsa::ML_DSA_87,
+        scheme: SignatureScheme::ML_DSA_87,
+    },
     // draft-ietf-tls-mldsa: mldsa44 = 0x0904.
-    Scheme { algorithm: &ml_dsa::ML_DSA_44, scheme: SignatureScheme::ML_DSA_44 },
+    Scheme {
+        algorithm: &ml_dsa::ML_DSA_44,
+        scheme: SignatureScheme::ML_DSA_44,
+    },
 ];
 
 /// The scheme pqkit uses for `algorithm`, if it signs with it in TLS.
 pub fn for_algorithm(algorithm: &SignatureAlgorithm) -> Option<&'static Scheme> {
-    SCHEMES.iter().find(|s| core::ptr::eq(s.algorithm, algorithm))
+    SCHEMES
+        .iter()
+        .find(|s| core::ptr::eq(s.algorithm, algorithm))
 }
 
 /// The IANA name of any signature scheme (pqkit's, or rustls's own name).
@@ -51,7 +62,12 @@ mod tests {
             let wire = u16::from(s.scheme);
             let cp = s.algorithm.tls_scheme.expect("catalogue code point");
             assert_eq!(wire, cp.value, "{}", s.algorithm.name);
-            assert_eq!(SignatureScheme::from(wire), s.scheme, "{}", s.algorithm.name);
+            assert_eq!(
+                SignatureScheme::from(wire),
+                s.scheme,
+                "{}",
+                s.algorithm.name
+            );
         }
     }
 }

@@ -25,22 +25,33 @@ impl PqSigningKey {
     pub fn new(key: SigningKey) -> Result<Self, Error> {
         let scheme = scheme::for_algorithm(key.algorithm())
             .ok_or_else(|| {
-                Error::General(format!("{} has no TLS scheme in pqkit", key.algorithm().name))
+                Error::General(format!(
+                    "{} has no TLS scheme in pqkit",
+                    key.algorithm().name
+                ))
             })?
             .scheme;
-        Ok(Self { key: Arc::new(key), scheme })
+        Ok(Self {
+            key: Arc::new(key),
+            scheme,
+        })
     }
 }
 
 impl RustlsSigningKey for PqSigningKey {
     fn choose_scheme(&self, offered: &[SignatureScheme]) -> Option<Box<dyn Signer>> {
-        offered
-            .contains(&self.scheme)
-            .then(|| Box::new(PqSigner { key: self.key.clone(), scheme: self.scheme }) as _)
+        offered.contains(&self.scheme).then(|| {
+            Box::new(PqSigner {
+                key: self.key.clone(),
+                scheme: self.scheme,
+            }) as _
+        })
     }
 
     fn public_key(&self) -> Option<SubjectPublicKeyInfoDer<'_>> {
-        pqkit_pki::key::spki_der(&self.key.verifying_key()).ok().map(SubjectPublicKeyInfoDer::from)
+        pqkit_pki::key::spki_der(&self.key.verifying_key())
+            .ok()
+            .map(SubjectPublicKeyInfoDer::from)
     }
 
     fn algorithm(&self) -> SignatureAlgorithm {
@@ -51,7 +62,9 @@ impl RustlsSigningKey for PqSigningKey {
 
 impl core::fmt::Debug for PqSigningKey {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        f.debug_struct("PqSigningKey").field("scheme", &self.scheme).finish_non_exhaustive()
+        f.debug_struct("PqSigningKey")
+            .field("scheme", &self.scheme)
+            .finish_non_exhaustive()
     }
 }
 
@@ -63,7 +76,9 @@ struct PqSigner {
 impl Signer for PqSigner {
     /// Pure signing with an empty context (draft-ietf-tls-mldsa §3).
     fn sign(&self, message: &[u8]) -> Result<Vec<u8>, Error> {
-        self.key.sign(message, &[]).map_err(|e| Error::General(e.to_string()))
+        self.key
+            .sign(message, &[])
+            .map_err(|e| Error::General(e.to_string()))
     }
 
     fn scheme(&self) -> SignatureScheme {
@@ -73,7 +88,9 @@ impl Signer for PqSigner {
 
 impl core::fmt::Debug for PqSigner {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        f.debug_struct("PqSigner").field("scheme", &self.scheme).finish_non_exhaustive()
+        f.debug_struct("PqSigner")
+            .field("scheme", &self.scheme)
+            .finish_non_exhaustive()
     }
 }
 
@@ -87,13 +104,14 @@ impl KeyProvider for PqKeyProvider {
         &self,
         key_der: PrivateKeyDer<'static>,
     ) -> Result<Arc<dyn RustlsSigningKey>, Error> {
-        if let PrivateKeyDer::Pkcs8(pkcs8) = &key_der {
-            if let Ok(key) = pqkit_pki::key::signing_key_from_pkcs8(pkcs8.secret_pkcs8_der()) {
-                if scheme::for_algorithm(key.algorithm()).is_some() {
-                    return Ok(Arc::new(PqSigningKey::new(key)?));
-                }
-            }
+        if let PrivateKeyDer::Pkcs8(pkcs8) = &key_der
+            && let Ok(key) = pqkit_pki::key::signing_key_from_pkcs8(pkcs8.secret_pkcs8_der())
+            && scheme::for_algorithm(key.algorithm()).is_some()
+        {
+            return Ok(Arc::new(PqSigningKey::new(key)?));
         }
-        rustls::crypto::aws_lc_rs::default_provider().key_provider.load_private_key(key_der)
+        rustls::crypto::aws_lc_rs::default_provider()
+            .key_provider
+            .load_private_key(key_der)
     }
 }

@@ -54,21 +54,27 @@ pub fn supported_algorithms() -> WebPkiSupportedAlgorithms {
             .iter()
             .map(|s| &*Box::leak(Box::new(PqVerify(s.algorithm))) as _)
             .collect();
-        let mapping: Vec<(SignatureScheme, &'static [&'static dyn SignatureVerificationAlgorithm])> =
-            SCHEMES
-                .iter()
-                .zip(&ours)
-                .map(|(s, v)| (s.scheme, &*Box::leak(Box::new([*v])) as &'static [_]))
-                .chain(
-                    base.mapping
-                        .iter()
-                        .filter(|(scheme, _)| SCHEMES.iter().all(|s| s.scheme != *scheme))
-                        .copied(),
-                )
-                .collect();
+        let mapping: Vec<(
+            SignatureScheme,
+            &'static [&'static dyn SignatureVerificationAlgorithm],
+        )> = SCHEMES
+            .iter()
+            .zip(&ours)
+            .map(|(s, v)| (s.scheme, &*Box::leak(Box::new([*v])) as &'static [_]))
+            .chain(
+                base.mapping
+                    .iter()
+                    .filter(|(scheme, _)| SCHEMES.iter().all(|s| s.scheme != *scheme))
+                    .copied(),
+            )
+            .collect();
         // Leaked once per process: rustls needs 'static slices and these are built at run time
         // from rustls's own list, so they track its algorithms instead of copying them.
-        let all: Vec<_> = ours.iter().copied().chain(base.all.iter().copied()).collect();
+        let all: Vec<_> = ours
+            .iter()
+            .copied()
+            .chain(base.all.iter().copied())
+            .collect();
         WebPkiSupportedAlgorithms {
             all: Box::leak(all.into_boxed_slice()),
             mapping: Box::leak(mapping.into_boxed_slice()),
@@ -101,11 +107,20 @@ mod tests {
             let sig = key.sign(b"transcript", &[]).expect("sign");
             let v = PqVerify(s.algorithm);
             let pk = key.verifying_key();
-            assert!(v.verify_signature(pk.as_bytes(), b"transcript", &sig).is_ok());
+            assert!(
+                v.verify_signature(pk.as_bytes(), b"transcript", &sig)
+                    .is_ok()
+            );
             let mut bad = sig.clone();
             bad[0] ^= 1;
-            assert!(v.verify_signature(pk.as_bytes(), b"transcript", &bad).is_err());
-            assert!(v.verify_signature(&pk.as_bytes()[1..], b"transcript", &sig).is_err());
+            assert!(
+                v.verify_signature(pk.as_bytes(), b"transcript", &bad)
+                    .is_err()
+            );
+            assert!(
+                v.verify_signature(&pk.as_bytes()[1..], b"transcript", &sig)
+                    .is_err()
+            );
         }
     }
 }

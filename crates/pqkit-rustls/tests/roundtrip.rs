@@ -40,11 +40,7 @@ fn pump<A: SideData, B: SideData>(a: &mut ConnectionCommon<A>, b: &mut Connectio
 }
 
 /// A full mutually authenticated handshake plus one message each way.
-fn connect(
-    group: &'static dyn SupportedKxGroup,
-    server_pki: &Pki,
-    client_pki: &Pki,
-) -> Outcome {
+fn connect(group: &'static dyn SupportedKxGroup, server_pki: &Pki, client_pki: &Pki) -> Outcome {
     let provider = Arc::new(pqkit_rustls::provider_with_groups(vec![group]));
     // The server trusts the client's CA and vice versa; the two PKIs may differ in algorithm.
     let client_ca = [CertificateDer::from(client_pki.ca_cert.clone())];
@@ -65,8 +61,9 @@ fn connect(
         )),
     )
     .expect("client config");
-    let mut client = ClientConnection::new(Arc::new(client_cfg), "localhost".try_into().expect("name"))
-        .expect("client");
+    let mut client =
+        ClientConnection::new(Arc::new(client_cfg), "localhost".try_into().expect("name"))
+            .expect("client");
     let mut server = ServerConnection::new(Arc::new(server_cfg)).expect("server");
     while client.is_handshaking() || server.is_handshaking() {
         pump(&mut client, &mut server);
@@ -77,13 +74,25 @@ fn connect(
     let mut got = [0u8; 12];
     server.reader().read_exact(&mut got).expect("server reads");
     assert_eq!(&got, b"hello pqkit!");
-    server.writer().write_all(b"I hear you fa shizzle!").expect("write");
+    server
+        .writer()
+        .write_all(b"I hear you fa shizzle!")
+        .expect("write");
     pump(&mut server, &mut client);
     let mut got = [0u8; 22];
     client.reader().read_exact(&mut got).expect("client reads");
     assert_eq!(&got, b"I hear you fa shizzle!");
-    let group = client.negotiated_key_exchange_group().expect("group").name();
-    assert_eq!(server.negotiated_key_exchange_group().expect("group").name(), group);
+    let group = client
+        .negotiated_key_exchange_group()
+        .expect("group")
+        .name();
+    assert_eq!(
+        server
+            .negotiated_key_exchange_group()
+            .expect("group")
+            .name(),
+        group
+    );
     Outcome {
         group,
         suite: client.negotiated_cipher_suite().expect("suite").suite(),
@@ -93,7 +102,9 @@ fn connect(
 }
 
 fn scheme_of(alg: &SignatureAlgorithm) -> rustls::SignatureScheme {
-    pqkit_rustls::scheme::for_algorithm(alg).expect("scheme").scheme
+    pqkit_rustls::scheme::for_algorithm(alg)
+        .expect("scheme")
+        .scheme
 }
 
 #[test]
@@ -118,10 +129,20 @@ fn every_ml_dsa_level_as_server_and_as_client_certificate() {
         let group = &pqkit_rustls::kx::X25519MLKEM768;
         // As the server's certificate (client uses ML-DSA-65).
         let out = connect(group, &pki, &other);
-        assert_eq!(out.server_scheme, Some(scheme_of(alg)), "{} as server", alg.name);
+        assert_eq!(
+            out.server_scheme,
+            Some(scheme_of(alg)),
+            "{} as server",
+            alg.name
+        );
         // As the client's certificate (server uses ML-DSA-65).
         let out = connect(group, &other, &pki);
-        assert_eq!(out.client_scheme, Some(scheme_of(alg)), "{} as client", alg.name);
+        assert_eq!(
+            out.client_scheme,
+            Some(scheme_of(alg)),
+            "{} as client",
+            alg.name
+        );
         println!("{}: ok as server and as client certificate", alg.name);
     }
 }
@@ -141,8 +162,9 @@ fn a_server_certificate_from_an_untrusted_ca_is_rejected() {
     let (client_cfg, _) =
         pqkit_rustls::client_config(provider, &[CertificateDer::from(pki.ca_cert.clone())], None)
             .expect("client config");
-    let mut client = ClientConnection::new(Arc::new(client_cfg), "localhost".try_into().expect("name"))
-        .expect("client");
+    let mut client =
+        ClientConnection::new(Arc::new(client_cfg), "localhost".try_into().expect("name"))
+            .expect("client");
     let mut server = ServerConnection::new(Arc::new(server_cfg)).expect("server");
     pump(&mut client, &mut server);
     let mut buf = Vec::new();
@@ -151,11 +173,17 @@ fn a_server_certificate_from_an_untrusted_ca_is_rejected() {
     }
     let mut rd = &buf[..];
     let err = loop {
-        assert!(!rd.is_empty(), "the client accepted a certificate from an untrusted CA");
+        assert!(
+            !rd.is_empty(),
+            "the client accepted a certificate from an untrusted CA"
+        );
         client.read_tls(&mut rd).expect("read");
         if let Err(e) = client.process_new_packets() {
             break e;
         }
     };
-    assert!(matches!(err, rustls::Error::InvalidCertificate(_)), "{err:?}");
+    assert!(
+        matches!(err, rustls::Error::InvalidCertificate(_)),
+        "{err:?}"
+    );
 }

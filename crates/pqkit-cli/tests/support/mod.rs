@@ -1,0 +1,128 @@
+//! Helpers for tests that start real processes on 127.0.0.1: free ports, waiting for a
+//! listener without connecting to it, and children that are killed when dropped.
+
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+/// The `pqkit` binary under test.
+pub(crate) fn pqkit() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_pqkit"))
+}
+
+/// A fresh directory under the target directory for this test.
+pub(crate) fn scratch(name: &str) -> PathBuf {
+    let dir =
+        PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("scratch dir");
+    dir
+}
+
+/// A TCP port that was free a moment ago on 127.0.0.1.
+pub(crate) fn free_port() -> u16 {
+    let l = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+    l.local_addr().expect("addr").port()
+}
+
+/// Waits until something listens on `port`, reading /proc/net/tcp so that no connection is
+/// used up (servers here run with a connection count).
+pub(crate) fn wait_listening(port: u16, child: &mut Child) {
+    let needle = format!(":{port:04X} ");
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        let table = std::fs::read_to_string("/proc/net/tcp").unwrap_or_default();
+        if table.lines().any(|l| {
+            let cols: Vec<&str> = l.split_whitespace().collect();
+            cols.len() > 3
+                && format!("{} ", &cols[1][cols[1].len() - 5..]) == needle
+                && cols[3] == "0A"
+        }) {
+            return;
+        }
+        if let Ok(Some(status)) = child.try_wait() {
+            panic!("server exited before listening on {port}: {status}");
+        }
+        assert!(
+            Instant::now() < deadline,
+            "nothing listens on 127.0.0.1:{port} after 30 s"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// A child process that is killed and reaped when dropped.
+pub(crate) struct Guard(pub Option<Child>);
+
+impl Guard {
+    pub(crate) fn spawn(cmd: &mut Command) -> Self {
+        let child = cmd
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap_or_else(|e| panic!("spawn {cmd:?}: {e}"));
+        Self(Some(child))
+    }
+
+    pub(crate) fn child(&mut self) -> &mut Child {
+        self.0.as_mut().expect("child")
+    }
+
+    /// Waits (at most 30 s) for the child to exit and returns its output.
+    pub(crate) fn wait(mut self) -> Output {
+        let mut child = self.0.take().expect("child");
+        let deadline = Instant::now() + Duration::from_secs(30);
+        while child.try_wait().expect("try_wait").is_none() {
+            if Instant::now() > deadline {
+                let _ = child.kill();
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        child.wait_with_output().expect("output")
+    }
+}
+
+impl Drop for Guard {
+    fn drop(&mut self) {
+        if let Some(mut c) = self.0.take() {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+    }
+}
+
+/// Runs a command to completion; panics with its output on a non-zero exit.
+pub(crate) fn run_ok(cmd: &mut Command) -> Output {
+    let out = cmd
+        .stdin(Stdio::null())
+        .output()
+        .unwrap_or_else(|e| panic!("run {cmd:?}: {e}"));
+    assert!(
+        out.status.success(),
+        "{cmd:?} failed ({}):\nstdout: {}\nstderr: {}",
+        out.status,
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out
+}
+
+/// The JSON objects printed one per line on stdout.
+pub(crate) fn json_lines(out: &[u8]) -> Vec<serde_json::Value> {
+    String::from_utf8_lossy(out)
+        .lines()
+        .filter(|l| l.trim_start().starts_with('{'))
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("bad JSON line {l}: {e}")))
+        .collect()
+}
+
+/// `../shared/peers` beside the repository (override with `PQKIT_PEERS`).
+pub(crate) fn peers_dir() -> PathBuf {
+    std::env::var_os("PQKIT_PEERS")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/peers"))
+}
