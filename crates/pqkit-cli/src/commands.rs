@@ -280,9 +280,10 @@ fn print_demo(r: &DemoReport) {
             format!("{:?}", s.received),
         ),
     ];
-    println!("{:<32}{:<28}server", "", "client");
+    let w = rows.iter().map(|(_, c, _)| c.len()).max().unwrap_or(0) + 2;
+    println!("{:<32}{:<w$}server", "", "client");
     for (name, client, server) in rows {
-        println!("{name:<32}{client:<28}{server}");
+        println!("{name:<32}{client:<w$}{server}");
     }
     println!(
         "\nbytes on the wire: client -> server {} B, server -> client {} B, total {} B \
@@ -311,11 +312,21 @@ fn find_group(name: &str) -> Result<&'static dyn SupportedKxGroup> {
     if name.to_ascii_lowercase().contains("kyber") {
         eprintln!("{}", pqkit_core::ml_kem::KYBER_NOTE);
     }
-    Ok(pqkit_rustls::find_group(name)?)
+    pqkit_rustls::find_group(name).map_err(|e| {
+        let known: Vec<&str> = catalogue::groups().iter().map(|g| g.name).collect();
+        format!(
+            "{e}; named groups: {}, X25519, secp256r1, secp384r1",
+            known.join(", ")
+        )
+        .into()
+    })
 }
 
 fn find_signature(name: &str) -> Result<&'static SignatureAlgorithm> {
-    Ok(catalogue::signature(name)?)
+    catalogue::signature(name).map_err(|e| {
+        let known: Vec<&str> = catalogue::signatures().iter().map(|a| a.name).collect();
+        format!("{e}; signature algorithms: {}", known.join(", ")).into()
+    })
 }
 
 fn provider_for(groups: &[String]) -> Result<Arc<CryptoProvider>> {

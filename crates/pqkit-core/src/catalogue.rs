@@ -74,10 +74,18 @@ pub fn signature(name: &str) -> Result<&'static SignatureAlgorithm, Error> {
 }
 
 /// Finds a key-exchange group by IANA name, alias or code point ("0x11ec"), case-insensitively.
+/// A KEM name ("ML-KEM-768", "Kyber768") means that KEM's pure group (MLKEM768).
 ///
 /// # Errors
 /// [`Error::UnknownAlgorithm`].
 pub fn group(name: &str) -> Result<&'static KeyExchangeGroup, Error> {
+    if let Ok(kem) = kem(name)
+        && let Some(g) = groups()
+            .iter()
+            .find(|g| g.classical.is_none() && core::ptr::eq(g.kem, kem))
+    {
+        return Ok(g);
+    }
     let code_point = name
         .strip_prefix("0x")
         .or_else(|| name.strip_prefix("0X"))

@@ -35,7 +35,7 @@ pub enum Error {
     #[error("{0}")]
     Unsupported(&'static str),
     /// A name matched no algorithm in the catalogue.
-    #[error("unknown algorithm {0:?} (see `pqkit list`)")]
+    #[error("unknown algorithm {0:?}")]
     UnknownAlgorithm(String),
     /// The operating system's random number generator failed.
     #[error("random number generator failed")]

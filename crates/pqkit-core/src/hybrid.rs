@@ -243,3 +243,73 @@ const fn pure(name: &'static str, kem: &'static KemAlgorithm) -> KeyExchangeGrou
         order: ShareOrder::KemFirst,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::catalogue::groups;
+
+    #[test]
+    fn shares_and_secrets_have_the_rfc_10024_layout() {
+        // (group, client share, server share, secret) sizes in bytes.
+        let expected = [
+            ("X25519MLKEM768", 1216, 1120, 64),
+            ("SecP256r1MLKEM768", 1249, 1153, 64),
+            ("SecP384r1MLKEM1024", 1665, 1665, 80),
+            ("MLKEM512", 800, 768, 32),
+            ("MLKEM768", 1184, 1088, 32),
+            ("MLKEM1024", 1568, 1568, 32),
+        ];
+        for (name, client, server, secret) in expected {
+            let g = crate::catalogue::group(name).expect("group");
+            assert_eq!(
+                (g.client_share_size(), g.server_share_size()),
+                (client, server),
+                "{name}"
+            );
+            assert_eq!(g.shared_secret_size(), secret, "{name}");
+            let c = g.start().expect("start");
+            assert_eq!(c.share().len(), client);
+            let (s_share, s_secret) = g.encapsulate(c.share()).expect("encapsulate");
+            assert_eq!(s_share.len(), server);
+            assert_eq!(*c.complete(&s_share).expect("complete"), *s_secret);
+        }
+        assert_eq!(groups().len(), expected.len());
+    }
+
+    #[test]
+    fn ml_kem_half_is_where_the_order_says() {
+        // X25519MLKEM768: ek first; its ek must be the ML-KEM part of the share.
+        let c = X25519MLKEM768.start().expect("start");
+        let ek = c.dk.encapsulation_key().as_bytes();
+        assert_eq!(&c.share()[..1184], ek);
+        let c = SECP256R1MLKEM768.start().expect("start");
+        let ek = c.dk.encapsulation_key().as_bytes();
+        assert_eq!(&c.share()[65..], ek);
+        assert_eq!(c.share()[0], 0x04, "uncompressed P-256 point first");
+    }
+
+    #[test]
+    fn low_order_x25519_share_is_rejected() {
+        // u = 0 is a low-order point: the X25519 output is all zero (RFC 7748 §6.1).
+        let c = X25519MLKEM768.start().expect("start");
+        let mut share = c.share().to_vec();
+        share[1184..].fill(0);
+        assert!(matches!(
+            X25519MLKEM768.encapsulate(&share),
+            Err(Error::InvalidCiphertext(_))
+        ));
+        // A P-256 share that is not on the curve.
+        let c = SECP256R1MLKEM768.start().expect("start");
+        let mut share = c.share().to_vec();
+        share[1..65].fill(0x11);
+        assert!(matches!(
+            SECP256R1MLKEM768.encapsulate(&share),
+            Err(Error::InvalidCiphertext(_))
+        ));
+        // A compressed point.
+        let mut share = c.share().to_vec();
+        share[0] = 0x02;
+        assert!(SECP256R1MLKEM768.encapsulate(&share).is_err());
+    }
+}

@@ -297,3 +297,74 @@ pub trait KemBackend: Send + Sync {
         ct: &[u8],
     ) -> Result<Zeroizing<[u8; SHARED_SECRET_SIZE]>, Error>;
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::ml_kem::{ML_KEM_512, ML_KEM_768, ML_KEM_1024};
+
+    use super::*;
+
+    #[test]
+    fn round_trip_and_implicit_rejection() {
+        for alg in [&ML_KEM_512, &ML_KEM_768, &ML_KEM_1024] {
+            let dk = alg.generate().expect("keygen");
+            let (ct, ss) = dk.encapsulation_key().encapsulate().expect("encaps");
+            assert_eq!(ct.len(), alg.ciphertext_size);
+            assert_eq!(dk.decapsulate(&ct).expect("decaps"), ss);
+            let mut bad = ct.clone();
+            bad[0] ^= 1;
+            // A modified ciphertext gives a different (pseudo-random) secret, not an error.
+            assert_ne!(dk.decapsulate(&bad).expect("decaps"), ss);
+        }
+    }
+
+    #[test]
+    fn every_truncation_and_extension_is_an_error() {
+        let alg = &ML_KEM_768;
+        let dk = alg.generate_from_seed(&[5; SEED_SIZE]).expect("keygen");
+        let ek = dk.encapsulation_key().as_bytes().to_vec();
+        let (ct, _) = dk.encapsulation_key().encapsulate().expect("encaps");
+        for n in 0..ek.len() {
+            assert!(
+                alg.encapsulation_key(&ek[..n]).is_err(),
+                "ek truncated to {n}"
+            );
+        }
+        for n in 0..ct.len() {
+            assert!(dk.decapsulate(&ct[..n]).is_err(), "ct truncated to {n}");
+        }
+        for extra in 1..=100 {
+            let mut long = ek.clone();
+            long.resize(ek.len() + extra, 0);
+            assert!(alg.encapsulation_key(&long).is_err());
+            let mut long = ct.clone();
+            long.resize(ct.len() + extra, 0);
+            assert!(dk.decapsulate(&long).is_err());
+        }
+        let expanded = dk.expanded().to_vec();
+        for n in [0, 1, expanded.len() - 1, expanded.len() + 1] {
+            let mut e = expanded.clone();
+            e.resize(n, 0);
+            assert!(alg.decapsulation_key_from_expanded(&e).is_err());
+        }
+        assert!(alg.generate_from_seed(&[0; 63]).is_err());
+    }
+
+    #[test]
+    fn seed_and_expanded_forms_agree() {
+        let dk = ML_KEM_1024
+            .generate_from_seed(&[9; SEED_SIZE])
+            .expect("keygen");
+        let again = ML_KEM_1024
+            .decapsulation_key_from_expanded(dk.expanded())
+            .expect("expanded");
+        assert_eq!(
+            again.encapsulation_key().as_bytes(),
+            dk.encapsulation_key().as_bytes()
+        );
+        let (ct, ss) = dk.encapsulation_key().encapsulate().expect("encaps");
+        assert_eq!(again.decapsulate(&ct).expect("decaps"), ss);
+        assert_eq!(format!("{dk:?}"), "DecapsulationKey { .. }");
+        assert_eq!(format!("{ss:?}"), "SharedSecret { .. }");
+    }
+}

@@ -384,3 +384,85 @@ const ALG_ID_65: [u8; 11] = [
 const ALG_ID_87: [u8; 11] = [
     0x06, 0x09, 0x60, 0x86, 0x48, 0x01, 0x65, 0x03, 0x04, 0x03, 0x13,
 ];
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sig::MAX_CONTEXT_SIZE;
+
+    #[test]
+    fn backends_verify_each_others_signatures() {
+        for alg in [&ML_DSA_44, &ML_DSA_65, &ML_DSA_87] {
+            let key = alg.generate().expect("key");
+            let pk = key.verifying_key();
+            // Hedged, empty context: signed by aws-lc-rs, verified by both.
+            let sig = key.sign(b"msg", &[]).expect("sign");
+            assert_eq!(sig.len(), alg.signature_size);
+            for b in backend::ALL {
+                b.verify(alg, pk.as_bytes(), b"msg", &[], &sig)
+                    .unwrap_or_else(|e| panic!("{}: {e}", b.name()));
+            }
+            // Deterministic: signed by fips204, verified by aws-lc-rs; and repeatable.
+            let det = key
+                .sign_with(b"msg", &[], SigningRandomness::Deterministic)
+                .expect("sign");
+            assert_eq!(
+                det,
+                key.sign_with(b"msg", &[], SigningRandomness::Deterministic)
+                    .expect("sign")
+            );
+            backend::Backend::AwsLc
+                .verify(alg, pk.as_bytes(), b"msg", &[], &det)
+                .expect("aws-lc-rs");
+            // Hedged signatures differ.
+            assert_ne!(sig, key.sign(b"msg", &[]).expect("sign"));
+        }
+    }
+
+    #[test]
+    fn context_binds_the_signature() {
+        let key = ML_DSA_65.generate().expect("key");
+        let pk = key.verifying_key();
+        let sig = key.sign(b"msg", b"ctx").expect("sign");
+        pk.verify(b"msg", b"ctx", &sig).expect("same context");
+        assert_eq!(pk.verify(b"msg", b"other", &sig), Err(Error::BadSignature));
+        assert_eq!(pk.verify(b"msg", &[], &sig), Err(Error::BadSignature));
+        assert_eq!(pk.verify(b"msh", b"ctx", &sig), Err(Error::BadSignature));
+        let long = [0u8; MAX_CONTEXT_SIZE + 1];
+        assert_eq!(key.sign(b"msg", &long), Err(Error::ContextTooLong(256)));
+        assert!(key.sign(b"msg", &long[..MAX_CONTEXT_SIZE]).is_ok());
+    }
+
+    #[test]
+    fn bad_lengths_are_errors() {
+        let key = ML_DSA_44.generate().expect("key");
+        let sig = key.sign(b"m", &[]).expect("sign");
+        let pk = key.verifying_key();
+        for n in [0, 1, sig.len() - 1, sig.len() + 1] {
+            let mut s = sig.clone();
+            s.resize(n, 0);
+            assert_eq!(
+                pk.verify(b"m", &[], &s),
+                Err(Error::BadSignature),
+                "len {n}"
+            );
+        }
+        for n in [0, 31, 33] {
+            assert!(matches!(
+                ML_DSA_44.signing_key_from_seed(&vec![0; n]),
+                Err(Error::InvalidLength { expected: 32, .. })
+            ));
+        }
+        assert!(ML_DSA_44.verifying_key(&pk.as_bytes()[1..]).is_err());
+    }
+
+    #[test]
+    fn debug_prints_no_key_material() {
+        let key = ML_DSA_44.signing_key_from_seed(&[0xab; 32]).expect("key");
+        let shown = format!("{key:?}");
+        assert!(
+            !shown.contains("ab, ab") && !shown.contains("171"),
+            "{shown}"
+        );
+    }
+}

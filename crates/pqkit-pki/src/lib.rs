@@ -183,6 +183,50 @@ mod tests {
     }
 
     #[test]
+    fn decoders_return_errors_on_every_truncation_and_extension() {
+        let pki = Pki::generate(&ML_DSA_44).expect("pki");
+        let spki = key::spki_der(&pki.server_key.verifying_key()).expect("spki");
+        for n in 0..spki.len() {
+            assert!(
+                key::verifying_key_from_spki(&spki[..n]).is_err(),
+                "SPKI truncated to {n}"
+            );
+        }
+        let cert = &pki.server_cert;
+        for n in (0..cert.len()).step_by(7).chain([cert.len() - 1]) {
+            assert!(
+                cert::verify_signed_by(&cert[..n], &pki.ca_cert).is_err(),
+                "cert cut to {n}"
+            );
+            assert!(
+                cert::verify_signed_by(cert, &pki.ca_cert[..n.min(pki.ca_cert.len() - 1)]).is_err()
+            );
+        }
+        for extra in 1..=100 {
+            let mut long = spki.clone();
+            long.resize(spki.len() + extra, 0);
+            assert!(key::verifying_key_from_spki(&long).is_err());
+            let mut long = cert.clone();
+            long.resize(cert.len() + extra, 0);
+            assert!(cert::verify_signed_by(&long, &pki.ca_cert).is_err());
+        }
+        let text = pem::encode(pem::CERTIFICATE, cert).expect("pem");
+        for n in 0..text.trim_end().len() {
+            // Truncated PEM: either no complete block or a decode error; never a panic.
+            if let Ok(blocks) = pem::decode_all(&text[..n], pem::CERTIFICATE) {
+                assert!(
+                    blocks.is_empty(),
+                    "truncated PEM yielded a certificate at {n}"
+                );
+            }
+        }
+        assert_eq!(
+            pem::decode_all(&text, pem::CERTIFICATE).expect("pem"),
+            vec![cert.clone()]
+        );
+    }
+
+    #[test]
     fn write_then_read_gives_the_same_keys() {
         let dir = std::env::temp_dir().join(format!("pqkit-pki-test-{}", std::process::id()));
         let pki = Pki::generate(&ML_DSA_44).expect("pki");
