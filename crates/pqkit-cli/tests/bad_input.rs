@@ -12,7 +12,7 @@ use pqkit_core::hybrid;
 use rustls::crypto::{ActiveKeyExchange, SharedSecret, SupportedKxGroup};
 use rustls::{AlertDescription, ClientConnection, NamedGroup};
 use rustls_pki_types::CertificateDer;
-use support::{Guard, free_port, json_lines, pqkit, run_ok, scratch, wait_listening};
+use support::{free_port, json_lines, pqkit, pqkit_server, run_ok, scratch};
 
 /// A "group" that claims to be X25519MLKEM768 but sends the share it was given.
 #[derive(Debug)]
@@ -84,24 +84,7 @@ fn bad_key_shares_get_illegal_parameter_and_the_server_keeps_serving() {
         .collect();
 
     let port = free_port();
-    let mut server = Guard::spawn(
-        pqkit()
-            .args([
-                "server",
-                "--json",
-                "--count",
-                "3",
-                "--groups",
-                "X25519MLKEM768",
-                "--port",
-            ])
-            .arg(port.to_string())
-            .arg("--cert")
-            .arg(pki.join("server.pem"))
-            .arg("--key")
-            .arg(pki.join("server.key")),
-    );
-    wait_listening(port, server.child());
+    let server = pqkit_server(&pki, port, "X25519MLKEM768", 3);
 
     // 1. Wrong length: one byte short of ek (1184) ‖ X25519 (32).
     let g = &hybrid::X25519MLKEM768;

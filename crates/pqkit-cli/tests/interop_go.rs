@@ -8,7 +8,9 @@ mod support;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use support::{Guard, free_port, json_lines, peers_dir, pqkit, run_ok, scratch, wait_listening};
+use support::{
+    Guard, free_port, json_lines, peers_dir, pqkit, pqkit_server, run_ok, scratch, wait_listening,
+};
 
 const GROUPS: [&str; 3] = ["X25519MLKEM768", "SecP256r1MLKEM768", "SecP384r1MLKEM1024"];
 
@@ -80,18 +82,7 @@ fn go_client_to_pqkit_server_and_pqkit_client_to_go_server() {
     for group in GROUPS {
         // Go client -> pqkit server.
         let port = free_port();
-        let mut server = Guard::spawn(
-            pqkit()
-                .args([
-                    "server", "--json", "--count", "1", "--groups", group, "--port",
-                ])
-                .arg(port.to_string())
-                .arg("--cert")
-                .arg(pki.join("server.pem"))
-                .arg("--key")
-                .arg(pki.join("server.key")),
-        );
-        wait_listening(port, server.child());
+        let server = pqkit_server(&pki, port, group, 1);
         let go = run_ok(
             Command::new(&gotls)
                 .args([

@@ -25,15 +25,12 @@ pub struct TlsCodePoint {
     pub source: &'static str,
 }
 
-/// Every KEM, strongest last.
-pub static KEMS: &[&KemAlgorithm] = &[&ML_KEM_512, &ML_KEM_768, &ML_KEM_1024];
+static KEMS: &[&KemAlgorithm] = &[&ML_KEM_512, &ML_KEM_768, &ML_KEM_1024];
 
-/// Every signature algorithm.
-pub static SIGNATURES: &[&SignatureAlgorithm] =
+static SIGNATURES: &[&SignatureAlgorithm] =
     &[&ML_DSA_44, &ML_DSA_65, &ML_DSA_87, &ECDSA_P256_SHA256];
 
-/// Every ML-KEM-based TLS key-exchange group, in pqkit's preference order.
-pub static GROUPS: &[&KeyExchangeGroup] = &[
+static GROUPS: &[&KeyExchangeGroup] = &[
     &X25519MLKEM768,
     &SECP256R1MLKEM768,
     &SECP384R1MLKEM1024,

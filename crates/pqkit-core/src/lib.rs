@@ -40,3 +40,13 @@ pub(crate) fn random_array<const N: usize>() -> Result<Zeroizing<[u8; N]>, Error
     aws_lc_rs::rand::fill(&mut out[..]).map_err(|_| Error::Rng)?;
     Ok(out)
 }
+
+/// `len` bytes from the OS random number generator (through AWS-LC).
+///
+/// # Errors
+/// [`Error::Rng`] when the generator fails.
+pub(crate) fn random_vec(len: usize) -> Result<Zeroizing<Vec<u8>>, Error> {
+    let mut out = Zeroizing::new(vec![0u8; len]);
+    aws_lc_rs::rand::fill(&mut out[..]).map_err(|_| Error::Rng)?;
+    Ok(out)
+}

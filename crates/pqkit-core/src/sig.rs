@@ -10,7 +10,7 @@ use zeroize::Zeroizing;
 
 use crate::catalogue::TlsCodePoint;
 use crate::error::{Error, check_len};
-use crate::random_array;
+use crate::random_vec;
 
 /// Largest context string, in bytes (FIPS 204 §5.2).
 pub const MAX_CONTEXT_SIZE: usize = 255;
@@ -253,8 +253,8 @@ pub trait SignatureBackend: Send + Sync {
     /// # Errors
     /// [`Error::Rng`] or the errors of [`Self::signing_key_from_seed`].
     fn generate(&self, alg: &'static SignatureAlgorithm) -> Result<Box<dyn SigningKeyImpl>, Error> {
-        let seed = random_array::<32>()?;
-        self.signing_key_from_seed(alg, &seed[..alg.seed_size.min(32)])
+        let seed = random_vec(alg.seed_size)?;
+        self.signing_key_from_seed(alg, &seed)
     }
     /// A key from its seed; the length is already checked.
     ///

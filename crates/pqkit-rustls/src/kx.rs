@@ -160,6 +160,16 @@ mod tests {
     }
 
     #[test]
+    fn every_catalogue_group_is_offered_in_catalogue_order() {
+        let ours: Vec<&str> = ALL_KX_GROUPS.iter().map(|g| g.group.name).collect();
+        let catalogue: Vec<&str> = pqkit_core::catalogue::groups()
+            .iter()
+            .map(|g| g.name)
+            .collect();
+        assert_eq!(ours, catalogue);
+    }
+
+    #[test]
     fn server_rejects_every_wrong_length_and_a_bad_modulus() {
         for g in ALL_KX_GROUPS {
             let client = g.start().expect("start");

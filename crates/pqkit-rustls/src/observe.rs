@@ -25,6 +25,36 @@ impl PeerScheme {
     }
 }
 
+/// The handshake-signature methods shared by both verifiers: delegate to `inner`, and record
+/// the scheme of a TLS 1.3 CertificateVerify that verified.
+macro_rules! signature_checks_that_record {
+    () => {
+        fn verify_tls12_signature(
+            &self,
+            message: &[u8],
+            cert: &CertificateDer<'_>,
+            dss: &DigitallySignedStruct,
+        ) -> Result<HandshakeSignatureValid, Error> {
+            self.inner.verify_tls12_signature(message, cert, dss)
+        }
+
+        fn verify_tls13_signature(
+            &self,
+            message: &[u8],
+            cert: &CertificateDer<'_>,
+            dss: &DigitallySignedStruct,
+        ) -> Result<HandshakeSignatureValid, Error> {
+            let valid = self.inner.verify_tls13_signature(message, cert, dss)?;
+            self.seen.set(dss.scheme);
+            Ok(valid)
+        }
+
+        fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
+            self.inner.supported_verify_schemes()
+        }
+    };
+}
+
 /// Wraps a server-certificate verifier and records the server's CertificateVerify scheme.
 #[derive(Debug)]
 pub struct ObservingServerVerifier {
@@ -59,29 +89,7 @@ impl ServerCertVerifier for ObservingServerVerifier {
             .verify_server_cert(end_entity, intermediates, server_name, ocsp_response, now)
     }
 
-    fn verify_tls12_signature(
-        &self,
-        message: &[u8],
-        cert: &CertificateDer<'_>,
-        dss: &DigitallySignedStruct,
-    ) -> Result<HandshakeSignatureValid, Error> {
-        self.inner.verify_tls12_signature(message, cert, dss)
-    }
-
-    fn verify_tls13_signature(
-        &self,
-        message: &[u8],
-        cert: &CertificateDer<'_>,
-        dss: &DigitallySignedStruct,
-    ) -> Result<HandshakeSignatureValid, Error> {
-        let valid = self.inner.verify_tls13_signature(message, cert, dss)?;
-        self.seen.set(dss.scheme);
-        Ok(valid)
-    }
-
-    fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
-        self.inner.supported_verify_schemes()
-    }
+    signature_checks_that_record!();
 }
 
 /// Wraps a client-certificate verifier and records the client's CertificateVerify scheme.
@@ -128,27 +136,5 @@ impl ClientCertVerifier for ObservingClientVerifier {
             .verify_client_cert(end_entity, intermediates, now)
     }
 
-    fn verify_tls12_signature(
-        &self,
-        message: &[u8],
-        cert: &CertificateDer<'_>,
-        dss: &DigitallySignedStruct,
-    ) -> Result<HandshakeSignatureValid, Error> {
-        self.inner.verify_tls12_signature(message, cert, dss)
-    }
-
-    fn verify_tls13_signature(
-        &self,
-        message: &[u8],
-        cert: &CertificateDer<'_>,
-        dss: &DigitallySignedStruct,
-    ) -> Result<HandshakeSignatureValid, Error> {
-        let valid = self.inner.verify_tls13_signature(message, cert, dss)?;
-        self.seen.set(dss.scheme);
-        Ok(valid)
-    }
-
-    fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
-        self.inner.supported_verify_schemes()
-    }
+    signature_checks_that_record!();
 }

@@ -126,3 +126,19 @@ pub(crate) fn peers_dir() -> PathBuf {
         .map(PathBuf::from)
         .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/peers"))
 }
+
+/// Starts `pqkit server --json` on `port` with the server files of the PKI in `pki`, serving
+/// `count` connections over `groups`; returns once it listens.
+pub(crate) fn pqkit_server(pki: &Path, port: u16, groups: &str, count: u32) -> Guard {
+    let mut server = Guard::spawn(
+        pqkit()
+            .args(["server", "--json", "--groups", groups])
+            .args(["--count", &count.to_string(), "--port", &port.to_string()])
+            .arg("--cert")
+            .arg(pki.join("server.pem"))
+            .arg("--key")
+            .arg(pki.join("server.key")),
+    );
+    wait_listening(port, server.child());
+    server
+}
