@@ -107,7 +107,20 @@ fn go_client_to_pqkit_server_and_pqkit_client_to_go_server() {
         assert_eq!(go_report["version"], "TLSv1.3");
         assert_eq!(ours["group"], group, "pqkit server: {ours}");
         assert_eq!(ours["received"], "hello pqkit!");
-        println!("Go client -> pqkit server: {group} on both ends");
+        // Bytes on the wire, counted independently at each socket, agree exactly.
+        assert_eq!(
+            ours["wire_bytes_read"], go_report["wire_bytes_written"],
+            "{ours} {go_report}"
+        );
+        assert_eq!(
+            ours["wire_bytes_written"], go_report["wire_bytes_read"],
+            "{ours} {go_report}"
+        );
+        println!(
+            "Go client -> pqkit server: {group} on both ends; {} B / {} B on the wire, same count \
+             on both sides",
+            ours["wire_bytes_read"], ours["wire_bytes_written"]
+        );
 
         // pqkit client -> Go server (Go's own ECDSA P-256 certificate).
         let port = free_port();
@@ -145,6 +158,18 @@ fn go_client_to_pqkit_server_and_pqkit_client_to_go_server() {
         assert_eq!(ours["peer_signature_scheme"], "ecdsa_secp256r1_sha256");
         assert_eq!(go_report["group"], group, "Go server: {go_report}");
         assert_eq!(go_report["ok"], true, "{go_report}");
-        println!("pqkit client -> Go server: {group} on both ends");
+        assert_eq!(
+            ours["wire_bytes_read"], go_report["wire_bytes_written"],
+            "{ours} {go_report}"
+        );
+        assert_eq!(
+            ours["wire_bytes_written"], go_report["wire_bytes_read"],
+            "{ours} {go_report}"
+        );
+        println!(
+            "pqkit client -> Go server: {group} on both ends; {} B / {} B on the wire, same count \
+             on both sides",
+            ours["wire_bytes_written"], ours["wire_bytes_read"]
+        );
     }
 }
