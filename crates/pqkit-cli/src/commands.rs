@@ -10,7 +10,6 @@ use pqkit_core::sig::{SignatureAlgorithm, SigningKey};
 use pqkit_pki::key::{KeyFormat, signing_key_to_pkcs8};
 use pqkit_pki::{Pki, pem};
 use rustls::crypto::{CryptoProvider, SupportedKxGroup};
-use rustls::{ClientConnection, ServerConnection};
 use rustls_pki_types::{CertificateDer, PrivateKeyDer, PrivatePkcs8KeyDer, ServerName};
 use serde::Serialize;
 
@@ -47,19 +46,23 @@ pub(crate) fn demo(group: &str, sig: &str, dir: Option<&Path>, json: bool) -> Re
     )?;
     let listener = TcpListener::bind("127.0.0.1:0")?;
     let addr = listener.local_addr()?;
-    let server_cfg = Arc::new(server_cfg);
+    let (server_cfg, client_cfg) = (Arc::new(server_cfg), Arc::new(client_cfg));
     let (client, server) = std::thread::scope(|s| {
         let server = s.spawn(|| -> std::io::Result<SideReport> {
-            let (socket, _) = listener.accept()?;
-            let conn = ServerConnection::new(server_cfg.clone()).map_err(std::io::Error::other)?;
-            session::run_server(socket, conn, &server_seen, Some(SERVER_REPLY.as_bytes()))
+            let socket = accept_within(&listener, session::TIMEOUT)?;
+            let reply = Some(SERVER_REPLY.as_bytes());
+            session::run_server(socket, server_cfg.clone(), &server_seen, reply)
         });
-        let client = (|| -> std::io::Result<SideReport> {
-            let socket = TcpStream::connect(addr)?;
-            let conn = ClientConnection::new(Arc::new(client_cfg), server_name("localhost")?)
-                .map_err(std::io::Error::other)?;
-            session::run_client(socket, conn, &client_seen, CLIENT_MESSAGE.as_bytes())
-        })();
+        let client = TcpStream::connect(addr).and_then(|socket| {
+            let name = server_name("localhost")?;
+            session::run_client(
+                socket,
+                client_cfg,
+                name,
+                &client_seen,
+                CLIENT_MESSAGE.as_bytes(),
+            )
+        });
         let server = server
             .join()
             .unwrap_or_else(|_| Err(std::io::Error::other("server panicked")));
@@ -121,11 +124,8 @@ pub(crate) fn server(o: &ServerOptions) -> Result<()> {
     while o.count == 0 || served < o.count {
         let (socket, peer) = listener.accept()?;
         served += 1;
-        let result = ServerConnection::new(config.clone())
-            .map_err(std::io::Error::other)
-            .and_then(|conn| {
-                session::run_server(socket, conn, &seen, o.reply.as_deref().map(str::as_bytes))
-            });
+        let reply = o.reply.as_deref().map(str::as_bytes);
+        let result = session::run_server(socket, config.clone(), &seen, reply);
         // A failed connection is reported and the server goes on with the next one.
         match result {
             Ok(r) if o.json => println!("{}", serde_json::to_string(&r)?),
@@ -175,8 +175,8 @@ pub(crate) fn client(o: &ClientOptions) -> Result<()> {
     };
     let (config, seen) = pqkit_rustls::client_config(provider, &roots, auth)?;
     let socket = TcpStream::connect((o.host.as_str(), o.port))?;
-    let conn = ClientConnection::new(Arc::new(config), server_name(&o.server_name)?)?;
-    let r = session::run_client(socket, conn, &seen, o.message.as_bytes())?;
+    let name = server_name(&o.server_name)?;
+    let r = session::run_client(socket, Arc::new(config), name, &seen, o.message.as_bytes())?;
     if o.json {
         println!("{}", serde_json::to_string(&r)?);
     } else {
@@ -352,6 +352,30 @@ fn read_chain(path: &Path) -> Result<Vec<CertificateDer<'static>>> {
 fn read_key(path: &Path) -> Result<PrivateKeyDer<'static>> {
     let der = pem::read_private_key(path)?;
     Ok(PrivateKeyDer::Pkcs8(PrivatePkcs8KeyDer::from(der.to_vec())))
+}
+
+/// Accepts one connection, giving up after `limit` (so a failed client cannot hang `demo`).
+fn accept_within(listener: &TcpListener, limit: std::time::Duration) -> std::io::Result<TcpStream> {
+    listener.set_nonblocking(true)?;
+    let deadline = std::time::Instant::now() + limit;
+    loop {
+        match listener.accept() {
+            Ok((socket, _)) => {
+                socket.set_nonblocking(false)?;
+                return Ok(socket);
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {
+                if std::time::Instant::now() > deadline {
+                    return Err(std::io::Error::new(
+                        std::io::ErrorKind::TimedOut,
+                        "no client connected",
+                    ));
+                }
+                std::thread::sleep(std::time::Duration::from_millis(1));
+            }
+            Err(e) => return Err(e),
+        }
+    }
 }
 
 fn server_name(name: &str) -> std::io::Result<ServerName<'static>> {

@@ -130,8 +130,8 @@ struct ClientArgs {
     /// Name to verify in the server certificate (and send as SNI).
     #[arg(long, default_value = "localhost")]
     server_name: String,
-    /// Message to send.
-    #[arg(long, default_value = "hello pqkit!")]
+    /// Message to send (not empty).
+    #[arg(long, default_value = "hello pqkit!", value_parser = clap::builder::NonEmptyStringValueParser::new())]
     message: String,
     /// Fail unless this group was negotiated.
     #[arg(long)]

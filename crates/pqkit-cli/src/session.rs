@@ -9,7 +9,10 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use pqkit_rustls::observe::PeerScheme;
-use rustls::{ClientConnection, ConnectionCommon, ServerConnection, SideData};
+use rustls::{
+    ClientConfig, ClientConnection, ConnectionCommon, ServerConfig, ServerConnection, SideData,
+};
+use rustls_pki_types::ServerName;
 use serde::Serialize;
 
 /// What one side saw of a finished connection.
@@ -21,6 +24,8 @@ pub(crate) struct SideReport {
     pub(crate) version: String,
     /// Negotiated cipher suite, e.g. "TLS_AES_256_GCM_SHA384".
     pub(crate) cipher_suite: String,
+    /// "Full", "FullWithHelloRetryRequest" or "Resumed".
+    pub(crate) handshake_kind: String,
     /// Negotiated named group, IANA spelling.
     pub(crate) group: String,
     /// Its code point.
@@ -73,38 +78,67 @@ impl Write for Counting {
 /// Per-connection I/O deadline.
 pub(crate) const TIMEOUT: Duration = Duration::from_secs(20);
 
-/// Runs the client side: handshake, send `message`, read one reply, close.
+/// Runs the client side: handshake, send `message`, read the reply, close.
+///
+/// Handshake time runs from building the ClientHello (key generation included) until the
+/// client has sent its Finished.
 ///
 /// # Errors
-/// I/O and TLS errors (the latter as `io::Error` carrying the rustls error text).
+/// I/O and TLS errors (the latter as `io::Error` carrying the rustls error); `UnexpectedEof`
+/// when the server closes without replying.
 pub(crate) fn run_client(
     socket: TcpStream,
-    mut conn: ClientConnection,
+    config: Arc<ClientConfig>,
+    server_name: ServerName<'static>,
     seen: &Arc<PeerScheme>,
     message: &[u8],
 ) -> io::Result<SideReport> {
     let mut sock = counting(socket)?;
-    let handshake = handshake(&mut conn, &mut sock)?;
+    seen.clear();
+    let start = Instant::now();
+    let mut conn = ClientConnection::new(config, server_name).map_err(io::Error::other)?;
+    finish_handshake(&mut conn, &mut sock)?;
+    let handshake = start.elapsed();
     conn.writer().write_all(message)?;
     let received = read_message(&mut conn, &mut sock)?;
+    if received.is_empty() {
+        return Err(io::Error::new(
+            io::ErrorKind::UnexpectedEof,
+            "server closed without replying",
+        ));
+    }
     conn.send_close_notify();
     drain(&mut conn, &mut sock)?;
     Ok(report("client", &conn, &sock, handshake, seen, received))
 }
 
-/// Runs the server side: handshake, read one message, answer `reply` (or echo it when `None`),
-/// close.
+/// Runs the server side: handshake, read the first application-data record (at most 16 KiB),
+/// answer `reply` (or echo the record when `None`), close.
+///
+/// Handshake time runs from the arrival of the first ClientHello bytes until the client's
+/// Finished has been processed.
 ///
 /// # Errors
 /// I/O and TLS errors.
 pub(crate) fn run_server(
     socket: TcpStream,
-    mut conn: ServerConnection,
+    config: Arc<ServerConfig>,
     seen: &Arc<PeerScheme>,
     reply: Option<&[u8]>,
 ) -> io::Result<SideReport> {
     let mut sock = counting(socket)?;
-    let handshake = handshake(&mut conn, &mut sock)?;
+    seen.clear();
+    let mut conn = ServerConnection::new(config).map_err(io::Error::other)?;
+    if conn.read_tls(&mut sock)? == 0 {
+        return Err(io::Error::new(
+            io::ErrorKind::UnexpectedEof,
+            "client sent nothing",
+        ));
+    }
+    let start = Instant::now();
+    process(&mut conn, &mut sock)?;
+    finish_handshake(&mut conn, &mut sock)?;
+    let handshake = start.elapsed();
     let received = read_message(&mut conn, &mut sock)?;
     conn.writer().write_all(reply.unwrap_or(&received))?;
     conn.send_close_notify();
@@ -123,45 +157,63 @@ fn counting(socket: TcpStream) -> io::Result<Counting> {
     })
 }
 
-fn handshake<D: SideData>(
+/// Drives the handshake to completion; a fatal alert is sent before an error is returned.
+fn finish_handshake<D: SideData>(
     conn: &mut ConnectionCommon<D>,
     sock: &mut Counting,
-) -> io::Result<Duration> {
-    let start = Instant::now();
+) -> io::Result<()> {
     while conn.is_handshaking() {
         conn.complete_io(sock)?;
     }
-    Ok(start.elapsed())
+    Ok(())
 }
 
-/// Reads until at least one byte of application data arrived (or the peer closed).
+/// Processes received records; on a TLS error, sends the queued alert before returning it.
+fn process<D: SideData>(
+    conn: &mut ConnectionCommon<D>,
+    sock: &mut Counting,
+) -> io::Result<rustls::IoState> {
+    conn.process_new_packets().map_err(|e| {
+        while conn.wants_write() {
+            if conn.write_tls(sock).is_err() {
+                break;
+            }
+        }
+        io::Error::new(io::ErrorKind::InvalidData, e)
+    })
+}
+
+/// Reads until one record of application data arrived. Returns it, or nothing when the peer
+/// sent close_notify first.
+///
+/// # Errors
+/// `UnexpectedEof` when the TCP connection ends without close_notify; I/O and TLS errors.
 fn read_message<D: SideData>(
     conn: &mut ConnectionCommon<D>,
     sock: &mut Counting,
 ) -> io::Result<Vec<u8>> {
-    let mut out = Vec::new();
     loop {
         while conn.wants_write() {
             conn.write_tls(sock)?;
         }
         let mut buf = [0u8; 16 * 1024];
         match conn.reader().read(&mut buf) {
-            Ok(0) => return Ok(out),
-            Ok(n) => {
-                out.extend_from_slice(&buf[..n]);
-                return Ok(out);
-            }
+            Ok(n) => return Ok(buf[..n].to_vec()),
             Err(e) if e.kind() == io::ErrorKind::WouldBlock => {}
             Err(e) => return Err(e),
         }
         if conn.read_tls(sock)? == 0 {
-            return Ok(out);
+            return Err(io::Error::new(
+                io::ErrorKind::UnexpectedEof,
+                "peer closed the TCP connection without close_notify",
+            ));
         }
-        conn.process_new_packets().map_err(io::Error::other)?;
+        process(conn, sock)?;
     }
 }
 
-/// Flushes what is queued, then reads until the peer closes (close_notify or TCP EOF).
+/// Flushes what is queued, then reads until the peer closes (close_notify, TCP EOF, reset, or
+/// [`TIMEOUT`] of silence: the exchange itself is complete by then).
 fn drain<D: SideData>(conn: &mut ConnectionCommon<D>, sock: &mut Counting) -> io::Result<()> {
     while conn.wants_write() {
         conn.write_tls(sock)?;
@@ -170,12 +222,20 @@ fn drain<D: SideData>(conn: &mut ConnectionCommon<D>, sock: &mut Counting) -> io
         match conn.read_tls(sock) {
             Ok(0) => return Ok(()),
             Ok(_) => {
-                let state = conn.process_new_packets().map_err(io::Error::other)?;
-                if state.peer_has_closed() {
+                if process(conn, sock)?.peer_has_closed() {
                     return Ok(());
                 }
             }
-            Err(e) if e.kind() == io::ErrorKind::ConnectionReset => return Ok(()),
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    io::ErrorKind::ConnectionReset
+                        | io::ErrorKind::WouldBlock
+                        | io::ErrorKind::TimedOut
+                ) =>
+            {
+                return Ok(());
+            }
             Err(e) => return Err(e),
         }
     }
@@ -203,6 +263,9 @@ fn report<D: SideData>(
         cipher_suite: conn
             .negotiated_cipher_suite()
             .map_or_else(String::new, |s| format!("TLS_{}", strip_tls13(s.suite()))),
+        handshake_kind: conn
+            .handshake_kind()
+            .map_or_else(String::new, |k| format!("{k:?}")),
         group: group.map_or_else(String::new, pqkit_rustls::group_name),
         group_code_point: group
             .map_or_else(String::new, |g| format!("0x{:04x}", u16::from(g.name()))),

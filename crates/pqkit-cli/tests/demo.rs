@@ -23,6 +23,7 @@ fn demo_defaults_are_x25519mlkem768_ml_dsa_65_aes_256_gcm_with_mutual_auth() {
         assert_eq!(side["peer_signature_scheme"], "mldsa65");
         assert!(side["handshake_ms"].as_f64().expect("ms") > 0.0);
         assert_eq!(side["peer_chain_len"], 1);
+        assert_eq!(side["handshake_kind"], "Full");
     }
     assert_eq!(c["received"], "I hear you fa shizzle!");
     assert_eq!(s["received"], "hello pqkit!");
@@ -78,4 +79,36 @@ fn errors_are_one_line_and_a_non_zero_exit() {
         .expect("run");
     assert!(!out.status.success());
     assert!(!String::from_utf8_lossy(&out.stderr).contains("panicked"));
+}
+
+#[test]
+fn a_server_that_drops_the_connection_is_a_client_error() {
+    let dir = scratch("dropped");
+    run_ok(
+        pqkit()
+            .args(["pki", "init", "--sig", "ML-DSA-44", "--dir"])
+            .arg(&dir),
+    );
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+    let port = listener.local_addr().expect("addr").port();
+    let dropper = std::thread::spawn(move || {
+        // Accept, read a little of the ClientHello, then close without a word.
+        let (mut s, _) = listener.accept().expect("accept");
+        let _ = std::io::Read::read(&mut s, &mut [0u8; 64]);
+    });
+    let out = pqkit()
+        .args(["client", "--port", &port.to_string(), "--ca"])
+        .arg(dir.join("ca.pem"))
+        .output()
+        .expect("run");
+    dropper.join().expect("dropper");
+    assert!(
+        !out.status.success(),
+        "client reported success against a dropped connection"
+    );
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.starts_with("pqkit: ") && !err.contains("panicked"),
+        "{err}"
+    );
 }

@@ -107,6 +107,8 @@ impl EcdhKey {
             Error::InvalidCiphertext("ECDH key share"),
             |s| Ok(Zeroizing::new(s.to_vec())),
         )?;
+        // AWS-LC already refuses an all-zero X25519 output; this check keeps the RFC 8446
+        // §7.4.2 rule whatever the backend.
         let zero = vec![0u8; secret.len()];
         if bool::from(secret.ct_eq(&zero[..])) {
             return Err(Error::InvalidCiphertext(

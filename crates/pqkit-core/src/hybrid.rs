@@ -232,6 +232,8 @@ impl core::fmt::Debug for ClientKeyExchange {
 const fn pure(name: &'static str, kem: &'static KemAlgorithm) -> KeyExchangeGroup {
     let code_point = match kem.tls_group {
         Some(cp) => cp,
+        // Evaluated at compile time only (the callers are `static` initializers): a KEM without
+        // a TLS code point fails the build, never a running program.
         None => panic!("pure ML-KEM group without a code point"),
     };
     KeyExchangeGroup {
@@ -275,6 +277,29 @@ mod tests {
             assert_eq!(*c.complete(&s_share).expect("complete"), *s_secret);
         }
         assert_eq!(groups().len(), expected.len());
+    }
+
+    #[test]
+    fn shared_secret_halves_are_in_share_order() {
+        for g in groups() {
+            let c = g.start().expect("start");
+            let (share, secret) = g.encapsulate(c.share()).expect("encapsulate");
+            let (ecdh_part, ct) = g.split(&share, g.kem.ciphertext_size);
+            let kem_secret = c.dk.decapsulate(ct).expect("decapsulate");
+            let ecdh_secret = match &c.ecdh {
+                Some(e) => e.agree(ecdh_part).expect("agree").to_vec(),
+                None => Vec::new(),
+            };
+            let want = match g.order {
+                ShareOrder::ClassicalFirst => [&ecdh_secret[..], kem_secret.as_bytes()].concat(),
+                ShareOrder::KemFirst => [kem_secret.as_bytes(), &ecdh_secret[..]].concat(),
+            };
+            assert_eq!(*secret, want, "{}", g.name);
+        }
+        // RFC 10024 §3: X25519MLKEM768 puts ML-KEM first, the SecP hybrids put ECDH first.
+        assert_eq!(X25519MLKEM768.order, ShareOrder::KemFirst);
+        assert_eq!(SECP256R1MLKEM768.order, ShareOrder::ClassicalFirst);
+        assert_eq!(SECP384R1MLKEM1024.order, ShareOrder::ClassicalFirst);
     }
 
     #[test]

@@ -97,10 +97,17 @@ pub static ML_KEM_1024: KemAlgorithm = KemAlgorithm {
 pub const KYBER_NOTE: &str = "note: Kyber (round 3) is not ML-KEM (FIPS 203); pqkit uses ML-KEM, \
      which is not interoperable with round-3 Kyber peers";
 
-/// libcrux-ml-kem for one parameter set. Lengths are checked by [`KemAlgorithm`] before a
-/// backend is called; a length the backend still cannot take is [`Error::Backend`].
+/// libcrux-ml-kem for one parameter set (`$dk_len`: decapsulation key size in bytes). Lengths
+/// are checked by [`KemAlgorithm`] before a backend is called; a length the backend still
+/// cannot take is [`Error::Backend`].
+///
+/// # Security
+/// libcrux-ml-kem 0.0.11 types do not zeroize themselves. The copies this code owns (the seed
+/// passed in, the private key returned, the private key rebuilt for each decapsulation) are
+/// turned back into byte arrays and zeroized; copies the compiler makes when moving them into
+/// libcrux's own frames are out of reach.
 macro_rules! libcrux_backend {
-    ($backend:ident, $module:ident) => {
+    ($backend:ident, $module:ident, $dk_len:expr) => {
         struct $backend;
 
         impl KemBackend for $backend {
@@ -110,7 +117,9 @@ macro_rules! libcrux_backend {
 
             fn generate_from_seed(&self, seed: &[u8; SEED_SIZE]) -> (Vec<u8>, Zeroizing<Vec<u8>>) {
                 let pair = libcrux_ml_kem::$module::generate_key_pair(*seed);
-                (pair.pk().to_vec(), Zeroizing::new(pair.sk().to_vec()))
+                let (sk, pk) = pair.into_parts();
+                let sk = Zeroizing::new(<[u8; $dk_len]>::from(sk));
+                (pk.as_slice().to_vec(), Zeroizing::new(sk.to_vec()))
             }
 
             fn check_encapsulation_key(&self, ek: &[u8]) -> bool {
@@ -121,10 +130,10 @@ macro_rules! libcrux_backend {
             }
 
             fn check_decapsulation_key(&self, dk: &[u8]) -> bool {
-                match dk.try_into() {
-                    Ok(dk) => libcrux_ml_kem::$module::portable::validate_private_key_only(&dk),
-                    Err(_) => false,
-                }
+                let Ok(dk) = dk.try_into() else { return false };
+                let ok = libcrux_ml_kem::$module::portable::validate_private_key_only(&dk);
+                drop(Zeroizing::new(<[u8; $dk_len]>::from(dk)));
+                ok
             }
 
             fn encapsulate_deterministic(
@@ -150,14 +159,14 @@ macro_rules! libcrux_backend {
                 let ct = ct
                     .try_into()
                     .map_err(|_| Error::Backend("libcrux-ml-kem"))?;
-                Ok(Zeroizing::new(libcrux_ml_kem::$module::decapsulate(
-                    &dk, &ct,
-                )))
+                let ss = Zeroizing::new(libcrux_ml_kem::$module::decapsulate(&dk, &ct));
+                drop(Zeroizing::new(<[u8; $dk_len]>::from(dk)));
+                Ok(ss)
             }
         }
     };
 }
 
-libcrux_backend!(Libcrux512, mlkem512);
-libcrux_backend!(Libcrux768, mlkem768);
-libcrux_backend!(Libcrux1024, mlkem1024);
+libcrux_backend!(Libcrux512, mlkem512, 1632);
+libcrux_backend!(Libcrux768, mlkem768, 2400);
+libcrux_backend!(Libcrux1024, mlkem1024, 3168);

@@ -6,7 +6,7 @@
 
 use std::net::IpAddr;
 use std::str::FromStr;
-use std::time::Duration;
+use std::time::{Duration, SystemTime};
 
 use const_oid::AssociatedOid;
 use der::asn1::{BitString, Ia5String, OctetString};
@@ -20,7 +20,7 @@ use x509_cert::ext::pkix::{
 };
 use x509_cert::name::Name;
 use x509_cert::serial_number::SerialNumber;
-use x509_cert::time::Validity;
+use x509_cert::time::{Time, Validity};
 use x509_cert::{Certificate, TbsCertificate, Version};
 
 use crate::error::Error;
@@ -93,19 +93,31 @@ pub fn issue(
     issuer: Issuer<'_>,
 ) -> Result<Vec<u8>, Error> {
     let subject = Name::from_str(&request.subject).map_err(|e| Error::malformed("subject", e))?;
-    let ca = Certificate::from_der(issuer.certificate)
-        .map_err(|e| Error::malformed("issuer certificate", e))?;
-    let ca_spki = &ca
-        .tbs_certificate
-        .subject_public_key_info
-        .subject_public_key;
+    let bad = |e| Error::malformed("issuer certificate", e);
+    let ca = Certificate::from_der(issuer.certificate).map_err(bad)?;
+    let ca_tbs = &ca.tbs_certificate;
+    let ca_key = verifying_key_from_spki(&ca_tbs.subject_public_key_info.to_der().map_err(bad)?)?;
+    if ca_key != issuer.key.verifying_key() {
+        return Err(Error::malformed(
+            "issuer",
+            "the signing key is not the CA certificate's key",
+        ));
+    }
+    // RFC 5280 §4.2.1.1: the AKI repeats the issuer's SKI, however the issuer computed it.
+    let issuer_ski = ca_tbs
+        .get::<SubjectKeyIdentifier>()
+        .map_err(bad)?
+        .map_or_else(
+            || key_identifier(ca_key.as_bytes()),
+            |(_, ski)| ski.0.as_bytes().to_vec(),
+        );
     build(
         request,
         subject,
-        ca.tbs_certificate.subject.clone(),
+        ca_tbs.subject.clone(),
         spki(subject_key)?,
         key_identifier(subject_key.as_bytes()),
-        key_identifier(ca_spki.raw_bytes()),
+        issuer_ski,
         issuer.key,
     )
 }
@@ -177,7 +189,7 @@ fn build(
         serial_number: random_serial()?,
         signature: signature_algorithm.clone(),
         issuer,
-        validity: Validity::from_now(request.validity).map_err(enc)?,
+        validity: validity(request.validity)?,
         subject,
         subject_public_key_info,
         issuer_unique_id: None,
@@ -261,6 +273,16 @@ fn extension<T: AssociatedOid + Encode>(value: &T, critical: bool) -> Result<Ext
     })
 }
 
+/// From [`NOT_BEFORE_SLACK`] ago until `duration` from now.
+fn validity(duration: Duration) -> Result<Validity, Error> {
+    let enc = |e| Error::malformed("validity", e);
+    let now = SystemTime::now();
+    Ok(Validity {
+        not_before: Time::try_from(now - NOT_BEFORE_SLACK).map_err(enc)?,
+        not_after: Time::try_from(now + duration).map_err(enc)?,
+    })
+}
+
 /// RFC 5280 §4.2.1.2 method: the first 20 bytes of SHA-256 over the public key bits.
 fn key_identifier(public_key: &[u8]) -> Vec<u8> {
     let digest = aws_lc_rs::digest::digest(&aws_lc_rs::digest::SHA256, public_key);
@@ -275,3 +297,7 @@ fn random_serial() -> Result<SerialNumber, Error> {
     bytes[0] |= 0x01;
     SerialNumber::new(&bytes).map_err(|e| Error::malformed("serial number", e))
 }
+
+/// notBefore is backdated by this much so that peers whose clocks lag a little still accept a
+/// certificate issued a moment ago.
+const NOT_BEFORE_SLACK: Duration = Duration::from_secs(300);

@@ -76,19 +76,50 @@ pub fn signing_key_to_pkcs8(
 /// Decodes a PKCS#8 private key of any catalogue algorithm.
 ///
 /// ML-DSA keys may be in seed form or "both" form; a "both" key whose expanded half does not
-/// match the seed is rejected. Expanded-only ML-DSA keys are not yet accepted.
+/// match the seed, or a v2 key whose public key does not match, is rejected. Expanded-only
+/// ML-DSA keys are not yet accepted.
 ///
 /// # Errors
 /// [`Error::Malformed`], [`Error::UnknownAlgorithm`], [`Error::InconsistentKey`] or
 /// [`Error::Crypto`]. Never panics on any input.
 pub fn signing_key_from_pkcs8(der: &[u8]) -> Result<SigningKey, Error> {
+    let (info, alg) = parse_pkcs8(der)?;
+    let key = if alg.seed_size == 0 {
+        alg.signing_key_from_pkcs8(der)?
+    } else {
+        post_quantum_key(alg, info.private_key)?
+    };
+    // A PKCS#8 v2 (RFC 5958) public key, when present, must be this key's.
+    if let Some(public) = info.public_key
+        && public != key.verifying_key().as_bytes()
+    {
+        return Err(Error::InconsistentKey);
+    }
+    Ok(key)
+}
+
+/// The catalogue algorithm a PKCS#8 private key is for, without decoding the key.
+///
+/// # Errors
+/// [`Error::Malformed`] or [`Error::UnknownAlgorithm`].
+pub fn pkcs8_algorithm(der: &[u8]) -> Result<&'static SignatureAlgorithm, Error> {
+    Ok(parse_pkcs8(der)?.1)
+}
+
+fn parse_pkcs8(der: &[u8]) -> Result<(PrivateKeyInfo<'_>, &'static SignatureAlgorithm), Error> {
     let bad = |e| Error::malformed("PKCS#8 private key", e);
     let info = PrivateKeyInfo::from_der(der).map_err(bad)?;
     let alg = algorithm_of(&info.algorithm.to_der().map_err(bad)?)?;
-    if alg.seed_size == 0 {
-        return Ok(alg.signing_key_from_pkcs8(der)?);
-    }
-    let choice = AnyRef::from_der(info.private_key).map_err(bad)?;
+    Ok((info, alg))
+}
+
+/// Decodes the RFC 9881 §6 `ML-DSA-PrivateKey` CHOICE.
+fn post_quantum_key(
+    alg: &'static SignatureAlgorithm,
+    private_key: &[u8],
+) -> Result<SigningKey, Error> {
+    let bad = |e| Error::malformed("PKCS#8 private key", e);
+    let choice = AnyRef::from_der(private_key).map_err(bad)?;
     match choice.tag() {
         Tag::ContextSpecific {
             constructed: false,
@@ -203,6 +234,44 @@ mod tests {
         let mut bad = der.to_vec();
         let last = bad.len() - 1;
         bad[last] ^= 1;
+        assert!(matches!(
+            signing_key_from_pkcs8(&bad),
+            Err(Error::InconsistentKey)
+        ));
+    }
+
+    #[test]
+    fn a_v2_public_key_that_does_not_match_is_rejected() {
+        let key = ML_DSA_65.signing_key_from_seed(&[4u8; 32]).expect("key");
+        let other = ML_DSA_65.signing_key_from_seed(&[5u8; 32]).expect("key");
+        let seed = ContextSpecific {
+            tag_number: TagNumber::N0,
+            tag_mode: TagMode::Implicit,
+            value: OctetStringRef::new(key.seed().expect("seed")).expect("octets"),
+        }
+        .to_der()
+        .expect("der");
+        let alg = algorithm_identifier(ML_DSA_65.spki_algorithm_id).expect("alg");
+        let encode = |public: &[u8]| {
+            PrivateKeyInfo {
+                algorithm: spki::AlgorithmIdentifierRef {
+                    oid: alg.oid,
+                    parameters: None,
+                },
+                private_key: &seed,
+                public_key: Some(public),
+            }
+            .to_der()
+            .expect("der")
+        };
+        let good = encode(key.verifying_key().as_bytes());
+        assert_eq!(
+            signing_key_from_pkcs8(&good)
+                .expect("matching v2 key")
+                .verifying_key(),
+            key.verifying_key()
+        );
+        let bad = encode(other.verifying_key().as_bytes());
         assert!(matches!(
             signing_key_from_pkcs8(&bad),
             Err(Error::InconsistentKey)

@@ -82,20 +82,49 @@ pub fn read_private_key(path: &Path) -> Result<Zeroizing<Vec<u8>>, Error> {
         })
 }
 
-/// Writes `text` to `path`; private keys (`secret`) get mode 0600 on Unix.
+/// Writes `text` to `path`. A private key (`secret`) replaces any existing file (never following
+/// a symlink there) and is created with mode 0600 on Unix.
 ///
 /// # Errors
 /// [`Error::Io`].
 pub fn write(path: &Path, text: &str, secret: bool) -> Result<(), Error> {
     use std::io::Write;
     let mut options = std::fs::OpenOptions::new();
-    options.write(true).create(true).truncate(true);
-    #[cfg(unix)]
+    options.write(true);
     if secret {
-        use std::os::unix::fs::OpenOptionsExt;
-        options.mode(0o600);
+        match std::fs::remove_file(path) {
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(Error::io(path, e)),
+            _ => {}
+        }
+        options.create_new(true);
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::OpenOptionsExt;
+            options.mode(0o600);
+        }
+    } else {
+        options.create(true).truncate(true);
     }
     let mut file = options.open(path).map_err(|e| Error::io(path, e))?;
     file.write_all(text.as_bytes())
         .map_err(|e| Error::io(path, e))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[cfg(unix)]
+    #[test]
+    fn rewriting_a_key_file_makes_it_private_again() {
+        use std::os::unix::fs::PermissionsExt;
+        let path = std::env::temp_dir().join(format!("pqkit-pem-{}.key", std::process::id()));
+        std::fs::write(&path, "old").expect("write");
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o644)).expect("chmod");
+        write(&path, "new", true).expect("write key");
+        let mode = std::fs::metadata(&path).expect("stat").permissions().mode() & 0o777;
+        assert_eq!(mode, 0o600);
+        assert_eq!(std::fs::read_to_string(&path).expect("read"), "new");
+        std::fs::remove_file(&path).ok();
+    }
 }

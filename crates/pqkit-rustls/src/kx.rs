@@ -78,10 +78,7 @@ pub fn find(name: &str) -> Result<&'static KxGroup, pqkit_core::Error> {
 
 impl SupportedKxGroup for KxGroup {
     fn start(&self) -> Result<Box<dyn ActiveKeyExchange>, Error> {
-        let exchange = self
-            .group
-            .start()
-            .map_err(|e| Error::General(e.to_string()))?;
+        let exchange = self.group.start().map_err(local_failure)?;
         Ok(Box::new(ActiveKx {
             exchange,
             name: self.name,
@@ -92,7 +89,7 @@ impl SupportedKxGroup for KxGroup {
         let (server_share, secret) = self
             .group
             .encapsulate(client_share)
-            .map_err(|_| INVALID_KEY_SHARE)?;
+            .map_err(peer_or_local)?;
         Ok(CompletedKeyExchange {
             group: self.name,
             pub_key: server_share,
@@ -126,7 +123,7 @@ impl ActiveKeyExchange for ActiveKx {
         let secret = self
             .exchange
             .complete(server_share)
-            .map_err(|_| INVALID_KEY_SHARE)?;
+            .map_err(peer_or_local)?;
         Ok(SharedSecret::from(&secret[..]))
     }
 
@@ -137,6 +134,22 @@ impl ActiveKeyExchange for ActiveKx {
     fn group(&self) -> NamedGroup {
         self.name
     }
+}
+
+/// The one place pqkit-core errors become TLS errors: a fault in the peer's share is
+/// `InvalidKeyShare` (sent as `illegal_parameter`); anything else (RNG, backend) is ours and is
+/// not blamed on the peer.
+fn peer_or_local(e: pqkit_core::Error) -> Error {
+    match e {
+        pqkit_core::Error::InvalidLength { .. }
+        | pqkit_core::Error::InvalidKey(_)
+        | pqkit_core::Error::InvalidCiphertext(_) => INVALID_KEY_SHARE,
+        other => local_failure(other),
+    }
+}
+
+fn local_failure(e: pqkit_core::Error) -> Error {
+    Error::General(format!("key exchange: {e}"))
 }
 
 const INVALID_KEY_SHARE: Error = Error::PeerMisbehaved(PeerMisbehaved::InvalidKeyShare);

@@ -18,6 +18,13 @@ impl PeerScheme {
         self.0.lock().ok().and_then(|g| *g)
     }
 
+    /// Forgets the recorded scheme (call before each connection when a configuration is reused).
+    pub fn clear(&self) {
+        if let Ok(mut g) = self.0.lock() {
+            *g = None;
+        }
+    }
+
     fn set(&self, scheme: SignatureScheme) {
         if let Ok(mut g) = self.0.lock() {
             *g = Some(scheme);

@@ -94,8 +94,8 @@ impl core::fmt::Debug for PqSigner {
     }
 }
 
-/// Loads PKCS#8 keys: pqkit algorithms with a TLS scheme become [`PqSigningKey`]s; every other
-/// key goes to rustls's aws-lc-rs provider.
+/// Loads PKCS#8 keys: keys of pqkit algorithms with a TLS scheme are decoded by pqkit-pki and
+/// become [`PqSigningKey`]s; every other key goes to rustls's aws-lc-rs provider.
 #[derive(Debug)]
 pub struct PqKeyProvider;
 
@@ -105,9 +105,13 @@ impl KeyProvider for PqKeyProvider {
         key_der: PrivateKeyDer<'static>,
     ) -> Result<Arc<dyn RustlsSigningKey>, Error> {
         if let PrivateKeyDer::Pkcs8(pkcs8) = &key_der
-            && let Ok(key) = pqkit_pki::key::signing_key_from_pkcs8(pkcs8.secret_pkcs8_der())
-            && scheme::for_algorithm(key.algorithm()).is_some()
+            && let Ok(alg) = pqkit_pki::key::pkcs8_algorithm(pkcs8.secret_pkcs8_der())
+            && scheme::for_algorithm(alg).is_some()
         {
+            // pqkit's algorithm: pqkit's decoder decides; its errors (e.g. a "both" key whose
+            // halves disagree) are not papered over by another provider.
+            let key = pqkit_pki::key::signing_key_from_pkcs8(pkcs8.secret_pkcs8_der())
+                .map_err(|e| Error::General(format!("private key: {e}")))?;
             return Ok(Arc::new(PqSigningKey::new(key)?));
         }
         rustls::crypto::aws_lc_rs::default_provider()
