@@ -1,7 +1,11 @@
-//! Interop with an independent TLS 1.3 stack: Go's crypto/tls (`../shared/peers/gotls`, built
-//! with the machine's Go 1.26). Go 1.26 has no ML-DSA, so these connections authenticate with
-//! ECDSA P-256 certificates; the key exchange is each of the three ECDHE+ML-KEM hybrids, and
-//! the negotiated group is asserted on both ends.
+//! Interop with an independent TLS 1.3 stack: Go's crypto/tls (`../shared/peers/gotls`).
+//!
+//! - Go 1.26 (the machine's): no ML-DSA, so ECDSA P-256 certificates; the key exchange is each
+//!   of the three ECDHE+ML-KEM hybrids, asserted on both ends, both directions.
+//! - Go 1.27 (`GOTOOLCHAIN=go1.27.1`, fetched through the Go module proxy): ML-DSA-44/65/87 in
+//!   crypto/tls and crypto/x509, so pqkit's RFC 9881 certificates, seed-form PKCS#8 keys and
+//!   ML-DSA CertificateVerify are checked by an independent implementation, with mutual
+//!   authentication, both directions.
 
 mod support;
 
@@ -14,21 +18,23 @@ use support::{
 
 const GROUPS: [&str; 3] = ["X25519MLKEM768", "SecP256r1MLKEM768", "SecP384r1MLKEM1024"];
 
-/// Builds the Go peer into `dir`; fails (does not skip) when Go or the peer is missing.
-fn build_gotls(dir: &Path) -> PathBuf {
+/// Builds the Go peer into `dir` with `toolchain` ("local" or e.g. "go1.27.1"); fails (does
+/// not skip) when Go, the toolchain or the peer is missing.
+fn build_gotls(dir: &Path, toolchain: &str) -> PathBuf {
     let src = peers_dir().join("gotls");
     assert!(
         src.join("main.go").exists(),
         "Go peer missing at {}",
         src.display()
     );
-    let bin = dir.join("gotls");
+    let bin = dir.join(format!("gotls-{toolchain}"));
     let out = Command::new("go")
         .args(["build", "-o"])
         .arg(&bin)
         .arg(".")
         .current_dir(&src)
         .env("GOFLAGS", "-mod=mod")
+        .env("GOTOOLCHAIN", toolchain)
         .output()
         .expect("`go` must be installed (Go >= 1.26) for the interop tests");
     assert!(
@@ -42,7 +48,7 @@ fn build_gotls(dir: &Path) -> PathBuf {
 #[test]
 fn go_client_to_pqkit_server_and_pqkit_client_to_go_server() {
     let dir = scratch("interop-go");
-    let gotls = build_gotls(&dir);
+    let gotls = build_gotls(&dir, "local");
     let pki = dir.join("ec");
     run_ok(
         pqkit()
@@ -171,5 +177,118 @@ fn go_client_to_pqkit_server_and_pqkit_client_to_go_server() {
              on both sides",
             ours["wire_bytes_written"], ours["wire_bytes_read"]
         );
+    }
+}
+
+#[test]
+fn go_1_27_and_pqkit_authenticate_each_other_with_ml_dsa() {
+    let dir = scratch("interop-go127");
+    let gotls = build_gotls(&dir, "go1.27.1");
+    for (alg, scheme) in [
+        ("ML-DSA-44", "mldsa44"),
+        ("ML-DSA-65", "mldsa65"),
+        ("ML-DSA-87", "mldsa87"),
+    ] {
+        let pki = dir.join(alg);
+        run_ok(
+            pqkit()
+                .args(["pki", "init", "--sig", alg, "--dir"])
+                .arg(&pki),
+        );
+
+        // Go 1.27 client (pqkit's client certificate and seed-form key) -> pqkit server.
+        let port = free_port();
+        let mut server = Guard::spawn(
+            pqkit()
+                .args(["server", "--json", "--count", "1", "--mutual", "--port"])
+                .arg(port.to_string())
+                .arg("--cert")
+                .arg(pki.join("server.pem"))
+                .arg("--key")
+                .arg(pki.join("server.key"))
+                .arg("--ca")
+                .arg(pki.join("ca.pem")),
+        );
+        wait_listening(port, server.child());
+        let go = run_ok(
+            Command::new(&gotls)
+                .args([
+                    "client",
+                    "-groups",
+                    "X25519MLKEM768",
+                    "-send",
+                    "hello pqkit!",
+                ])
+                .arg("-addr")
+                .arg(format!("127.0.0.1:{port}"))
+                .arg("-ca")
+                .arg(pki.join("ca.pem"))
+                .arg("-cert")
+                .arg(pki.join("client.pem"))
+                .arg("-key")
+                .arg(pki.join("client.key")),
+        );
+        let go_report = &json_lines(&go.stdout)[0];
+        let ours = &json_lines(&server.wait().stdout)[0];
+        assert_eq!(go_report["ok"], true, "{go_report}");
+        assert_eq!(
+            go_report["peer_verified"], true,
+            "Go verified pqkit's chain: {go_report}"
+        );
+        assert_eq!(go_report["peer_sig_scheme"], scheme, "{go_report}");
+        assert_eq!(go_report["peer_cert"]["sig_alg"], alg, "{go_report}");
+        assert_eq!(
+            ours["peer_signature_scheme"], scheme,
+            "pqkit verified Go's signature: {ours}"
+        );
+        assert_eq!(ours["received"], "hello pqkit!");
+
+        // pqkit client -> Go 1.27 server (pqkit's server certificate and key), client auth
+        // required and verified by Go.
+        let port = free_port();
+        let mut go_server = Guard::spawn(
+            Command::new(&gotls)
+                .args([
+                    "server",
+                    "-mode",
+                    "echo",
+                    "-count",
+                    "1",
+                    "-client-auth",
+                    "require",
+                ])
+                .args(["-groups", "X25519MLKEM768"])
+                .arg("-addr")
+                .arg(format!("127.0.0.1:{port}"))
+                .arg("-cert")
+                .arg(pki.join("server.pem"))
+                .arg("-key")
+                .arg(pki.join("server.key"))
+                .arg("-ca")
+                .arg(pki.join("ca.pem")),
+        );
+        wait_listening(port, go_server.child());
+        let client = run_ok(
+            pqkit()
+                .args(["client", "--json", "--groups", "X25519MLKEM768", "--port"])
+                .arg(port.to_string())
+                .arg("--ca")
+                .arg(pki.join("ca.pem"))
+                .arg("--cert")
+                .arg(pki.join("client.pem"))
+                .arg("--key")
+                .arg(pki.join("client.key")),
+        );
+        let ours = &json_lines(&client.stdout)[0];
+        let go_report = &json_lines(&go_server.wait().stdout)[0];
+        assert_eq!(ours["peer_signature_scheme"], scheme, "{ours}");
+        assert_eq!(ours["received"], "hello pqkit!");
+        assert_eq!(go_report["ok"], true, "{go_report}");
+        assert_eq!(
+            go_report["peer_verified"], true,
+            "Go verified pqkit's client chain"
+        );
+        assert_eq!(go_report["peer_sig_scheme"], scheme, "{go_report}");
+        println!("Go 1.27 <-> pqkit, {alg} mutual authentication: verified on both ends");
     }
 }
