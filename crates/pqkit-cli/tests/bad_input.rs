@@ -84,7 +84,7 @@ fn bad_key_shares_get_illegal_parameter_and_the_server_keeps_serving() {
         .collect();
 
     let port = free_port();
-    let server = pqkit_server(&pki, port, "X25519MLKEM768", 3);
+    let server = pqkit_server(&pki, port, "X25519MLKEM768", 3, false);
 
     // 1. Wrong length: one byte short of ek (1184) ‖ X25519 (32).
     let g = &hybrid::X25519MLKEM768;

@@ -12,11 +12,25 @@ mod support;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+use serde_json::Value;
+
 use support::{
     Guard, free_port, json_lines, peers_dir, pqkit, pqkit_server, run_ok, scratch, wait_listening,
 };
 
 const GROUPS: [&str; 3] = ["X25519MLKEM768", "SecP256r1MLKEM768", "SecP384r1MLKEM1024"];
+
+/// Bytes on the wire, counted independently at pqkit's and Go's sockets, agree exactly.
+fn assert_same_wire_bytes(ours: &Value, go: &Value) {
+    assert_eq!(
+        ours["wire_bytes_read"], go["wire_bytes_written"],
+        "{ours} {go}"
+    );
+    assert_eq!(
+        ours["wire_bytes_written"], go["wire_bytes_read"],
+        "{ours} {go}"
+    );
+}
 
 /// Builds the Go peer into `dir` with `toolchain` ("local" or e.g. "go1.27.1"); fails (does
 /// not skip) when Go, the toolchain or the peer is missing.
@@ -88,7 +102,7 @@ fn go_client_to_pqkit_server_and_pqkit_client_to_go_server() {
     for group in GROUPS {
         // Go client -> pqkit server.
         let port = free_port();
-        let server = pqkit_server(&pki, port, group, 1);
+        let server = pqkit_server(&pki, port, group, 1, false);
         let go = run_ok(
             Command::new(&gotls)
                 .args([
@@ -113,15 +127,7 @@ fn go_client_to_pqkit_server_and_pqkit_client_to_go_server() {
         assert_eq!(go_report["version"], "TLSv1.3");
         assert_eq!(ours["group"], group, "pqkit server: {ours}");
         assert_eq!(ours["received"], "hello pqkit!");
-        // Bytes on the wire, counted independently at each socket, agree exactly.
-        assert_eq!(
-            ours["wire_bytes_read"], go_report["wire_bytes_written"],
-            "{ours} {go_report}"
-        );
-        assert_eq!(
-            ours["wire_bytes_written"], go_report["wire_bytes_read"],
-            "{ours} {go_report}"
-        );
+        assert_same_wire_bytes(ours, go_report);
         println!(
             "Go client -> pqkit server: {group} on both ends; {} B / {} B on the wire, same count \
              on both sides",
@@ -164,14 +170,7 @@ fn go_client_to_pqkit_server_and_pqkit_client_to_go_server() {
         assert_eq!(ours["peer_signature_scheme"], "ecdsa_secp256r1_sha256");
         assert_eq!(go_report["group"], group, "Go server: {go_report}");
         assert_eq!(go_report["ok"], true, "{go_report}");
-        assert_eq!(
-            ours["wire_bytes_read"], go_report["wire_bytes_written"],
-            "{ours} {go_report}"
-        );
-        assert_eq!(
-            ours["wire_bytes_written"], go_report["wire_bytes_read"],
-            "{ours} {go_report}"
-        );
+        assert_same_wire_bytes(ours, go_report);
         println!(
             "pqkit client -> Go server: {group} on both ends; {} B / {} B on the wire, same count \
              on both sides",
@@ -198,18 +197,7 @@ fn go_1_27_and_pqkit_authenticate_each_other_with_ml_dsa() {
 
         // Go 1.27 client (pqkit's client certificate and seed-form key) -> pqkit server.
         let port = free_port();
-        let mut server = Guard::spawn(
-            pqkit()
-                .args(["server", "--json", "--count", "1", "--mutual", "--port"])
-                .arg(port.to_string())
-                .arg("--cert")
-                .arg(pki.join("server.pem"))
-                .arg("--key")
-                .arg(pki.join("server.key"))
-                .arg("--ca")
-                .arg(pki.join("ca.pem")),
-        );
-        wait_listening(port, server.child());
+        let server = pqkit_server(&pki, port, "X25519MLKEM768", 1, true);
         let go = run_ok(
             Command::new(&gotls)
                 .args([
@@ -289,6 +277,7 @@ fn go_1_27_and_pqkit_authenticate_each_other_with_ml_dsa() {
             "Go verified pqkit's client chain"
         );
         assert_eq!(go_report["peer_sig_scheme"], scheme, "{go_report}");
+        assert_same_wire_bytes(ours, go_report);
         println!("Go 1.27 <-> pqkit, {alg} mutual authentication: verified on both ends");
     }
 }

@@ -128,17 +128,20 @@ pub(crate) fn peers_dir() -> PathBuf {
 }
 
 /// Starts `pqkit server --json` on `port` with the server files of the PKI in `pki`, serving
-/// `count` connections over `groups`; returns once it listens.
-pub(crate) fn pqkit_server(pki: &Path, port: u16, groups: &str, count: u32) -> Guard {
-    let mut server = Guard::spawn(
-        pqkit()
-            .args(["server", "--json", "--groups", groups])
-            .args(["--count", &count.to_string(), "--port", &port.to_string()])
-            .arg("--cert")
-            .arg(pki.join("server.pem"))
-            .arg("--key")
-            .arg(pki.join("server.key")),
-    );
+/// `count` connections over `groups`, requiring a client certificate from that PKI's CA when
+/// `mutual`; returns once it listens.
+pub(crate) fn pqkit_server(pki: &Path, port: u16, groups: &str, count: u32, mutual: bool) -> Guard {
+    let mut cmd = pqkit();
+    cmd.args(["server", "--json", "--groups", groups])
+        .args(["--count", &count.to_string(), "--port", &port.to_string()])
+        .arg("--cert")
+        .arg(pki.join("server.pem"))
+        .arg("--key")
+        .arg(pki.join("server.key"));
+    if mutual {
+        cmd.arg("--mutual").arg("--ca").arg(pki.join("ca.pem"));
+    }
+    let mut server = Guard::spawn(&mut cmd);
     wait_listening(port, server.child());
     server
 }
