@@ -61,16 +61,28 @@ pub fn signing_key_to_pkcs8(
             .map_err(enc)?
         }
     });
-    let alg = algorithm_identifier(key.algorithm().spki_algorithm_id)?;
+    encode_pkcs8(key.algorithm(), &inner, None)
+}
+
+/// Wraps an encoded private key in PKCS#8 (`public_key` makes it a RFC 5958 v2 key).
+fn encode_pkcs8(
+    alg: &SignatureAlgorithm,
+    private_key: &[u8],
+    public_key: Option<&[u8]>,
+) -> Result<Zeroizing<Vec<u8>>, Error> {
+    let alg = algorithm_identifier(alg.spki_algorithm_id)?;
     let info = PrivateKeyInfo {
         algorithm: spki::AlgorithmIdentifierRef {
             oid: alg.oid,
             parameters: alg.parameters.as_ref().map(Into::into),
         },
-        private_key: &inner,
-        public_key: None,
+        private_key,
+        public_key,
     };
-    Ok(Zeroizing::new(info.to_der().map_err(enc)?))
+    let der = info
+        .to_der()
+        .map_err(|e| Error::malformed("PKCS#8 private key", e))?;
+    Ok(Zeroizing::new(der))
 }
 
 /// Decodes a PKCS#8 private key of any catalogue algorithm.
@@ -244,26 +256,13 @@ mod tests {
     fn a_v2_public_key_that_does_not_match_is_rejected() {
         let key = ML_DSA_65.signing_key_from_seed(&[4u8; 32]).expect("key");
         let other = ML_DSA_65.signing_key_from_seed(&[5u8; 32]).expect("key");
-        let seed = ContextSpecific {
-            tag_number: TagNumber::N0,
-            tag_mode: TagMode::Implicit,
-            value: OctetStringRef::new(key.seed().expect("seed")).expect("octets"),
-        }
-        .to_der()
-        .expect("der");
-        let alg = algorithm_identifier(ML_DSA_65.spki_algorithm_id).expect("alg");
-        let encode = |public: &[u8]| {
-            PrivateKeyInfo {
-                algorithm: spki::AlgorithmIdentifierRef {
-                    oid: alg.oid,
-                    parameters: None,
-                },
-                private_key: &seed,
-                public_key: Some(public),
-            }
-            .to_der()
-            .expect("der")
-        };
+        // The ML-DSA-PrivateKey inside the seed-form encoding, re-wrapped with a public key.
+        let seed_form = signing_key_to_pkcs8(&key, KeyFormat::Seed).expect("pkcs8");
+        let inner = PrivateKeyInfo::from_der(&seed_form)
+            .expect("info")
+            .private_key
+            .to_vec();
+        let encode = |public: &[u8]| encode_pkcs8(&ML_DSA_65, &inner, Some(public)).expect("der");
         let good = encode(key.verifying_key().as_bytes());
         assert_eq!(
             signing_key_from_pkcs8(&good)
