@@ -15,7 +15,8 @@ use serde::Serialize;
 
 use crate::session::{self, SideReport};
 
-type Result<T> = std::result::Result<T, Box<dyn Error>>;
+/// Every subcommand's result: one error line, printed by `main`.
+pub(crate) type Result<T> = std::result::Result<T, Box<dyn Error>>;
 
 /// The client's message and the server's answer in the reference manual's example.
 const CLIENT_MESSAGE: &str = "hello pqkit!";
@@ -309,8 +310,8 @@ fn scheme(peer_side: &SideReport) -> String {
 }
 
 fn find_group(name: &str) -> Result<&'static dyn SupportedKxGroup> {
-    if name.to_ascii_lowercase().contains("kyber") {
-        eprintln!("{}", pqkit_core::ml_kem::KYBER_NOTE);
+    if let Some(note) = catalogue::round3_note(name) {
+        eprintln!("{note}");
     }
     pqkit_rustls::find_group(name).map_err(|e| {
         let known: Vec<&str> = catalogue::groups().iter().map(|g| g.name).collect();

@@ -1,6 +1,8 @@
 //! `pqkit`: fully post-quantum TLS 1.3, PKI and measurement from one command.
 
+mod catalogue_cmd;
 mod commands;
+mod files;
 mod session;
 
 use std::path::PathBuf;
@@ -21,7 +23,10 @@ Examples:
   pqkit demo                                   # PQ TLS 1.3 in one process, print the table
   pqkit pki init --sig ML-DSA-65 --dir pki     # CA, server and client certificates
   pqkit server --cert pki/server.pem --key pki/server.key --ca pki/ca.pem --mutual --port 4433
-  pqkit client --ca pki/ca.pem --cert pki/client.pem --key pki/client.key --port 4433";
+  pqkit client --ca pki/ca.pem --cert pki/client.pem --key pki/client.key --port 4433
+  pqkit list                                   # every algorithm, code point, OID and size
+  pqkit sizes --markdown                       # artifact sizes measured from real keys
+  pqkit keygen --alg ML-DSA-65 -o key.pem && pqkit sign --key key.pem -o doc.sig doc.pdf";
 
 #[derive(Subcommand)]
 enum Command {
@@ -45,6 +50,165 @@ enum Command {
     /// Certificates and keys.
     #[command(subcommand)]
     Pki(PkiCommand),
+    /// Print every algorithm: names, aliases, kind, NIST category, TLS code point, OID, sizes.
+    #[command(after_help = "Example:\n  pqkit list --json")]
+    List {
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Measure artifact sizes (keys, signatures, ciphertexts, key shares) from real keys.
+    #[command(after_help = "Example:\n  pqkit sizes --markdown")]
+    Sizes {
+        /// Print JSON.
+        #[arg(long, conflicts_with = "markdown")]
+        json: bool,
+        /// Print Markdown tables.
+        #[arg(long)]
+        markdown: bool,
+    },
+    /// Generate a private key (PKCS#8 PEM; seed form by default).
+    #[command(
+        after_help = "Example:\n  pqkit keygen --alg ML-DSA-65 -o key.pem --pub pub.pem\n  \
+                            pqkit keygen --alg ML-KEM-768 --format both -o kem.pem"
+    )]
+    Keygen {
+        /// Algorithm (see `pqkit list`), e.g. ML-DSA-65, SLH-DSA-SHA2-128f, ML-KEM-768.
+        #[arg(long)]
+        alg: String,
+        /// Derive from this seed (hex; ML-DSA 32 bytes, SLH-DSA 3n, ML-KEM 64).
+        #[arg(long)]
+        seed: Option<String>,
+        /// Private key form for ML-DSA and ML-KEM: seed, expanded or both.
+        #[arg(long, default_value = "seed", value_parser = files::parse_format)]
+        format: pqkit_pki::key::KeyFormat,
+        /// Output file.
+        #[arg(short, long)]
+        out: PathBuf,
+        /// Also write the public key (SPKI PEM) here.
+        #[arg(long = "pub")]
+        public: Option<PathBuf>,
+    },
+    /// Print (or write) the public key (SPKI PEM) of a private key.
+    #[command(after_help = "Example:\n  pqkit pubkey key.pem -o pub.pem")]
+    Pubkey {
+        /// PKCS#8 private key PEM.
+        key: PathBuf,
+        /// Output file (default: stdout).
+        #[arg(short, long)]
+        out: Option<PathBuf>,
+    },
+    /// Sign a file.
+    #[command(
+        after_help = "Examples:\n  pqkit sign --key key.pem -o doc.sig doc.pdf\n  \
+                            pqkit sign --key key.pem --prehash SHA-512 -o doc.sig doc.pdf\n  \
+                            pqkit sign --key key.pem --external-mu --context v1 -o doc.sig doc.pdf"
+    )]
+    Sign {
+        /// PKCS#8 private key PEM.
+        #[arg(long)]
+        key: PathBuf,
+        /// Signature output file (raw bytes).
+        #[arg(short, long)]
+        out: PathBuf,
+        #[command(flatten)]
+        mode: ModeArgs,
+        /// Deterministic signing (FIPS 204 rnd = 0; FIPS 205 opt_rand = PK.seed).
+        #[arg(long)]
+        deterministic: bool,
+        /// File to sign.
+        file: PathBuf,
+    },
+    /// Verify a file's signature.
+    #[command(after_help = "Example:\n  pqkit verify --pub pub.pem --signature doc.sig doc.pdf")]
+    Verify {
+        /// Public key PEM (SPKI), certificate PEM or private key PEM.
+        #[arg(long = "pub")]
+        public: PathBuf,
+        /// Signature file (raw bytes).
+        #[arg(long)]
+        signature: PathBuf,
+        #[command(flatten)]
+        mode: ModeArgs,
+        /// Signed file.
+        file: PathBuf,
+    },
+    /// ML-KEM encapsulation and decapsulation with key files.
+    #[command(subcommand)]
+    Kem(KemCommand),
+    /// Inspect and verify certificates.
+    #[command(subcommand)]
+    X509(X509Command),
+}
+
+#[derive(Args)]
+struct ModeArgs {
+    /// Context string (FIPS 204 §5.2 / FIPS 205 §10.2), UTF-8, at most 255 bytes.
+    #[arg(long, default_value = "")]
+    context: String,
+    /// HashML-DSA / HashSLH-DSA: hash the file outside the signer with this hash (SHA-256,
+    /// SHA-512, SHA3-256, SHAKE-128, SHAKE-256, ...).
+    #[arg(long, conflicts_with = "external_mu")]
+    prehash: Option<String>,
+    /// ML-DSA external μ: compute μ outside the signer; the signer sees 64 bytes.
+    #[arg(long)]
+    external_mu: bool,
+}
+
+#[derive(Subcommand)]
+enum KemCommand {
+    /// Encapsulate to a public key: write the ciphertext and the shared secret (hex, 0600).
+    #[command(
+        after_help = "Example:\n  pqkit kem encapsulate --pub kem.pub -o ct.bin --secret ss.hex"
+    )]
+    Encapsulate {
+        /// Encapsulation key (SPKI PEM).
+        #[arg(long = "pub")]
+        public: PathBuf,
+        /// Ciphertext output.
+        #[arg(short, long)]
+        out: PathBuf,
+        /// Shared secret output (hex).
+        #[arg(long)]
+        secret: PathBuf,
+    },
+    /// Decapsulate a ciphertext with a private key.
+    #[command(
+        after_help = "Example:\n  pqkit kem decapsulate --key kem.pem --ciphertext ct.bin --secret ss.hex"
+    )]
+    Decapsulate {
+        /// Decapsulation key (PKCS#8 PEM).
+        #[arg(long)]
+        key: PathBuf,
+        /// Ciphertext file.
+        #[arg(long)]
+        ciphertext: PathBuf,
+        /// Shared secret output (hex).
+        #[arg(long)]
+        secret: PathBuf,
+    },
+}
+
+#[derive(Subcommand)]
+enum X509Command {
+    /// Decode certificates: algorithms, key and signature sizes, validity, SAN.
+    #[command(after_help = "Example:\n  pqkit x509 show pki/server.pem --json")]
+    Show {
+        /// Certificate PEM (one or a chain).
+        cert: PathBuf,
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Verify a chain (leaf first) against CA certificates.
+    #[command(after_help = "Example:\n  pqkit x509 verify --ca pki/ca.pem pki/server.pem")]
+    Verify {
+        /// Trusted CA certificate(s) PEM.
+        #[arg(long)]
+        ca: PathBuf,
+        /// Chain PEM, leaf first.
+        chain: PathBuf,
+    },
 }
 
 #[derive(Args)]
@@ -156,6 +320,40 @@ enum PkiCommand {
         #[arg(long, default_value = "pki")]
         dir: PathBuf,
     },
+    /// Write root CA -> intermediate CA -> server and client leaves, any algorithm per level.
+    #[command(
+        after_help = "Example:\n  pqkit pki issue --root ML-DSA-87 --intermediate ML-DSA-65 \
+                            --leaf Falcon-512 --dir pki-chain"
+    )]
+    Issue {
+        /// Root CA signature algorithm.
+        #[arg(long, default_value = "ML-DSA-87")]
+        root: String,
+        /// Intermediate CA signature algorithm.
+        #[arg(long, default_value = "ML-DSA-65")]
+        intermediate: String,
+        /// Leaf signature algorithm.
+        #[arg(long, default_value = "ML-DSA-65")]
+        leaf: String,
+        /// Output directory.
+        #[arg(long, default_value = "pki")]
+        dir: PathBuf,
+    },
+}
+
+impl ModeArgs {
+    fn options(&self, deterministic: bool) -> commands::Result<files::SignOptions> {
+        Ok(files::SignOptions {
+            context: self.context.as_bytes().to_vec(),
+            prehash: self
+                .prehash
+                .as_deref()
+                .map(pqkit_core::prehash::PreHash::from_name)
+                .transpose()?,
+            external_mu: self.external_mu,
+            deterministic,
+        })
+    }
 }
 
 fn main() -> ExitCode {
@@ -186,6 +384,51 @@ fn main() -> ExitCode {
             json: a.json,
         }),
         Command::Pki(PkiCommand::Init { sig, dir }) => commands::pki_init(&sig, &dir),
+        Command::Pki(PkiCommand::Issue {
+            root,
+            intermediate,
+            leaf,
+            dir,
+        }) => files::pki_issue(&dir, &root, &intermediate, &leaf),
+        Command::List { json } => catalogue_cmd::list(json),
+        Command::Sizes { json, markdown } => catalogue_cmd::sizes(json, markdown),
+        Command::Keygen {
+            alg,
+            seed,
+            format,
+            out,
+            public,
+        } => files::keygen(&alg, seed.as_deref(), format, &out, public.as_deref()),
+        Command::Pubkey { key, out } => files::pubkey(&key, out.as_deref()),
+        Command::Sign {
+            key,
+            out,
+            mode,
+            deterministic,
+            file,
+        } => mode
+            .options(deterministic)
+            .and_then(|o| files::sign(&key, &file, &out, &o)),
+        Command::Verify {
+            public,
+            signature,
+            mode,
+            file,
+        } => mode
+            .options(false)
+            .and_then(|o| files::verify(&public, &file, &signature, &o)),
+        Command::Kem(KemCommand::Encapsulate {
+            public,
+            out,
+            secret,
+        }) => files::encapsulate(&public, &out, &secret),
+        Command::Kem(KemCommand::Decapsulate {
+            key,
+            ciphertext,
+            secret,
+        }) => files::decapsulate(&key, &ciphertext, &secret),
+        Command::X509(X509Command::Show { cert, json }) => files::x509_show(&cert, json),
+        Command::X509(X509Command::Verify { ca, chain }) => files::x509_verify(&chain, &ca),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

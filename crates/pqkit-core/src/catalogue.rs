@@ -3,16 +3,25 @@
 //! Lookup is case-insensitive over canonical names and the aliases users bring with them
 //! (DESIGN.md, "names users bring").
 
-use crate::classical::ECDSA_P256_SHA256;
+use crate::classical::{
+    ECDSA_P256_SHA256, ECDSA_P384_SHA384, ECDSA_P521_SHA512, ED25519, RSA_PKCS1_2048,
+    RSA_PKCS1_3072, RSA_PKCS1_4096, RSA_PSS_2048, RSA_PSS_3072, RSA_PSS_4096,
+};
 use crate::error::Error;
+use crate::falcon::{FALCON_512, FALCON_1024};
 use crate::hybrid::{
-    KeyExchangeGroup, MLKEM512, MLKEM768, MLKEM1024, SECP256R1MLKEM768, SECP384R1MLKEM1024,
-    X25519MLKEM768,
+    KeyExchangeGroup, MLKEM512, MLKEM768, MLKEM1024, P256_MLKEM512, P384_MLKEM768, P521_MLKEM1024,
+    SECP256R1MLKEM768, SECP384R1MLKEM1024, X25519MLKEM768,
 };
 use crate::kem::KemAlgorithm;
 use crate::ml_dsa::{ML_DSA_44, ML_DSA_65, ML_DSA_87};
 use crate::ml_kem::{ML_KEM_512, ML_KEM_768, ML_KEM_1024};
 use crate::sig::SignatureAlgorithm;
+use crate::slh_dsa::{
+    SLH_DSA_SHA2_128F, SLH_DSA_SHA2_128S, SLH_DSA_SHA2_192F, SLH_DSA_SHA2_192S, SLH_DSA_SHA2_256F,
+    SLH_DSA_SHA2_256S, SLH_DSA_SHAKE_128F, SLH_DSA_SHAKE_128S, SLH_DSA_SHAKE_192F,
+    SLH_DSA_SHAKE_192S, SLH_DSA_SHAKE_256F, SLH_DSA_SHAKE_256S,
+};
 
 /// A TLS code point: its value, its IANA spelling and the document that assigns it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -27,8 +36,35 @@ pub struct TlsCodePoint {
 
 static KEMS: &[&KemAlgorithm] = &[&ML_KEM_512, &ML_KEM_768, &ML_KEM_1024];
 
-static SIGNATURES: &[&SignatureAlgorithm] =
-    &[&ML_DSA_44, &ML_DSA_65, &ML_DSA_87, &ECDSA_P256_SHA256];
+static SIGNATURES: &[&SignatureAlgorithm] = &[
+    &ML_DSA_44,
+    &ML_DSA_65,
+    &ML_DSA_87,
+    &FALCON_512,
+    &FALCON_1024,
+    &SLH_DSA_SHA2_128S,
+    &SLH_DSA_SHA2_128F,
+    &SLH_DSA_SHA2_192S,
+    &SLH_DSA_SHA2_192F,
+    &SLH_DSA_SHA2_256S,
+    &SLH_DSA_SHA2_256F,
+    &SLH_DSA_SHAKE_128S,
+    &SLH_DSA_SHAKE_128F,
+    &SLH_DSA_SHAKE_192S,
+    &SLH_DSA_SHAKE_192F,
+    &SLH_DSA_SHAKE_256S,
+    &SLH_DSA_SHAKE_256F,
+    &ECDSA_P256_SHA256,
+    &ECDSA_P384_SHA384,
+    &ECDSA_P521_SHA512,
+    &ED25519,
+    &RSA_PSS_2048,
+    &RSA_PSS_3072,
+    &RSA_PSS_4096,
+    &RSA_PKCS1_2048,
+    &RSA_PKCS1_3072,
+    &RSA_PKCS1_4096,
+];
 
 static GROUPS: &[&KeyExchangeGroup] = &[
     &X25519MLKEM768,
@@ -37,6 +73,9 @@ static GROUPS: &[&KeyExchangeGroup] = &[
     &MLKEM768,
     &MLKEM1024,
     &MLKEM512,
+    &P256_MLKEM512,
+    &P384_MLKEM768,
+    &P521_MLKEM1024,
 ];
 
 /// Every KEM, strongest last.
@@ -93,13 +132,50 @@ pub fn group(name: &str) -> Result<&'static KeyExchangeGroup, Error> {
     find(groups(), name, |g| (g.name, g.aliases))
 }
 
-/// Finds a signature algorithm by its DER `AlgorithmIdentifier` contents in an SPKI.
-pub fn signature_by_spki_algorithm(alg_id: &[u8]) -> Option<&'static SignatureAlgorithm> {
+/// Finds a signature algorithm by its DER `AlgorithmIdentifier` contents in an SPKI and the
+/// verifying key's length (RSA keys of every size share one identifier).
+pub fn signature_by_spki_algorithm(
+    alg_id: &[u8],
+    key_len: usize,
+) -> Option<&'static SignatureAlgorithm> {
     signatures()
         .iter()
         .copied()
-        .find(|a| a.spki_algorithm_id == alg_id)
+        .find(|a| a.spki_algorithm_id == alg_id && a.verifying_key_size == key_len)
 }
+
+/// Finds the signature algorithm that made a signature, from the signature's
+/// `AlgorithmIdentifier` contents and the signer's SPKI `AlgorithmIdentifier` contents and key
+/// length (RSA-PSS and RSA PKCS#1 v1.5 share a key type).
+pub fn signature_by_algorithms(
+    signature_alg_id: &[u8],
+    spki_alg_id: &[u8],
+    key_len: usize,
+) -> Option<&'static SignatureAlgorithm> {
+    signatures().iter().copied().find(|a| {
+        a.signature_algorithm_id == signature_alg_id
+            && a.spki_algorithm_id == spki_alg_id
+            && a.verifying_key_size == key_len
+    })
+}
+
+/// The one-line note for a round-3 name (Kyber, SPHINCS+) that maps to a final standard with
+/// different bytes; `None` for other names.
+pub fn round3_note(name: &str) -> Option<&'static str> {
+    let n = normalize(name);
+    if n.contains("kyber") {
+        Some(crate::ml_kem::KYBER_NOTE)
+    } else if n.contains("sphincs") {
+        Some(SPHINCS_NOTE)
+    } else {
+        None
+    }
+}
+
+/// Printed when a SPHINCS+ round-3 name is used.
+pub const SPHINCS_NOTE: &str = "note: SPHINCS+ (round 3) is not SLH-DSA (FIPS 205): FIPS 205 \
+     changed the message hashing and adds a context; pqkit uses SLH-DSA, whose signatures do \
+     not verify under round-3 SPHINCS+";
 
 fn find<T: ?Sized>(
     list: &'static [&'static T],

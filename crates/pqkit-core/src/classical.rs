@@ -1,15 +1,19 @@
-//! Classical algorithms on aws-lc-rs: the ECDH halves of the hybrids, and ECDSA P-256 for
-//! certificates that peers without ML-DSA can verify.
+//! Classical algorithms on aws-lc-rs: the ECDH halves of the hybrids, and ECDSA, Ed25519 and
+//! RSA signatures for certificates and TLS peers without post-quantum signatures.
 
 use aws_lc_rs::agreement;
+use aws_lc_rs::encoding::AsDer;
 use aws_lc_rs::rand::SystemRandom;
-use aws_lc_rs::signature::{self as awssig, EcdsaKeyPair, KeyPair, UnparsedPublicKey};
+use aws_lc_rs::rsa::KeySize;
+use aws_lc_rs::signature::{
+    self as awssig, EcdsaKeyPair, Ed25519KeyPair, KeyPair, RsaKeyPair, UnparsedPublicKey,
+};
 use subtle::ConstantTimeEq;
 use zeroize::Zeroizing;
 
 use crate::catalogue::TlsCodePoint;
 use crate::error::{Error, check_len};
-use crate::sig::{SignatureAlgorithm, SignatureBackend, SigningKeyImpl, SigningRandomness};
+use crate::sig::{Family, SignatureAlgorithm, SignatureBackend, SigningKeyImpl, SigningRandomness};
 
 /// An elliptic-curve Diffie–Hellman function used as the classical half of a hybrid group.
 pub struct Ecdh {
@@ -145,30 +149,270 @@ pub static ECDSA_P256_SHA256: SignatureAlgorithm = SignatureAlgorithm {
     oid: "1.2.840.10045.2.1",
     spki_algorithm_id: &EC_PUBLIC_KEY_P256,
     signature_algorithm_id: &ECDSA_WITH_SHA256,
-    // RFC 8446 §4.2.3: ecdsa_secp256r1_sha256 = 0x0403.
+    // RFC 8446 §4.2.3.
     tls_scheme: Some(TlsCodePoint {
         value: 0x0403,
         iana: "ecdsa_secp256r1_sha256",
         source: "RFC 8446",
     }),
     standard: "FIPS 186-5",
-    backend: &AwsLcEcdsaP256,
+    family: Family::Ecdsa,
+    backend: &AwsLc::Ecdsa(
+        &awssig::ECDSA_P256_SHA256_ASN1_SIGNING,
+        &awssig::ECDSA_P256_SHA256_ASN1,
+    ),
 };
 
-struct AwsLcEcdsaP256;
+/// ECDSA on P-384 with SHA-384 (FIPS 186-5).
+pub static ECDSA_P384_SHA384: SignatureAlgorithm = SignatureAlgorithm {
+    name: "ECDSA-P384",
+    aliases: &[
+        "ECDSA-P384-SHA384",
+        "P-384",
+        "P384",
+        "ecdsa_secp384r1_sha384",
+        "ECC_SECP384R1",
+    ],
+    category: 0,
+    verifying_key_size: 97,
+    signing_key_size: 48,
+    seed_size: 0,
+    signature_size: 104,
+    oid: "1.2.840.10045.2.1",
+    spki_algorithm_id: &EC_PUBLIC_KEY_P384,
+    signature_algorithm_id: &ECDSA_WITH_SHA384,
+    // RFC 8446 §4.2.3.
+    tls_scheme: Some(TlsCodePoint {
+        value: 0x0503,
+        iana: "ecdsa_secp384r1_sha384",
+        source: "RFC 8446",
+    }),
+    standard: "FIPS 186-5",
+    family: Family::Ecdsa,
+    backend: &AwsLc::Ecdsa(
+        &awssig::ECDSA_P384_SHA384_ASN1_SIGNING,
+        &awssig::ECDSA_P384_SHA384_ASN1,
+    ),
+};
 
-impl SignatureBackend for AwsLcEcdsaP256 {
+/// ECDSA on P-521 with SHA-512 (FIPS 186-5).
+pub static ECDSA_P521_SHA512: SignatureAlgorithm = SignatureAlgorithm {
+    name: "ECDSA-P521",
+    aliases: &[
+        "ECDSA-P521-SHA512",
+        "P-521",
+        "P521",
+        "ecdsa_secp521r1_sha512",
+        "ECC_SECP521R1",
+    ],
+    category: 0,
+    verifying_key_size: 133,
+    signing_key_size: 66,
+    seed_size: 0,
+    signature_size: 139,
+    oid: "1.2.840.10045.2.1",
+    spki_algorithm_id: &EC_PUBLIC_KEY_P521,
+    signature_algorithm_id: &ECDSA_WITH_SHA512,
+    // RFC 8446 §4.2.3.
+    tls_scheme: Some(TlsCodePoint {
+        value: 0x0603,
+        iana: "ecdsa_secp521r1_sha512",
+        source: "RFC 8446",
+    }),
+    standard: "FIPS 186-5",
+    family: Family::Ecdsa,
+    backend: &AwsLc::Ecdsa(
+        &awssig::ECDSA_P521_SHA512_ASN1_SIGNING,
+        &awssig::ECDSA_P521_SHA512_ASN1,
+    ),
+};
+
+/// Ed25519 (RFC 8032; RFC 8410 keys).
+pub static ED25519: SignatureAlgorithm = SignatureAlgorithm {
+    name: "Ed25519",
+    aliases: &["ED25519", "EdDSA-Ed25519"],
+    category: 0,
+    verifying_key_size: 32,
+    signing_key_size: 32,
+    seed_size: 0,
+    signature_size: 64,
+    oid: "1.3.101.112",
+    spki_algorithm_id: &ID_ED25519,
+    signature_algorithm_id: &ID_ED25519,
+    // RFC 8446 §4.2.3.
+    tls_scheme: Some(TlsCodePoint {
+        value: 0x0807,
+        iana: "ed25519",
+        source: "RFC 8446",
+    }),
+    standard: "RFC 8032",
+    family: Family::Ed25519,
+    backend: &AwsLc::Ed25519,
+};
+
+/// RSASSA-PSS with SHA-256, 2048-bit modulus (RFC 8017 §8.1; salt 32 bytes, RFC 4055 params).
+pub static RSA_PSS_2048: SignatureAlgorithm =
+    rsa_pss("RSA-PSS-2048", &["RSA2048-PSS"], KeySize::Rsa2048);
+/// RSASSA-PSS with SHA-256, 3072-bit modulus.
+pub static RSA_PSS_3072: SignatureAlgorithm =
+    rsa_pss("RSA-PSS-3072", &["RSA3072-PSS"], KeySize::Rsa3072);
+/// RSASSA-PSS with SHA-256, 4096-bit modulus.
+pub static RSA_PSS_4096: SignatureAlgorithm =
+    rsa_pss("RSA-PSS-4096", &["RSA4096-PSS"], KeySize::Rsa4096);
+/// RSASSA-PKCS1-v1_5 with SHA-256, 2048-bit modulus (RFC 8017 §8.2).
+pub static RSA_PKCS1_2048: SignatureAlgorithm =
+    rsa_pkcs1("RSA-PKCS1-2048", &["RSA-2048", "RSA2048"], KeySize::Rsa2048);
+/// RSASSA-PKCS1-v1_5 with SHA-256, 3072-bit modulus.
+pub static RSA_PKCS1_3072: SignatureAlgorithm =
+    rsa_pkcs1("RSA-PKCS1-3072", &["RSA-3072", "RSA3072"], KeySize::Rsa3072);
+/// RSASSA-PKCS1-v1_5 with SHA-256, 4096-bit modulus.
+pub static RSA_PKCS1_4096: SignatureAlgorithm =
+    rsa_pkcs1("RSA-PKCS1-4096", &["RSA-4096", "RSA4096"], KeySize::Rsa4096);
+
+/// Modulus size in bytes.
+const fn modulus_bytes(size: KeySize) -> usize {
+    match size {
+        KeySize::Rsa2048 => 256,
+        KeySize::Rsa3072 => 384,
+        KeySize::Rsa4096 => 512,
+        _ => 1024,
+    }
+}
+
+/// DER `RSAPublicKey { n, e = 65537 }` size in bytes for a modulus of `n` bytes: SEQUENCE
+/// header (4) + INTEGER n with a leading zero (4 + n + 1) + INTEGER e (5).
+const fn rsa_public_key_size(n: usize) -> usize {
+    4 + (4 + n + 1) + 5
+}
+
+const fn rsa(
+    name: &'static str,
+    aliases: &'static [&'static str],
+    size: KeySize,
+    pss: bool,
+) -> SignatureAlgorithm {
+    let n = modulus_bytes(size);
+    SignatureAlgorithm {
+        name,
+        aliases,
+        category: 0,
+        verifying_key_size: rsa_public_key_size(n),
+        signing_key_size: n,
+        seed_size: 0,
+        signature_size: n,
+        oid: "1.2.840.113549.1.1.1",
+        spki_algorithm_id: &RSA_ENCRYPTION,
+        signature_algorithm_id: if pss {
+            &RSASSA_PSS_SHA256
+        } else {
+            &SHA256_WITH_RSA
+        },
+        // RFC 8446 §4.2.3. rsa_pkcs1_sha256 signs certificates only in TLS 1.3; a
+        // CertificateVerify with an RSA key uses rsa_pss_rsae_sha256.
+        tls_scheme: Some(if pss {
+            TlsCodePoint {
+                value: 0x0804,
+                iana: "rsa_pss_rsae_sha256",
+                source: "RFC 8446",
+            }
+        } else {
+            TlsCodePoint {
+                value: 0x0401,
+                iana: "rsa_pkcs1_sha256",
+                source: "RFC 8446",
+            }
+        }),
+        standard: "RFC 8017",
+        family: Family::Rsa,
+        backend: if pss {
+            match size {
+                KeySize::Rsa2048 => &AwsLc::Rsa(KeySize::Rsa2048, true),
+                KeySize::Rsa3072 => &AwsLc::Rsa(KeySize::Rsa3072, true),
+                _ => &AwsLc::Rsa(KeySize::Rsa4096, true),
+            }
+        } else {
+            match size {
+                KeySize::Rsa2048 => &AwsLc::Rsa(KeySize::Rsa2048, false),
+                KeySize::Rsa3072 => &AwsLc::Rsa(KeySize::Rsa3072, false),
+                _ => &AwsLc::Rsa(KeySize::Rsa4096, false),
+            }
+        },
+    }
+}
+
+const fn rsa_pss(
+    name: &'static str,
+    aliases: &'static [&'static str],
+    size: KeySize,
+) -> SignatureAlgorithm {
+    rsa(name, aliases, size, true)
+}
+
+const fn rsa_pkcs1(
+    name: &'static str,
+    aliases: &'static [&'static str],
+    size: KeySize,
+) -> SignatureAlgorithm {
+    rsa(name, aliases, size, false)
+}
+
+/// The classical signature backends, all on aws-lc-rs.
+enum AwsLc {
+    Ecdsa(
+        &'static awssig::EcdsaSigningAlgorithm,
+        &'static awssig::EcdsaVerificationAlgorithm,
+    ),
+    Ed25519,
+    /// Modulus size; PSS (true) or PKCS#1 v1.5 (false), both with SHA-256.
+    Rsa(KeySize, bool),
+}
+
+const BACKEND_ERROR: Error = Error::Backend("aws-lc-rs");
+
+impl AwsLc {
+    fn key(&self, pkcs8: &[u8]) -> Result<Classical, Error> {
+        let bad = |_| Error::InvalidKey("classical PKCS#8 private key");
+        Ok(match self {
+            Self::Ecdsa(alg, _) => {
+                Classical::Ecdsa(EcdsaKeyPair::from_pkcs8(alg, pkcs8).map_err(bad)?)
+            }
+            Self::Ed25519 => {
+                Classical::Ed25519(Ed25519KeyPair::from_pkcs8_maybe_unchecked(pkcs8).map_err(bad)?)
+            }
+            Self::Rsa(size, pss) => {
+                let pair = RsaKeyPair::from_pkcs8(pkcs8).map_err(bad)?;
+                if pair.public_modulus_len() != modulus_bytes(*size) {
+                    return Err(Error::InvalidKey("RSA key of another modulus size"));
+                }
+                Classical::Rsa(pair, *pss)
+            }
+        })
+    }
+}
+
+impl SignatureBackend for AwsLc {
     fn name(&self) -> &'static str {
         "aws-lc-rs"
     }
 
     fn generate(&self, alg: &'static SignatureAlgorithm) -> Result<Box<dyn SigningKeyImpl>, Error> {
-        let doc = EcdsaKeyPair::generate_pkcs8(
-            &awssig::ECDSA_P256_SHA256_ASN1_SIGNING,
-            &SystemRandom::new(),
-        )
-        .map_err(|_| Error::Backend("aws-lc-rs ECDSA"))?;
-        self.signing_key_from_pkcs8(alg, doc.as_ref())
+        let pkcs8 = Zeroizing::new(match self {
+            Self::Ecdsa(a, _) => EcdsaKeyPair::generate_pkcs8(a, &SystemRandom::new())
+                .map_err(|_| BACKEND_ERROR)?
+                .as_ref()
+                .to_vec(),
+            Self::Ed25519 => Ed25519KeyPair::generate_pkcs8v1(&SystemRandom::new())
+                .map_err(|_| BACKEND_ERROR)?
+                .as_ref()
+                .to_vec(),
+            Self::Rsa(size, _) => {
+                let pair = RsaKeyPair::generate(*size).map_err(|_| BACKEND_ERROR)?;
+                let der: aws_lc_rs::encoding::Pkcs8V1Der<'_> =
+                    pair.as_der().map_err(|_| BACKEND_ERROR)?;
+                der.as_ref().to_vec()
+            }
+        });
+        self.signing_key_from_pkcs8(alg, &pkcs8)
     }
 
     fn signing_key_from_seed(
@@ -176,7 +420,9 @@ impl SignatureBackend for AwsLcEcdsaP256 {
         _alg: &'static SignatureAlgorithm,
         _seed: &[u8],
     ) -> Result<Box<dyn SigningKeyImpl>, Error> {
-        Err(Error::Unsupported("ECDSA keys have no seed form"))
+        Err(Error::Unsupported(
+            "classical keys have no seed form in pqkit",
+        ))
     }
 
     fn signing_key_from_pkcs8(
@@ -184,11 +430,14 @@ impl SignatureBackend for AwsLcEcdsaP256 {
         _alg: &'static SignatureAlgorithm,
         der: &[u8],
     ) -> Result<Box<dyn SigningKeyImpl>, Error> {
-        let pair = EcdsaKeyPair::from_pkcs8(&awssig::ECDSA_P256_SHA256_ASN1_SIGNING, der)
-            .map_err(|_| Error::InvalidKey("ECDSA P-256 PKCS#8 key"))?;
-        let verifying_key = pair.public_key().as_ref().to_vec();
-        Ok(Box::new(EcdsaSigningKey {
-            pair,
+        let key = self.key(der)?;
+        let verifying_key = match &key {
+            Classical::Ecdsa(p) => p.public_key().as_ref().to_vec(),
+            Classical::Ed25519(p) => p.public_key().as_ref().to_vec(),
+            Classical::Rsa(p, _) => p.public_key().as_ref().to_vec(),
+        };
+        Ok(Box::new(ClassicalSigningKey {
+            key,
             pkcs8: Zeroizing::new(der.to_vec()),
             verifying_key,
         }))
@@ -203,21 +452,39 @@ impl SignatureBackend for AwsLcEcdsaP256 {
         sig: &[u8],
     ) -> Result<(), Error> {
         if !ctx.is_empty() {
-            return Err(Error::Unsupported("ECDSA takes no context string"));
+            return Err(Error::Unsupported(
+                "classical signatures take no context string",
+            ));
         }
-        UnparsedPublicKey::new(&awssig::ECDSA_P256_SHA256_ASN1, pk)
+        let alg: &'static dyn awssig::VerificationAlgorithm = match self {
+            Self::Ecdsa(_, v) => *v,
+            Self::Ed25519 => &awssig::ED25519,
+            Self::Rsa(_, true) => &awssig::RSA_PSS_2048_8192_SHA256,
+            Self::Rsa(_, false) => &awssig::RSA_PKCS1_2048_8192_SHA256,
+        };
+        UnparsedPublicKey::new(alg, pk)
             .verify(msg, sig)
             .map_err(|_| Error::BadSignature)
     }
 }
 
-struct EcdsaSigningKey {
-    pair: EcdsaKeyPair,
+enum Classical {
+    Ecdsa(EcdsaKeyPair),
+    Ed25519(Ed25519KeyPair),
+    Rsa(RsaKeyPair, bool),
+}
+
+/// A classical signing key and its PKCS#8 encoding.
+///
+/// # Security
+/// AWS-LC cleanses its keys on free; the PKCS#8 copy is zeroized on drop.
+struct ClassicalSigningKey {
+    key: Classical,
     pkcs8: Zeroizing<Vec<u8>>,
     verifying_key: Vec<u8>,
 }
 
-impl SigningKeyImpl for EcdsaSigningKey {
+impl SigningKeyImpl for ClassicalSigningKey {
     fn verifying_key(&self) -> &[u8] {
         &self.verifying_key
     }
@@ -241,20 +508,65 @@ impl SigningKeyImpl for EcdsaSigningKey {
         _randomness: SigningRandomness<'_>,
     ) -> Result<Vec<u8>, Error> {
         if !context.is_empty() {
-            return Err(Error::Unsupported("ECDSA takes no context string"));
+            return Err(Error::Unsupported(
+                "classical signatures take no context string",
+            ));
         }
-        let sig = self
-            .pair
-            .sign(&SystemRandom::new(), message)
-            .map_err(|_| Error::Backend("aws-lc-rs ECDSA"))?;
-        Ok(sig.as_ref().to_vec())
+        match &self.key {
+            Classical::Ecdsa(p) => Ok(p
+                .sign(&SystemRandom::new(), message)
+                .map_err(|_| BACKEND_ERROR)?
+                .as_ref()
+                .to_vec()),
+            Classical::Ed25519(p) => Ok(p.sign(message).as_ref().to_vec()),
+            Classical::Rsa(p, pss) => {
+                let encoding: &'static dyn awssig::RsaEncoding = if *pss {
+                    &awssig::RSA_PSS_SHA256
+                } else {
+                    &awssig::RSA_PKCS1_SHA256
+                };
+                let mut sig = vec![0u8; p.public_modulus_len()];
+                p.sign(encoding, &SystemRandom::new(), message, &mut sig)
+                    .map_err(|_| BACKEND_ERROR)?;
+                Ok(sig)
+            }
+        }
     }
 }
 
-// AlgorithmIdentifier { id-ecPublicKey, prime256v1 } contents (RFC 5480 §2.1.1).
+// AlgorithmIdentifier contents (no outer SEQUENCE header), as webpki compares them.
+// { id-ecPublicKey, prime256v1 } (RFC 5480 §2.1.1).
 const EC_PUBLIC_KEY_P256: [u8; 19] = [
     0x06, 0x07, 0x2a, 0x86, 0x48, 0xce, 0x3d, 0x02, 0x01, 0x06, 0x08, 0x2a, 0x86, 0x48, 0xce, 0x3d,
     0x03, 0x01, 0x07,
 ];
-// AlgorithmIdentifier { ecdsa-with-SHA256 } contents, parameters absent (RFC 5758 §3.2).
+// { id-ecPublicKey, secp384r1 }.
+const EC_PUBLIC_KEY_P384: [u8; 16] = [
+    0x06, 0x07, 0x2a, 0x86, 0x48, 0xce, 0x3d, 0x02, 0x01, 0x06, 0x05, 0x2b, 0x81, 0x04, 0x00, 0x22,
+];
+// { id-ecPublicKey, secp521r1 }.
+const EC_PUBLIC_KEY_P521: [u8; 16] = [
+    0x06, 0x07, 0x2a, 0x86, 0x48, 0xce, 0x3d, 0x02, 0x01, 0x06, 0x05, 0x2b, 0x81, 0x04, 0x00, 0x23,
+];
+// { ecdsa-with-SHA256 / SHA384 / SHA512 }, parameters absent (RFC 5758 §3.2).
 const ECDSA_WITH_SHA256: [u8; 10] = [0x06, 0x08, 0x2a, 0x86, 0x48, 0xce, 0x3d, 0x04, 0x03, 0x02];
+const ECDSA_WITH_SHA384: [u8; 10] = [0x06, 0x08, 0x2a, 0x86, 0x48, 0xce, 0x3d, 0x04, 0x03, 0x03];
+const ECDSA_WITH_SHA512: [u8; 10] = [0x06, 0x08, 0x2a, 0x86, 0x48, 0xce, 0x3d, 0x04, 0x03, 0x04];
+// { id-Ed25519 }, parameters absent (RFC 8410 §3).
+const ID_ED25519: [u8; 5] = [0x06, 0x03, 0x2b, 0x65, 0x70];
+// { rsaEncryption, NULL } (RFC 3279 §2.3.1).
+const RSA_ENCRYPTION: [u8; 13] = [
+    0x06, 0x09, 0x2a, 0x86, 0x48, 0x86, 0xf7, 0x0d, 0x01, 0x01, 0x01, 0x05, 0x00,
+];
+// { sha256WithRSAEncryption, NULL } (RFC 4055 §5).
+const SHA256_WITH_RSA: [u8; 13] = [
+    0x06, 0x09, 0x2a, 0x86, 0x48, 0x86, 0xf7, 0x0d, 0x01, 0x01, 0x0b, 0x05, 0x00,
+];
+// { id-RSASSA-PSS, { sha256, mgf1SHA256, saltLength 32 } } (RFC 4055 §3.1), as webpki expects.
+const RSASSA_PSS_SHA256: [u8; 65] = [
+    0x06, 0x09, 0x2a, 0x86, 0x48, 0x86, 0xf7, 0x0d, 0x01, 0x01, 0x0a, 0x30, 0x34, 0xa0, 0x0f, 0x30,
+    0x0d, 0x06, 0x09, 0x60, 0x86, 0x48, 0x01, 0x65, 0x03, 0x04, 0x02, 0x01, 0x05, 0x00, 0xa1, 0x1c,
+    0x30, 0x1a, 0x06, 0x09, 0x2a, 0x86, 0x48, 0x86, 0xf7, 0x0d, 0x01, 0x01, 0x08, 0x30, 0x0d, 0x06,
+    0x09, 0x60, 0x86, 0x48, 0x01, 0x65, 0x03, 0x04, 0x02, 0x01, 0x05, 0x00, 0xa2, 0x03, 0x02, 0x01,
+    0x20,
+];

@@ -88,6 +88,58 @@ pub static SECP384R1MLKEM1024: KeyExchangeGroup = KeyExchangeGroup {
     order: ShareOrder::ClassicalFirst,
 };
 
+/// p256_mlkem512 (0x2F4B, oqs-provider): P-256 (65) ‖ ek (800); P-256 (65) ‖ ct (768); secret
+/// ECDH (32) ‖ ML-KEM (32). No length prefixes on the wire (oqs-provider `reverse_share = 0`).
+pub static P256_MLKEM512: KeyExchangeGroup = level_named(
+    "p256_mlkem512",
+    &["P256_KYBER_LEVEL1", "SecP256r1MLKEM512", "P256MLKEM512"],
+    0x2F4B,
+    &classical::P256,
+    &ML_KEM_512,
+);
+
+/// p384_mlkem768 (0x2F4C, oqs-provider): P-384 (97) ‖ ek (1184); P-384 (97) ‖ ct (1088); secret
+/// ECDH (48) ‖ ML-KEM (32).
+pub static P384_MLKEM768: KeyExchangeGroup = level_named(
+    "p384_mlkem768",
+    &["P384_KYBER_LEVEL3", "SecP384r1MLKEM768", "P384MLKEM768"],
+    0x2F4C,
+    &classical::P384,
+    &ML_KEM_768,
+);
+
+/// p521_mlkem1024 (0x2F4D, oqs-provider): P-521 (133) ‖ ek (1568); P-521 (133) ‖ ct (1568);
+/// secret ECDH (66) ‖ ML-KEM (32).
+pub static P521_MLKEM1024: KeyExchangeGroup = level_named(
+    "p521_mlkem1024",
+    &["P521_KYBER_LEVEL5", "SecP521r1MLKEM1024", "P521MLKEM1024"],
+    0x2F4D,
+    &classical::P521,
+    &ML_KEM_1024,
+);
+
+/// oqs-provider's NIST-level-named hybrids: classical share first, private-use code points.
+const fn level_named(
+    name: &'static str,
+    aliases: &'static [&'static str],
+    value: u16,
+    classical: &'static Ecdh,
+    kem: &'static KemAlgorithm,
+) -> KeyExchangeGroup {
+    KeyExchangeGroup {
+        name,
+        aliases,
+        code_point: TlsCodePoint {
+            value,
+            iana: name,
+            source: "oqs-provider (private use)",
+        },
+        classical: Some(classical),
+        kem,
+        order: ShareOrder::ClassicalFirst,
+    }
+}
+
 impl KeyExchangeGroup {
     /// Size of the client's key share in bytes.
     pub fn client_share_size(&self) -> usize {
@@ -261,6 +313,10 @@ mod tests {
             ("MLKEM512", 800, 768, 32),
             ("MLKEM768", 1184, 1088, 32),
             ("MLKEM1024", 1568, 1568, 32),
+            // oqs-provider's level-named hybrids: classical first, no length prefixes.
+            ("p256_mlkem512", 865, 833, 64),
+            ("p384_mlkem768", 1281, 1185, 80),
+            ("p521_mlkem1024", 1701, 1701, 98),
         ];
         for (name, client, server, secret) in expected {
             let g = crate::catalogue::group(name).expect("group");

@@ -21,11 +21,14 @@
 pub mod catalogue;
 pub mod classical;
 mod error;
+pub mod falcon;
 pub mod hybrid;
 pub mod kem;
 pub mod ml_dsa;
 pub mod ml_kem;
+pub mod prehash;
 pub mod sig;
+pub mod slh_dsa;
 
 pub use error::Error;
 
@@ -50,3 +53,57 @@ pub(crate) fn random_vec(len: usize) -> Result<Zeroizing<Vec<u8>>, Error> {
     aws_lc_rs::rand::fill(&mut out[..]).map_err(|_| Error::Rng)?;
     Ok(out)
 }
+
+/// A deterministic byte source for backends that draw their randomness through `rand_core`:
+/// it yields the given bytes first (a seed, an ML-DSA `rnd`), then a SHAKE256 stream of them, so
+/// a backend that reads more than expected still gets unpredictable-to-others, repeatable bytes.
+pub(crate) struct FixedRng {
+    given: Zeroizing<Vec<u8>>,
+    pos: usize,
+    rest: Option<sha3::Shake256Reader>,
+}
+
+impl FixedRng {
+    pub(crate) fn new(given: &[u8]) -> Self {
+        Self {
+            given: Zeroizing::new(given.to_vec()),
+            pos: 0,
+            rest: None,
+        }
+    }
+}
+
+impl rand_core::RngCore for FixedRng {
+    fn next_u32(&mut self) -> u32 {
+        rand_core::impls::next_u32_via_fill(self)
+    }
+
+    fn next_u64(&mut self) -> u64 {
+        rand_core::impls::next_u64_via_fill(self)
+    }
+
+    fn fill_bytes(&mut self, dest: &mut [u8]) {
+        use sha3::digest::{ExtendableOutput, Update, XofReader};
+        let take = dest.len().min(self.given.len() - self.pos);
+        dest[..take].copy_from_slice(&self.given[self.pos..self.pos + take]);
+        self.pos += take;
+        if take < dest.len() {
+            let given = &self.given;
+            self.rest
+                .get_or_insert_with(|| {
+                    let mut h = sha3::Shake256::default();
+                    h.update(b"pqkit FixedRng");
+                    h.update(given);
+                    h.finalize_xof()
+                })
+                .read(&mut dest[take..]);
+        }
+    }
+
+    fn try_fill_bytes(&mut self, dest: &mut [u8]) -> Result<(), rand_core::Error> {
+        self.fill_bytes(dest);
+        Ok(())
+    }
+}
+
+impl rand_core::CryptoRng for FixedRng {}

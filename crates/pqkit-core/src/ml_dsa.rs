@@ -6,14 +6,14 @@
 //! (known-answer tests), go to `fips204`. [`backend`] exposes each backend on its own so that
 //! every vector suite runs against both.
 
-use fips204::traits::{KeyGen, SerDes, Signer, Verifier};
 use zeroize::Zeroizing;
 
 use crate::catalogue::TlsCodePoint;
 use crate::error::Error;
+use crate::prehash::PreHash;
 use crate::random_array;
 use crate::sig::{
-    SIGNING_RANDOMNESS_SIZE, SignatureAlgorithm, SignatureBackend, SigningKeyImpl,
+    Family, MU_SIZE, SIGNING_RANDOMNESS_SIZE, SignatureAlgorithm, SignatureBackend, SigningKeyImpl,
     SigningRandomness,
 };
 
@@ -39,6 +39,7 @@ pub static ML_DSA_44: SignatureAlgorithm = SignatureAlgorithm {
         source: "draft-ietf-tls-mldsa",
     }),
     standard: "FIPS 204",
+    family: Family::MlDsa,
     backend: &MlDsa(Level::L44),
 };
 
@@ -61,6 +62,7 @@ pub static ML_DSA_65: SignatureAlgorithm = SignatureAlgorithm {
         source: "draft-ietf-tls-mldsa",
     }),
     standard: "FIPS 204",
+    family: Family::MlDsa,
     backend: &MlDsa(Level::L65),
 };
 
@@ -83,6 +85,7 @@ pub static ML_DSA_87: SignatureAlgorithm = SignatureAlgorithm {
         source: "draft-ietf-tls-mldsa",
     }),
     standard: "FIPS 204",
+    family: Family::MlDsa,
     backend: &MlDsa(Level::L87),
 };
 
@@ -197,8 +200,21 @@ impl SignatureBackend for MlDsa {
         let verifying_key = aws::public_key(&pair).to_vec();
         Ok(Box::new(MlDsaSigningKey {
             level: self.0,
-            seed,
-            pair,
+            held: Held::Seed { seed, pair },
+            verifying_key,
+        }))
+    }
+
+    fn signing_key_from_expanded(
+        &self,
+        _alg: &'static SignatureAlgorithm,
+        bytes: &[u8],
+    ) -> Result<Box<dyn SigningKeyImpl>, Error> {
+        let sk = Zeroizing::new(bytes.to_vec());
+        let verifying_key = fips::public_from_expanded(self.0, &sk)?;
+        Ok(Box::new(MlDsaSigningKey {
+            level: self.0,
+            held: Held::Expanded(sk),
             verifying_key,
         }))
     }
@@ -217,17 +233,58 @@ impl SignatureBackend for MlDsa {
             fips::verify(self.0, pk, msg, ctx, sig)
         }
     }
+
+    fn verify_prehashed(
+        &self,
+        _alg: &'static SignatureAlgorithm,
+        pk: &[u8],
+        hash: PreHash,
+        digest: &[u8],
+        ctx: &[u8],
+        sig: &[u8],
+    ) -> Result<(), Error> {
+        fips::hash_verify(self.0, pk, hash, digest, ctx, sig)
+    }
+
+    fn verify_mu(
+        &self,
+        _alg: &'static SignatureAlgorithm,
+        pk: &[u8],
+        mu: &[u8; MU_SIZE],
+        sig: &[u8],
+    ) -> Result<(), Error> {
+        fips::verify_mu(self.0, pk, mu, sig)
+    }
 }
 
-/// An ML-DSA signing key: ξ and the aws-lc-rs key pair expanded from it.
+/// An ML-DSA signing key.
 ///
 /// # Security
-/// ξ is zeroized on drop; AWS-LC cleanses its key on free.
+/// ξ and the expanded key are zeroized on drop; AWS-LC cleanses its key on free.
 struct MlDsaSigningKey {
     level: Level,
-    seed: Zeroizing<[u8; SEED_SIZE]>,
-    pair: aws_lc_rs::signature::PqdsaKeyPair,
+    held: Held,
     verifying_key: Vec<u8>,
+}
+
+/// What a signing key was loaded from.
+enum Held {
+    /// ξ (RFC 9881 seed form) and the aws-lc-rs key pair expanded from it.
+    Seed {
+        seed: Zeroizing<[u8; SEED_SIZE]>,
+        pair: aws_lc_rs::signature::PqdsaKeyPair,
+    },
+    /// Only the expanded `sk` (RFC 9881 expandedKey form): every operation runs on fips204.
+    Expanded(Zeroizing<Vec<u8>>),
+}
+
+impl MlDsaSigningKey {
+    fn secret(&self) -> fips::Secret<'_> {
+        match &self.held {
+            Held::Seed { seed, .. } => fips::Secret::Seed(seed),
+            Held::Expanded(sk) => fips::Secret::Expanded(sk),
+        }
+    }
 }
 
 impl SigningKeyImpl for MlDsaSigningKey {
@@ -236,11 +293,17 @@ impl SigningKeyImpl for MlDsaSigningKey {
     }
 
     fn seed(&self) -> Option<&[u8]> {
-        Some(&self.seed[..])
+        match &self.held {
+            Held::Seed { seed, .. } => Some(&seed[..]),
+            Held::Expanded(_) => None,
+        }
     }
 
     fn expanded(&self) -> Option<Zeroizing<Vec<u8>>> {
-        aws::expanded(&self.pair).ok()
+        match &self.held {
+            Held::Seed { pair, .. } => aws::expanded(pair).ok(),
+            Held::Expanded(sk) => Some(sk.clone()),
+        }
     }
 
     fn sign(
@@ -249,15 +312,50 @@ impl SigningKeyImpl for MlDsaSigningKey {
         context: &[u8],
         randomness: SigningRandomness<'_>,
     ) -> Result<Vec<u8>, Error> {
-        let rnd = match randomness {
-            SigningRandomness::Hedged if context.is_empty() => {
-                return aws::sign(&self.pair, message);
-            }
-            SigningRandomness::Hedged => random_array::<SIGNING_RANDOMNESS_SIZE>()?,
-            SigningRandomness::Deterministic => Zeroizing::new([0; SIGNING_RANDOMNESS_SIZE]),
-            SigningRandomness::Fixed(rnd) => Zeroizing::new(*rnd),
-        };
-        fips::sign(self.level, &self.seed, message, context, &rnd)
+        if let Held::Seed { pair, .. } = &self.held
+            && context.is_empty()
+            && matches!(randomness, SigningRandomness::Hedged)
+        {
+            return aws::sign(pair, message);
+        }
+        let rnd = rnd(randomness)?;
+        fips::sign(self.level, self.secret(), message, context, &rnd)
+    }
+
+    fn sign_prehashed(
+        &self,
+        hash: PreHash,
+        digest: &[u8],
+        context: &[u8],
+        randomness: SigningRandomness<'_>,
+    ) -> Result<Vec<u8>, Error> {
+        let rnd = rnd(randomness)?;
+        fips::hash_sign(self.level, self.secret(), hash, digest, context, &rnd)
+    }
+
+    fn sign_mu(
+        &self,
+        mu: &[u8; MU_SIZE],
+        randomness: SigningRandomness<'_>,
+    ) -> Result<Vec<u8>, Error> {
+        let rnd = rnd(randomness)?;
+        fips::sign_mu(self.level, self.secret(), mu, &rnd)
+    }
+}
+
+/// FIPS 204 Algorithm 2's `rnd`: fresh, zero (deterministic) or given (32 bytes).
+fn rnd(
+    randomness: SigningRandomness<'_>,
+) -> Result<Zeroizing<[u8; SIGNING_RANDOMNESS_SIZE]>, Error> {
+    match randomness {
+        SigningRandomness::Hedged => random_array::<SIGNING_RANDOMNESS_SIZE>(),
+        SigningRandomness::Deterministic => Ok(Zeroizing::new([0; SIGNING_RANDOMNESS_SIZE])),
+        SigningRandomness::Fixed(given) => {
+            crate::error::check_len("ML-DSA rnd", given, SIGNING_RANDOMNESS_SIZE)?;
+            let mut out = Zeroizing::new([0; SIGNING_RANDOMNESS_SIZE]);
+            out.copy_from_slice(given);
+            Ok(out)
+        }
     }
 }
 
@@ -315,8 +413,22 @@ mod aws {
 }
 
 /// fips204 ML-DSA, one parameter-set module at a time.
+#[allow(deprecated)] // fips204's sign_mu/verify_mu are marked as ACVP hooks; they are FIPS 204's
+// Algorithm 7/8 from μ on, which is what external μ is.
 mod fips {
+    use fips204::traits::{KeyGen, SerDes, Signer, Verifier};
+
     use super::*;
+    use crate::FixedRng;
+
+    const NAME: &str = "fips204";
+
+    /// The private half, as the caller holds it.
+    #[derive(Clone, Copy)]
+    pub(super) enum Secret<'a> {
+        Seed(&'a [u8; SEED_SIZE]),
+        Expanded(&'a [u8]),
+    }
 
     macro_rules! with_level {
         ($level:expr, $m:ident => $body:expr) => {
@@ -337,6 +449,28 @@ mod fips {
         };
     }
 
+    macro_rules! private_key {
+        ($m:ident, $secret:expr) => {
+            match $secret {
+                Secret::Seed(xi) => $m::KG::keygen_from_seed(xi).1,
+                Secret::Expanded(sk) => {
+                    let sk: [u8; $m::SK_LEN] = sk
+                        .try_into()
+                        .map_err(|_| Error::InvalidKey("ML-DSA expanded private key"))?;
+                    $m::PrivateKey::try_from_bytes(sk)
+                        .map_err(|_| Error::InvalidKey("ML-DSA expanded private key"))?
+                }
+            }
+        };
+    }
+
+    macro_rules! public_key {
+        ($m:ident, $pk:expr) => {{
+            let pk: [u8; $m::PK_LEN] = $pk.try_into().map_err(|_| Error::BadSignature)?;
+            $m::PublicKey::try_from_bytes(pk).map_err(|_| Error::BadSignature)?
+        }};
+    }
+
     pub(super) fn keygen(level: Level, xi: &[u8; SEED_SIZE]) -> (Vec<u8>, Zeroizing<Vec<u8>>) {
         with_level!(level, m => {
             let (pk, sk) = m::KG::keygen_from_seed(xi);
@@ -344,16 +478,55 @@ mod fips {
         })
     }
 
+    pub(super) fn public_from_expanded(level: Level, sk: &[u8]) -> Result<Vec<u8>, Error> {
+        with_level!(level, m => {
+            let sk = private_key!(m, Secret::Expanded(sk));
+            Ok(sk.get_public_key().into_bytes().to_vec())
+        })
+    }
+
     pub(super) fn sign(
         level: Level,
-        xi: &[u8; SEED_SIZE],
+        secret: Secret<'_>,
         msg: &[u8],
         ctx: &[u8],
         rnd: &[u8; SIGNING_RANDOMNESS_SIZE],
     ) -> Result<Vec<u8>, Error> {
         with_level!(level, m => {
-            let (_, sk) = m::KG::keygen_from_seed(xi);
-            let sig = sk.try_sign_with_seed(rnd, msg, ctx).map_err(|_| Error::Backend("fips204"))?;
+            let sk = private_key!(m, secret);
+            let sig = sk.try_sign_with_seed(rnd, msg, ctx).map_err(|_| Error::Backend(NAME))?;
+            Ok(sig.to_vec())
+        })
+    }
+
+    pub(super) fn hash_sign(
+        level: Level,
+        secret: Secret<'_>,
+        hash: PreHash,
+        digest: &[u8],
+        ctx: &[u8],
+        rnd: &[u8; SIGNING_RANDOMNESS_SIZE],
+    ) -> Result<Vec<u8>, Error> {
+        with_level!(level, m => {
+            let sk = private_key!(m, secret);
+            let sig = sk
+                .try_hash_sign_with_seed(rnd, digest, ctx, &hash.oid_der())
+                .map_err(|_| Error::Backend(NAME))?;
+            Ok(sig.to_vec())
+        })
+    }
+
+    pub(super) fn sign_mu(
+        level: Level,
+        secret: Secret<'_>,
+        mu: &[u8; MU_SIZE],
+        rnd: &[u8; SIGNING_RANDOMNESS_SIZE],
+    ) -> Result<Vec<u8>, Error> {
+        with_level!(level, m => {
+            let sk = private_key!(m, secret);
+            let sig = sk
+                .sign_mu(&mut FixedRng::new(rnd), mu, true)
+                .map_err(|_| Error::Backend(NAME))?;
             Ok(sig.to_vec())
         })
     }
@@ -366,10 +539,41 @@ mod fips {
         sig: &[u8],
     ) -> Result<(), Error> {
         with_level!(level, m => {
-            let pk: [u8; m::PK_LEN] = pk.try_into().map_err(|_| Error::BadSignature)?;
+            let pk = public_key!(m, pk);
             let sig: [u8; m::SIG_LEN] = sig.try_into().map_err(|_| Error::BadSignature)?;
-            let pk = m::PublicKey::try_from_bytes(pk).map_err(|_| Error::BadSignature)?;
             if pk.verify(msg, &sig, ctx) { Ok(()) } else { Err(Error::BadSignature) }
+        })
+    }
+
+    pub(super) fn hash_verify(
+        level: Level,
+        pk: &[u8],
+        hash: PreHash,
+        digest: &[u8],
+        ctx: &[u8],
+        sig: &[u8],
+    ) -> Result<(), Error> {
+        with_level!(level, m => {
+            let pk = public_key!(m, pk);
+            let sig: [u8; m::SIG_LEN] = sig.try_into().map_err(|_| Error::BadSignature)?;
+            if pk.hash_verify(digest, &sig, ctx, &hash.oid_der()) {
+                Ok(())
+            } else {
+                Err(Error::BadSignature)
+            }
+        })
+    }
+
+    pub(super) fn verify_mu(
+        level: Level,
+        pk: &[u8],
+        mu: &[u8; MU_SIZE],
+        sig: &[u8],
+    ) -> Result<(), Error> {
+        with_level!(level, m => {
+            let pk = public_key!(m, pk);
+            let sig: [u8; m::SIG_LEN] = sig.try_into().map_err(|_| Error::BadSignature)?;
+            if pk.verify_mu(mu, &sig) { Ok(()) } else { Err(Error::BadSignature) }
         })
     }
 }

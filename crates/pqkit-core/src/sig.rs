@@ -10,12 +10,67 @@ use zeroize::Zeroizing;
 
 use crate::catalogue::TlsCodePoint;
 use crate::error::{Error, check_len};
+use crate::prehash::PreHash;
 use crate::random_vec;
 
 /// Largest context string, in bytes (FIPS 204 §5.2).
 pub const MAX_CONTEXT_SIZE: usize = 255;
 /// Size of the per-signature randomness `rnd`, in bytes (FIPS 204 Algorithm 2).
 pub const SIGNING_RANDOMNESS_SIZE: usize = 32;
+/// Size of ML-DSA's message representative μ in bytes (FIPS 204 Algorithm 7, line 6).
+pub const MU_SIZE: usize = 64;
+
+/// The family an algorithm belongs to; it decides the operations and key encodings offered.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Family {
+    /// ML-DSA (FIPS 204): context, HashML-DSA, external μ, seed-form keys (RFC 9881).
+    MlDsa,
+    /// SLH-DSA (FIPS 205): context, HashSLH-DSA; private key SK.seed‖SK.prf‖PK.seed‖PK.root
+    /// (RFC 9909).
+    SlhDsa,
+    /// Falcon round 3 (OQS code points and OIDs): no context, no pre-hash.
+    Falcon,
+    /// ECDSA (FIPS 186-5) on aws-lc-rs.
+    Ecdsa,
+    /// Ed25519 (RFC 8032) on aws-lc-rs.
+    Ed25519,
+    /// RSA (RFC 8017) on aws-lc-rs.
+    Rsa,
+}
+
+impl Family {
+    /// The kind, as `pqkit list` prints it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::MlDsa => "ML-DSA",
+            Self::SlhDsa => "SLH-DSA",
+            Self::Falcon => "Falcon",
+            Self::Ecdsa => "ECDSA",
+            Self::Ed25519 => "EdDSA",
+            Self::Rsa => "RSA",
+        }
+    }
+
+    /// Whether signing takes a context string (FIPS 204 §5.2, FIPS 205 §10.2).
+    pub fn has_context(self) -> bool {
+        matches!(self, Self::MlDsa | Self::SlhDsa)
+    }
+
+    /// Whether the pre-hash variant exists (HashML-DSA, HashSLH-DSA).
+    pub fn has_prehash(self) -> bool {
+        matches!(self, Self::MlDsa | Self::SlhDsa)
+    }
+
+    /// Whether signing from an external μ exists (ML-DSA only).
+    pub fn has_external_mu(self) -> bool {
+        self == Self::MlDsa
+    }
+
+    /// Whether the algorithm is post-quantum.
+    pub fn is_post_quantum(self) -> bool {
+        matches!(self, Self::MlDsa | Self::SlhDsa | Self::Falcon)
+    }
+}
 
 /// One signature algorithm of the catalogue: names, sizes in bytes, identifiers and backend.
 pub struct SignatureAlgorithm {
@@ -43,6 +98,8 @@ pub struct SignatureAlgorithm {
     pub tls_scheme: Option<TlsCodePoint>,
     /// The standard that defines it.
     pub standard: &'static str,
+    /// The family (decides context, pre-hash, external μ and key encodings).
+    pub family: Family,
     pub(crate) backend: &'static dyn SignatureBackend,
 }
 
@@ -87,6 +144,21 @@ impl SignatureAlgorithm {
         })
     }
 
+    /// Loads a signing key from its expanded encoding (ML-DSA `sk` of FIPS 204 Algorithm 24,
+    /// SLH-DSA SK.seed‖SK.prf‖PK.seed‖PK.root of FIPS 205 §9.1, Falcon round-3 private key),
+    /// [`Self::signing_key_size`] bytes.
+    ///
+    /// # Errors
+    /// [`Error::InvalidLength`]; [`Error::InvalidKey`] when the key is inconsistent (e.g. an
+    /// SLH-DSA PK.root that does not match its seeds); [`Error::Unsupported`] for classical keys.
+    pub fn signing_key_from_expanded(&'static self, bytes: &[u8]) -> Result<SigningKey, Error> {
+        check_len("expanded signing key", bytes, self.signing_key_size)?;
+        Ok(SigningKey {
+            alg: self,
+            inner: self.backend.signing_key_from_expanded(self, bytes)?,
+        })
+    }
+
     /// Wraps an encoded verifying key after checking its length.
     ///
     /// # Errors
@@ -118,8 +190,9 @@ pub enum SigningRandomness<'a> {
     Hedged,
     /// `rnd` = 32 zero bytes (FIPS 204 "deterministic").
     Deterministic,
-    /// Caller-chosen `rnd`. **For known-answer tests only.**
-    Fixed(&'a [u8; SIGNING_RANDOMNESS_SIZE]),
+    /// Caller-chosen randomness (ML-DSA `rnd`, 32 bytes; SLH-DSA `addrnd`, n bytes).
+    /// **For known-answer tests only.**
+    Fixed(&'a [u8]),
 }
 
 /// A signing key. Zeroized on drop by its backend; `Debug` prints no key material.
@@ -153,6 +226,42 @@ impl SigningKey {
             return Err(Error::ContextTooLong(context.len()));
         }
         self.inner.sign(message, context, randomness)
+    }
+
+    /// Signs a digest computed outside the signer: HashML-DSA (FIPS 204 Algorithm 4) or
+    /// HashSLH-DSA (FIPS 205 Algorithm 23). Only `digest` (28–64 bytes) and the hash's OID
+    /// reach the key.
+    ///
+    /// # Errors
+    /// [`Error::InvalidLength`] for a digest of the wrong size; [`Error::ContextTooLong`];
+    /// [`Error::Unsupported`] for algorithms without a pre-hash variant.
+    pub fn sign_prehashed(
+        &self,
+        hash: PreHash,
+        digest: &[u8],
+        context: &[u8],
+        randomness: SigningRandomness<'_>,
+    ) -> Result<Vec<u8>, Error> {
+        hash.check_digest(digest)?;
+        if context.len() > MAX_CONTEXT_SIZE {
+            return Err(Error::ContextTooLong(context.len()));
+        }
+        self.inner.sign_prehashed(hash, digest, context, randomness)
+    }
+
+    /// Signs the 64-byte message representative μ computed outside the signer (FIPS 204
+    /// Algorithm 7 with external μ; μ from [`VerifyingKey::external_mu`]). The signature
+    /// equals the one [`Self::sign_with`] makes over the message with the same randomness.
+    ///
+    /// # Errors
+    /// [`Error::Unsupported`] for algorithms other than ML-DSA; [`Error::Rng`],
+    /// [`Error::Backend`].
+    pub fn sign_mu(
+        &self,
+        mu: &[u8; MU_SIZE],
+        randomness: SigningRandomness<'_>,
+    ) -> Result<Vec<u8>, Error> {
+        self.inner.sign_mu(mu, randomness)
     }
 
     /// The matching verifying key.
@@ -216,6 +325,61 @@ impl VerifyingKey {
             .verify(self.alg, &self.bytes, message, context, signature)
     }
 
+    /// Verifies a HashML-DSA / HashSLH-DSA signature over a digest (FIPS 204 Algorithm 5,
+    /// FIPS 205 Algorithm 25).
+    ///
+    /// # Errors
+    /// [`Error::BadSignature`]; [`Error::InvalidLength`] for a digest of the wrong size;
+    /// [`Error::ContextTooLong`]; [`Error::Unsupported`] without a pre-hash variant.
+    pub fn verify_prehashed(
+        &self,
+        hash: PreHash,
+        digest: &[u8],
+        context: &[u8],
+        signature: &[u8],
+    ) -> Result<(), Error> {
+        hash.check_digest(digest)?;
+        if context.len() > MAX_CONTEXT_SIZE {
+            return Err(Error::ContextTooLong(context.len()));
+        }
+        self.alg
+            .backend
+            .verify_prehashed(self.alg, &self.bytes, hash, digest, context, signature)
+    }
+
+    /// Computes ML-DSA's μ = H(tr ‖ 0 ‖ |ctx| ‖ ctx ‖ M, 64) outside the signer, with
+    /// tr = H(pk, 64) (FIPS 204 Algorithm 2 lines 5–10 and Algorithm 7 line 6).
+    ///
+    /// # Errors
+    /// [`Error::ContextTooLong`]; [`Error::Unsupported`] for algorithms other than ML-DSA.
+    pub fn external_mu(&self, message: &[u8], context: &[u8]) -> Result<[u8; MU_SIZE], Error> {
+        let mut h = self.mu_hasher(context)?;
+        h.update(message);
+        Ok(h.finalize())
+    }
+
+    /// An incremental μ computation for a message fed in pieces (see [`Self::external_mu`]).
+    ///
+    /// # Errors
+    /// As [`Self::external_mu`].
+    pub fn mu_hasher(&self, context: &[u8]) -> Result<MuHasher, Error> {
+        if self.alg.family != Family::MlDsa {
+            return Err(Error::Unsupported("external μ is defined for ML-DSA only"));
+        }
+        let len = u8::try_from(context.len()).map_err(|_| Error::ContextTooLong(context.len()))?;
+        Ok(MuHasher::new(&self.bytes, &[&[0, len], context]))
+    }
+
+    /// Verifies an ML-DSA signature against μ (FIPS 204 Algorithm 8 from line 7).
+    ///
+    /// # Errors
+    /// [`Error::BadSignature`]; [`Error::Unsupported`] for algorithms other than ML-DSA.
+    pub fn verify_mu(&self, mu: &[u8; MU_SIZE], signature: &[u8]) -> Result<(), Error> {
+        self.alg
+            .backend
+            .verify_mu(self.alg, &self.bytes, mu, signature)
+    }
+
     /// The encoded key, [`SignatureAlgorithm::verifying_key_size`] bytes.
     pub fn as_bytes(&self) -> &[u8] {
         &self.bytes
@@ -240,6 +404,37 @@ impl fmt::Debug for VerifyingKey {
         f.debug_struct("VerifyingKey")
             .field("alg", &self.alg.name)
             .finish_non_exhaustive()
+    }
+}
+
+/// ML-DSA's μ computed in pieces: SHAKE256(tr ‖ prefix ‖ M), 64 bytes, tr = SHAKE256(pk, 64).
+pub struct MuHasher(sha3::Shake256);
+
+impl MuHasher {
+    /// Starts μ for verifying key `pk` with the formatted prefix of M′ (FIPS 204 Algorithm 2
+    /// line 10: `0 ‖ |ctx| ‖ ctx`; an empty prefix gives the internal interface's μ).
+    pub fn new(pk: &[u8], prefix: &[&[u8]]) -> Self {
+        use sha3::digest::Update;
+        let tr: [u8; 64] = crate::prehash::shake256(&[pk]);
+        let mut h = sha3::Shake256::default();
+        h.update(&tr);
+        for p in prefix {
+            h.update(p);
+        }
+        Self(h)
+    }
+
+    /// Feeds the next piece of the message.
+    pub fn update(&mut self, piece: &[u8]) {
+        sha3::digest::Update::update(&mut self.0, piece);
+    }
+
+    /// μ, 64 bytes.
+    pub fn finalize(self) -> [u8; MU_SIZE] {
+        use sha3::digest::{ExtendableOutput, XofReader};
+        let mut mu = [0u8; MU_SIZE];
+        self.0.finalize_xof().read(&mut mu);
+        mu
     }
 }
 
@@ -278,6 +473,47 @@ pub trait SignatureBackend: Send + Sync {
             "PKCS#8 import is for classical keys; use pqkit-pki",
         ))
     }
+    /// A key from its expanded encoding; the length is already checked.
+    ///
+    /// # Errors
+    /// [`Error::Unsupported`] by default.
+    fn signing_key_from_expanded(
+        &self,
+        _alg: &'static SignatureAlgorithm,
+        _bytes: &[u8],
+    ) -> Result<Box<dyn SigningKeyImpl>, Error> {
+        Err(Error::Unsupported(
+            "this algorithm has no expanded key form",
+        ))
+    }
+    /// Verifies a pre-hash signature; digest and context lengths are already checked.
+    ///
+    /// # Errors
+    /// [`Error::Unsupported`] by default; [`Error::BadSignature`].
+    fn verify_prehashed(
+        &self,
+        _alg: &'static SignatureAlgorithm,
+        _verifying_key: &[u8],
+        _hash: PreHash,
+        _digest: &[u8],
+        _context: &[u8],
+        _signature: &[u8],
+    ) -> Result<(), Error> {
+        Err(Error::Unsupported("this algorithm has no pre-hash variant"))
+    }
+    /// Verifies against μ.
+    ///
+    /// # Errors
+    /// [`Error::Unsupported`] by default; [`Error::BadSignature`].
+    fn verify_mu(
+        &self,
+        _alg: &'static SignatureAlgorithm,
+        _verifying_key: &[u8],
+        _mu: &[u8; MU_SIZE],
+        _signature: &[u8],
+    ) -> Result<(), Error> {
+        Err(Error::Unsupported("external μ is defined for ML-DSA only"))
+    }
     /// Verifies; the context length is already checked.
     ///
     /// # Errors
@@ -314,4 +550,28 @@ pub trait SigningKeyImpl: Send + Sync {
         context: &[u8],
         randomness: SigningRandomness<'_>,
     ) -> Result<Vec<u8>, Error>;
+    /// Signs a pre-hash digest (lengths already checked).
+    ///
+    /// # Errors
+    /// [`Error::Unsupported`] by default.
+    fn sign_prehashed(
+        &self,
+        _hash: PreHash,
+        _digest: &[u8],
+        _context: &[u8],
+        _randomness: SigningRandomness<'_>,
+    ) -> Result<Vec<u8>, Error> {
+        Err(Error::Unsupported("this algorithm has no pre-hash variant"))
+    }
+    /// Signs μ.
+    ///
+    /// # Errors
+    /// [`Error::Unsupported`] by default.
+    fn sign_mu(
+        &self,
+        _mu: &[u8; MU_SIZE],
+        _randomness: SigningRandomness<'_>,
+    ) -> Result<Vec<u8>, Error> {
+        Err(Error::Unsupported("external μ is defined for ML-DSA only"))
+    }
 }

@@ -31,6 +31,8 @@ use crate::key::{algorithm_identifier, spki, verifying_key_from_spki};
 pub enum Profile {
     /// A self-signed root CA: basicConstraints cA, keyCertSign and cRLSign.
     RootCa,
+    /// An intermediate CA: basicConstraints cA with pathLenConstraint 0, keyCertSign, cRLSign.
+    IntermediateCa,
     /// A TLS server: digitalSignature, serverAuth, SAN from the request.
     Server,
     /// A TLS client: digitalSignature, clientAuth, SAN from the request.
@@ -57,7 +59,7 @@ impl CertRequest {
     /// `localhost` and `127.0.0.1` for servers and clients.
     pub fn new(profile: Profile, common_name: &str) -> Self {
         let (dns_names, ip_addresses) = match profile {
-            Profile::RootCa => (Vec::new(), Vec::new()),
+            Profile::RootCa | Profile::IntermediateCa => (Vec::new(), Vec::new()),
             Profile::Server | Profile::Client => (
                 vec!["localhost".to_owned()],
                 vec![IpAddr::from([127, 0, 0, 1])],
@@ -150,21 +152,27 @@ pub fn verify_signed_by(cert: &[u8], issuer: &[u8]) -> Result<(), Error> {
     let bad = |e| Error::malformed("certificate", e);
     let cert = Certificate::from_der(cert).map_err(bad)?;
     let issuer = Certificate::from_der(issuer).map_err(bad)?;
-    let key = verifying_key_from_spki(
-        &issuer
-            .tbs_certificate
-            .subject_public_key_info
-            .to_der()
-            .map_err(bad)?,
-    )?;
-    let sig_alg = cert.signature_algorithm.to_der().map_err(bad)?;
-    if der::asn1::AnyRef::from_der(&sig_alg).map_err(bad)?.value()
-        != key.algorithm().signature_algorithm_id
-    {
-        return Err(Error::UnknownAlgorithm(
-            "certificate signature (not the issuer's algorithm)",
-        ));
-    }
+    let spki = &issuer.tbs_certificate.subject_public_key_info;
+    let key_bits = spki
+        .subject_public_key
+        .as_bytes()
+        .ok_or(Error::malformed("certificate", "unused bits"))?;
+    let contents = |id: &spki::AlgorithmIdentifierOwned| -> Result<Vec<u8>, Error> {
+        let der = id.to_der().map_err(bad)?;
+        Ok(der::asn1::AnyRef::from_der(&der)
+            .map_err(bad)?
+            .value()
+            .to_vec())
+    };
+    let alg = pqkit_core::catalogue::signature_by_algorithms(
+        &contents(&cert.signature_algorithm)?,
+        &contents(&spki.algorithm)?,
+        key_bits.len(),
+    )
+    .ok_or(Error::UnknownAlgorithm(
+        "certificate signature (not one the issuer's key makes)",
+    ))?;
+    let key = alg.verifying_key(key_bits)?;
     let tbs = cert.tbs_certificate.to_der().map_err(bad)?;
     let sig = cert
         .signature
@@ -213,14 +221,15 @@ fn extensions(
 ) -> Result<Vec<Extension>, Error> {
     let enc = |e| Error::malformed("extension", e);
     let mut out = Vec::new();
-    let (ca, usages) = match request.profile {
-        Profile::RootCa => (true, KeyUsages::KeyCertSign | KeyUsages::CRLSign),
-        Profile::Server | Profile::Client => (false, KeyUsages::DigitalSignature.into()),
+    let (ca, path_len, usages) = match request.profile {
+        Profile::RootCa => (true, None, KeyUsages::KeyCertSign | KeyUsages::CRLSign),
+        Profile::IntermediateCa => (true, Some(0), KeyUsages::KeyCertSign | KeyUsages::CRLSign),
+        Profile::Server | Profile::Client => (false, None, KeyUsages::DigitalSignature.into()),
     };
     out.push(extension(
         &BasicConstraints {
             ca,
-            path_len_constraint: None,
+            path_len_constraint: path_len,
         },
         true,
     )?);
@@ -238,7 +247,7 @@ fn extensions(
         false,
     )?);
     let eku = match request.profile {
-        Profile::RootCa => None,
+        Profile::RootCa | Profile::IntermediateCa => None,
         Profile::Server => Some(const_oid::db::rfc5280::ID_KP_SERVER_AUTH),
         Profile::Client => Some(const_oid::db::rfc5280::ID_KP_CLIENT_AUTH),
     };

@@ -52,7 +52,24 @@ pub static MLKEM1024: KxGroup = KxGroup {
     name: NamedGroup::MLKEM1024,
 };
 
-/// pqkit's groups in preference order (hybrids first, then pure ML-KEM).
+/// p256_mlkem512, 0x2F4B (oqs-provider, private use); unnamed in rustls 0.23.
+pub static P256_MLKEM512: KxGroup = KxGroup {
+    group: &hybrid::P256_MLKEM512,
+    name: NamedGroup::Unknown(0x2F4B),
+};
+/// p384_mlkem768, 0x2F4C (oqs-provider, private use); unnamed in rustls 0.23.
+pub static P384_MLKEM768: KxGroup = KxGroup {
+    group: &hybrid::P384_MLKEM768,
+    name: NamedGroup::Unknown(0x2F4C),
+};
+/// p521_mlkem1024, 0x2F4D (oqs-provider, private use); unnamed in rustls 0.23.
+pub static P521_MLKEM1024: KxGroup = KxGroup {
+    group: &hybrid::P521_MLKEM1024,
+    name: NamedGroup::Unknown(0x2F4D),
+};
+
+/// pqkit's groups in preference order (RFC 10024 hybrids, pure ML-KEM, then oqs-provider's
+/// private-use hybrids).
 pub static ALL_KX_GROUPS: &[&KxGroup] = &[
     &X25519MLKEM768,
     &SECP256R1MLKEM768,
@@ -60,6 +77,9 @@ pub static ALL_KX_GROUPS: &[&KxGroup] = &[
     &MLKEM768,
     &MLKEM1024,
     &MLKEM512,
+    &P256_MLKEM512,
+    &P384_MLKEM768,
+    &P521_MLKEM1024,
 ];
 
 /// Finds one of pqkit's groups by name, alias or code point (see

@@ -111,7 +111,61 @@ pub fn server_config(
             Arc::new(PeerScheme::default()),
         ),
     };
+    check_chain_fits(&chain, signature_size_of(&key))?;
     Ok((config.with_single_cert(chain, key)?, seen))
+}
+
+/// rustls's cap on buffered handshake data, in bytes (`MAX_HANDSHAKE_SIZE` in rustls 0.23;
+/// not configurable): one handshake message, and also the bytes of a flight buffered while a
+/// large message is being joined — so the Certificate and CertificateVerify messages of one
+/// flight must fit in it together.
+pub const MAX_HANDSHAKE_MESSAGE_SIZE: usize = 0xFFFF;
+
+/// Size in bytes of the body of the TLS 1.3 Certificate message that carries `chain`
+/// (RFC 8446 §4.4.2): context length (1) + list length (3) + per certificate a 3-byte length,
+/// the DER and 2 bytes of empty extensions.
+pub fn certificate_message_size(chain: &[CertificateDer<'_>]) -> usize {
+    1 + 3 + chain.iter().map(|c| 3 + c.len() + 2).sum::<usize>()
+}
+
+/// Bytes on the wire of the Certificate and CertificateVerify messages of one flight, with
+/// handshake headers (4 each), the CertificateVerify scheme and length (4) and TLS 1.3 record
+/// overhead (22 bytes per 16 KiB record).
+pub fn certificate_flight_size(chain: &[CertificateDer<'_>], signature_size: usize) -> usize {
+    let messages = 4 + certificate_message_size(chain) + 4 + 4 + signature_size;
+    messages + 22 * messages.div_ceil(16384)
+}
+
+/// Checks that a chain and a CertificateVerify of `signature_size` bytes fit rustls's buffer;
+/// the peer's rustls would refuse more ("message buffer full"), so the error comes before any
+/// connection.
+///
+/// # Errors
+/// [`Error::General`] naming the size and the cap.
+pub fn check_chain_fits(chain: &[CertificateDer<'_>], signature_size: usize) -> Result<(), Error> {
+    let size = certificate_flight_size(chain, signature_size);
+    if size > MAX_HANDSHAKE_MESSAGE_SIZE {
+        return Err(Error::General(format!(
+            "this {}-certificate chain and its {signature_size}-byte CertificateVerify need \
+             {size} bytes in one flight, over rustls's {MAX_HANDSHAKE_MESSAGE_SIZE}-byte \
+             handshake buffer; `pqkit list` shows which chains fit (drop the intermediate, or use \
+             smaller-signature algorithms for the CA or the leaf)",
+            chain.len()
+        )));
+    }
+    Ok(())
+}
+
+/// The largest signature the key in a PKCS#8 document makes (pqkit's catalogue; 512 bytes —
+/// RSA-4096 — for keys pqkit does not decode).
+fn signature_size_of(key: &PrivateKeyDer<'_>) -> usize {
+    match key {
+        PrivateKeyDer::Pkcs8(k) => match pqkit_pki::key::pkcs8_algorithm(k.secret_pkcs8_der()) {
+            Ok(pqkit_pki::key::Algorithm::Signature(a)) => a.signature_size,
+            _ => 512,
+        },
+        _ => 512,
+    }
 }
 
 /// A client configuration: TLS 1.3, the server verified against `roots`, and client
@@ -135,7 +189,10 @@ pub fn client_config(
         .dangerous()
         .with_custom_certificate_verifier(Arc::new(verifier));
     let config = match auth {
-        Some((chain, key)) => builder.with_client_auth_cert(chain, key)?,
+        Some((chain, key)) => {
+            check_chain_fits(&chain, signature_size_of(&key))?;
+            builder.with_client_auth_cert(chain, key)?
+        }
         None => builder.with_no_client_auth(),
     };
     Ok((config, seen))

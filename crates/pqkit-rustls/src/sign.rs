@@ -105,7 +105,8 @@ impl KeyProvider for PqKeyProvider {
         key_der: PrivateKeyDer<'static>,
     ) -> Result<Arc<dyn RustlsSigningKey>, Error> {
         if let PrivateKeyDer::Pkcs8(pkcs8) = &key_der
-            && let Ok(alg) = pqkit_pki::key::pkcs8_algorithm(pkcs8.secret_pkcs8_der())
+            && let Ok(pqkit_pki::key::Algorithm::Signature(alg)) =
+                pqkit_pki::key::pkcs8_algorithm(pkcs8.secret_pkcs8_der())
             && scheme::for_algorithm(alg).is_some()
         {
             // pqkit's algorithm: pqkit's decoder decides; its errors (e.g. a "both" key whose

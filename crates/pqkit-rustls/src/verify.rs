@@ -7,7 +7,7 @@ use rustls::SignatureScheme;
 use rustls::crypto::WebPkiSupportedAlgorithms;
 use rustls_pki_types::{AlgorithmIdentifier, InvalidSignature, SignatureVerificationAlgorithm};
 
-use crate::scheme::SCHEMES;
+use crate::scheme::schemes;
 
 /// A catalogue signature algorithm as a webpki verification algorithm.
 ///
@@ -50,21 +50,21 @@ pub fn supported_algorithms() -> WebPkiSupportedAlgorithms {
     static ALGORITHMS: OnceLock<WebPkiSupportedAlgorithms> = OnceLock::new();
     *ALGORITHMS.get_or_init(|| {
         let base = rustls::crypto::aws_lc_rs::default_provider().signature_verification_algorithms;
-        let ours: Vec<&'static dyn SignatureVerificationAlgorithm> = SCHEMES
+        let ours: Vec<&'static dyn SignatureVerificationAlgorithm> = schemes()
             .iter()
             .map(|s| &*Box::leak(Box::new(PqVerify(s.algorithm))) as _)
             .collect();
         let mapping: Vec<(
             SignatureScheme,
             &'static [&'static dyn SignatureVerificationAlgorithm],
-        )> = SCHEMES
+        )> = schemes()
             .iter()
             .zip(&ours)
             .map(|(s, v)| (s.scheme, &*Box::leak(Box::new([*v])) as &'static [_]))
             .chain(
                 base.mapping
                     .iter()
-                    .filter(|(scheme, _)| SCHEMES.iter().all(|s| s.scheme != *scheme))
+                    .filter(|(scheme, _)| schemes().iter().all(|s| s.scheme != *scheme))
                     .copied(),
             )
             .collect();
@@ -89,7 +89,7 @@ mod tests {
     #[test]
     fn every_pqkit_scheme_maps_first_to_pqkit() {
         let algs = supported_algorithms();
-        for s in SCHEMES {
+        for s in schemes() {
             let (_, verifiers) = algs
                 .mapping
                 .iter()
@@ -102,7 +102,7 @@ mod tests {
 
     #[test]
     fn verifier_accepts_a_signature_and_rejects_a_flipped_bit() {
-        for s in SCHEMES {
+        for s in schemes() {
             let key = s.algorithm.generate().expect("key");
             let sig = key.sign(b"transcript", &[]).expect("sign");
             let v = PqVerify(s.algorithm);

@@ -1,0 +1,254 @@
+//! Falcon-512 and Falcon-1024, round 3 — the algorithm behind OQS's code points 0xFED7/0xFEDA
+//! and OIDs 1.3.9999.3.11/.14, and Bouncy Castle's Falcon.
+//!
+//! Backend: `fn-dsa` 0.3 with `HASH_ID_ORIGINAL_FALCON` (round-3 hashing: SHAKE256(nonce ‖ M)).
+//! FN-DSA (FIPS 206) is still a draft; `fn-dsa` 0.4 follows that draft and its encoding may
+//! change, so pqkit offers round-3 Falcon, which interoperates today.
+//!
+//! Encodings (Falcon round-3 specification §3.11): verifying key `0x00+logn ‖ h` (897 / 1793
+//! bytes), private key `0x50+logn ‖ f ‖ g ‖ F` (1281 / 2305 bytes), signature
+//! `0x30+logn ‖ nonce (40) ‖ compressed s2` — variable length, at most 666 / 1280 bytes as pqkit
+//! produces it (fn-dsa signs in the padded size; pqkit strips the zero padding, which gives the
+//! compressed format OQS and Bouncy Castle use). Verification accepts compressed signatures up
+//! to the padded size, and padded ones.
+
+use fn_dsa::{
+    DOMAIN_NONE, HASH_ID_ORIGINAL_FALCON, KeyPairGenerator, KeyPairGeneratorStandard,
+    SigningKey as _, SigningKeyStandard, VerifyingKey as _, VerifyingKeyStandard, sign_key_size,
+    signature_size, vrfy_key_size,
+};
+use zeroize::Zeroizing;
+
+use crate::catalogue::TlsCodePoint;
+use crate::error::Error;
+use crate::sig::{Family, SignatureAlgorithm, SignatureBackend, SigningKeyImpl, SigningRandomness};
+
+/// Falcon-512 (round 3), NIST category 1. OQS code point 0xFED7, OID 1.3.9999.3.11.
+pub static FALCON_512: SignatureAlgorithm = SignatureAlgorithm {
+    name: "Falcon-512",
+    aliases: &["FALCON_LEVEL1", "falcon512", "FN-DSA-512"],
+    category: 1,
+    verifying_key_size: vrfy_key_size(9),
+    signing_key_size: sign_key_size(9),
+    seed_size: 0,
+    signature_size: signature_size(9),
+    oid: "1.3.9999.3.11",
+    spki_algorithm_id: &ALG_ID_512,
+    signature_algorithm_id: &ALG_ID_512,
+    // oqs-provider (private use): falcon512 = 0xFED7.
+    tls_scheme: Some(TlsCodePoint {
+        value: 0xFED7,
+        iana: "falcon512",
+        source: "oqs-provider (private use)",
+    }),
+    standard: "Falcon round 3",
+    family: Family::Falcon,
+    backend: &Falcon(9),
+};
+
+/// Falcon-1024 (round 3), NIST category 5. OQS code point 0xFEDA, OID 1.3.9999.3.14.
+pub static FALCON_1024: SignatureAlgorithm = SignatureAlgorithm {
+    name: "Falcon-1024",
+    aliases: &["FALCON_LEVEL5", "falcon1024", "FN-DSA-1024"],
+    category: 5,
+    verifying_key_size: vrfy_key_size(10),
+    signing_key_size: sign_key_size(10),
+    seed_size: 0,
+    signature_size: signature_size(10),
+    oid: "1.3.9999.3.14",
+    spki_algorithm_id: &ALG_ID_1024,
+    signature_algorithm_id: &ALG_ID_1024,
+    // oqs-provider (private use): falcon1024 = 0xFEDA.
+    tls_scheme: Some(TlsCodePoint {
+        value: 0xFEDA,
+        iana: "falcon1024",
+        source: "oqs-provider (private use)",
+    }),
+    standard: "Falcon round 3",
+    family: Family::Falcon,
+    backend: &Falcon(10),
+};
+
+/// The fn-dsa backend for degree 2^logn.
+struct Falcon(u32);
+
+impl Falcon {
+    fn key_from(&self, sk: Zeroizing<Vec<u8>>) -> Result<Box<dyn SigningKeyImpl>, Error> {
+        let key = SigningKeyStandard::decode(&sk).ok_or(Error::InvalidKey("Falcon private key"))?;
+        if key.get_logn() != self.0 {
+            return Err(Error::InvalidKey("Falcon private key of another degree"));
+        }
+        let mut vk = vec![0u8; vrfy_key_size(self.0)];
+        key.to_verifying_key(&mut vk);
+        Ok(Box::new(FalconSigningKey {
+            logn: self.0,
+            sk,
+            verifying_key: vk,
+        }))
+    }
+}
+
+impl SignatureBackend for Falcon {
+    fn name(&self) -> &'static str {
+        "fn-dsa 0.3 (round-3 hashing)"
+    }
+
+    fn generate(
+        &self,
+        _alg: &'static SignatureAlgorithm,
+    ) -> Result<Box<dyn SigningKeyImpl>, Error> {
+        let mut sk = Zeroizing::new(vec![0u8; sign_key_size(self.0)]);
+        let mut vk = vec![0u8; vrfy_key_size(self.0)];
+        let seed = crate::random_array::<32>()?;
+        KeyPairGeneratorStandard::default().keygen(
+            self.0,
+            &mut crate::FixedRng::new(&seed[..]),
+            &mut sk,
+            &mut vk,
+        );
+        self.key_from(sk)
+    }
+
+    fn signing_key_from_seed(
+        &self,
+        _alg: &'static SignatureAlgorithm,
+        _seed: &[u8],
+    ) -> Result<Box<dyn SigningKeyImpl>, Error> {
+        Err(Error::Unsupported("Falcon keys have no standard seed form"))
+    }
+
+    fn signing_key_from_expanded(
+        &self,
+        _alg: &'static SignatureAlgorithm,
+        bytes: &[u8],
+    ) -> Result<Box<dyn SigningKeyImpl>, Error> {
+        self.key_from(Zeroizing::new(bytes.to_vec()))
+    }
+
+    fn verify(
+        &self,
+        _alg: &'static SignatureAlgorithm,
+        pk: &[u8],
+        msg: &[u8],
+        ctx: &[u8],
+        sig: &[u8],
+    ) -> Result<(), Error> {
+        if !ctx.is_empty() {
+            return Err(Error::Unsupported(
+                "Falcon (round 3) takes no context string",
+            ));
+        }
+        let size = signature_size(self.0);
+        if sig.len() < 41 || sig.len() > size {
+            return Err(Error::BadSignature);
+        }
+        let key = VerifyingKeyStandard::decode(pk).ok_or(Error::BadSignature)?;
+        let mut padded = sig.to_vec();
+        padded.resize(size, 0);
+        if key.verify(&padded, &DOMAIN_NONE, &HASH_ID_ORIGINAL_FALCON, msg) {
+            Ok(())
+        } else {
+            Err(Error::BadSignature)
+        }
+    }
+}
+
+/// A Falcon signing key (round-3 encoding).
+///
+/// # Security
+/// pqkit's encoded copy is zeroized on drop; fn-dsa zeroizes its decoded key.
+struct FalconSigningKey {
+    logn: u32,
+    sk: Zeroizing<Vec<u8>>,
+    verifying_key: Vec<u8>,
+}
+
+impl SigningKeyImpl for FalconSigningKey {
+    fn verifying_key(&self) -> &[u8] {
+        &self.verifying_key
+    }
+
+    fn seed(&self) -> Option<&[u8]> {
+        None
+    }
+
+    fn expanded(&self) -> Option<Zeroizing<Vec<u8>>> {
+        Some(self.sk.clone())
+    }
+
+    fn sign(
+        &self,
+        message: &[u8],
+        context: &[u8],
+        randomness: SigningRandomness<'_>,
+    ) -> Result<Vec<u8>, Error> {
+        if !context.is_empty() {
+            return Err(Error::Unsupported(
+                "Falcon (round 3) takes no context string",
+            ));
+        }
+        let mut key =
+            SigningKeyStandard::decode(&self.sk).ok_or(Error::InvalidKey("Falcon private key"))?;
+        let mut sig = vec![0u8; signature_size(self.logn)];
+        // Falcon signing is randomized by design (the nonce); "deterministic" and fixed
+        // randomness give repeatable signatures for tests.
+        let mut rng = match randomness {
+            SigningRandomness::Hedged => crate::FixedRng::new(&crate::random_array::<48>()?[..]),
+            SigningRandomness::Deterministic => crate::FixedRng::new(&[0; 48]),
+            SigningRandomness::Fixed(r) => crate::FixedRng::new(r),
+        };
+        key.sign(
+            &mut rng,
+            &DOMAIN_NONE,
+            &HASH_ID_ORIGINAL_FALCON,
+            message,
+            &mut sig,
+        );
+        // Strip the zero padding: the compressed encoding ends in a 1 bit (the stop bit of the
+        // last coefficient's unary part), so no real byte is lost.
+        while sig.last() == Some(&0) {
+            sig.pop();
+        }
+        Ok(sig)
+    }
+}
+
+// AlgorithmIdentifier contents for OQS's Falcon OIDs (1.3.9999.3.11 / .14), parameters absent.
+const ALG_ID_512: [u8; 7] = [0x06, 0x05, 0x2b, 0xce, 0x0f, 0x03, 0x0b];
+const ALG_ID_1024: [u8; 7] = [0x06, 0x05, 0x2b, 0xce, 0x0f, 0x03, 0x0e];
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sign_verify_and_sizes() {
+        for alg in [&FALCON_512, &FALCON_1024] {
+            let key = alg.generate().expect("key");
+            let pk = key.verifying_key();
+            assert_eq!(pk.as_bytes().len(), alg.verifying_key_size);
+            assert_eq!(
+                pk.as_bytes()[0],
+                if alg.category == 1 { 0x09 } else { 0x0a }
+            );
+            let sk = key.expanded().expect("sk");
+            assert_eq!(sk.len(), alg.signing_key_size);
+            let sig = key.sign(b"m", b"").expect("sign");
+            assert!(sig.len() <= alg.signature_size);
+            pk.verify(b"m", b"", &sig).expect("verify");
+            assert_eq!(pk.verify(b"n", b"", &sig), Err(Error::BadSignature));
+            // Round trip through the expanded encoding.
+            let again = alg.signing_key_from_expanded(&sk).expect("decode");
+            assert_eq!(again.verifying_key(), pk);
+            // Every truncation is an error, never a panic.
+            for n in 0..sig.len() {
+                assert_eq!(
+                    pk.verify(b"m", b"", &sig[..n]),
+                    Err(Error::BadSignature),
+                    "{n}"
+                );
+            }
+            assert!(key.sign(b"m", b"ctx").is_err());
+        }
+    }
+}
