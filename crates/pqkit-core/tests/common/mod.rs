@@ -37,7 +37,7 @@ pub(crate) fn read_bytes(rel: &str) -> Vec<u8> {
         Ok(bytes) => bytes,
         Err(_) if gz.exists() => gunzip(&gz),
         Err(e) => panic!(
-            "vector file {} is missing or unreadable: {e}",
+            "vector file {} (or its .gz twin) is missing or unreadable: {e}",
             path.display()
         ),
     }
@@ -129,6 +129,14 @@ pub(crate) fn acvp_cases(dir: &str) -> Vec<Case> {
         "prompt.json",
         "expectedResults.json",
     )
+}
+
+/// [`acvp_cases`] as (group, test, expected) tuples.
+pub(crate) fn acvp_triples(dir: &str) -> Vec<(Value, Value, Value)> {
+    acvp_cases(dir)
+        .into_iter()
+        .map(|c| (c.group, c.test, c.expected))
+        .collect()
 }
 
 /// The elements of a JSON array (panics on anything else).
