@@ -37,10 +37,11 @@ fn tls_usability(a: &SignatureAlgorithm) -> String {
     if !a.family.is_post_quantum() {
         return "yes (rustls aws-lc-rs)".into();
     }
-    // Certificate + CertificateVerify of one flight must fit rustls's buffer: count the
-    // signatures of this algorithm in it (CertificateVerify, leaf cert, intermediate cert).
-    let flight =
-        |sigs: usize| sigs * a.signature_size + (sigs - 1) * (a.verifying_key_size + CERT_OVERHEAD);
+    // Certificate + CertificateVerify of one flight must fit rustls's buffer: the
+    // CertificateVerify plus `sigs - 1` certificates signed with this algorithm (leaf,
+    // intermediate), each estimated as key + signature + overhead.
+    let cert = a.signature_size + a.verifying_key_size + CERT_OVERHEAD;
+    let flight = |sigs: usize| pqkit_rustls::flight_size(vec![cert; sigs - 1], a.signature_size);
     let cap = pqkit_rustls::MAX_HANDSHAKE_MESSAGE_SIZE;
     if flight(3) <= cap {
         "yes".into()

@@ -33,7 +33,10 @@ pub(crate) fn demo(group: &str, sig: &str, dir: Option<&Path>, json: bool) -> Re
     let ca = vec![CertificateDer::from(pki.ca_cert.clone())];
     let (server_cfg, server_seen) = pqkit_rustls::server_config(
         provider.clone(),
-        vec![CertificateDer::from(pki.server_cert.clone())],
+        pki.server_chain()
+            .into_iter()
+            .map(CertificateDer::from)
+            .collect(),
         key_der(&pki.server_key)?,
         Some(&ca),
     )?;
@@ -41,7 +44,10 @@ pub(crate) fn demo(group: &str, sig: &str, dir: Option<&Path>, json: bool) -> Re
         provider,
         &ca,
         Some((
-            vec![CertificateDer::from(pki.client_cert.clone())],
+            pki.client_chain()
+                .into_iter()
+                .map(CertificateDer::from)
+                .collect(),
             key_der(&pki.client_key)?,
         )),
     )?;

@@ -1,15 +1,15 @@
 //! File operations: keys, signatures, KEM encapsulation, certificates and chains.
 
 use std::io::Read;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use der::{Decode, Encode};
 use pqkit_core::catalogue;
 use pqkit_core::prehash::PreHash;
 use pqkit_core::sig::{SigningRandomness, VerifyingKey};
-use pqkit_pki::cert::{self, CertRequest, Issuer, Profile};
+use pqkit_pki::cert;
 use pqkit_pki::key::{self, Algorithm, KeyFormat, PublicKey};
-use pqkit_pki::pem;
+use pqkit_pki::{Pki, pem};
 use x509_cert::Certificate;
 
 use crate::commands::Result;
@@ -290,64 +290,15 @@ pub(crate) fn pki_issue(dir: &Path, root: &str, intermediate: &str, leaf: &str) 
         Ok(catalogue::signature(n).map_err(|e| format!("{e} (see `pqkit list`)"))?)
     };
     let (root_alg, int_alg, leaf_alg) = (find(root)?, find(intermediate)?, find(leaf)?);
-    let root_key = root_alg.generate()?;
-    let root_cert = cert::issue_self_signed(
-        &CertRequest::new(Profile::RootCa, "pqkit root CA"),
-        &root_key,
-    )?;
-    let int_key = int_alg.generate()?;
-    let int_cert = cert::issue(
-        &CertRequest::new(Profile::IntermediateCa, "pqkit intermediate CA"),
-        &int_key.verifying_key(),
-        Issuer {
-            certificate: &root_cert,
-            key: &root_key,
-        },
-    )?;
-    std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
-    let write_key = |name: &str, k: &pqkit_core::sig::SigningKey| -> Result<PathBuf> {
-        let p = dir.join(name);
-        pem::write(
-            &p,
-            &pem::encode(PRIVATE_KEY, &key::signing_key_to_pkcs8(k, KeyFormat::Seed)?)?,
-            true,
-        )?;
-        Ok(p)
-    };
-    let write_certs = |name: &str, certs: &[&[u8]]| -> Result<PathBuf> {
-        let p = dir.join(name);
-        let mut text = String::new();
-        for c in certs {
-            text.push_str(&pem::encode(CERTIFICATE, c)?);
-        }
-        pem::write(&p, &text, false)?;
-        Ok(p)
-    };
-    let mut written = vec![
-        write_certs("ca.pem", &[&root_cert])?,
-        write_key("ca.key", &root_key)?,
-        write_certs("intermediate.pem", &[&int_cert])?,
-        write_key("intermediate.key", &int_key)?,
-    ];
-    for (profile, cn, stem) in [
-        (Profile::Server, "localhost", "server"),
-        (Profile::Client, "pqkit client", "client"),
+    let pki = Pki::generate_chain(root_alg, Some(int_alg), leaf_alg)?;
+    let paths = pki.write(dir)?;
+    for (stem, chain) in [
+        ("server", pki.server_chain()),
+        ("client", pki.client_chain()),
     ] {
-        let k = leaf_alg.generate()?;
-        let c = cert::issue(
-            &CertRequest::new(profile, cn),
-            &k.verifying_key(),
-            Issuer {
-                certificate: &int_cert,
-                key: &int_key,
-            },
-        )?;
-        let chain = [c.as_slice(), int_cert.as_slice()];
-        written.push(write_certs(&format!("{stem}.pem"), &chain)?);
-        written.push(write_key(&format!("{stem}.key"), &k)?);
         let ders: Vec<_> = chain
-            .iter()
-            .map(|d| rustls_pki_types::CertificateDer::from(d.to_vec()))
+            .into_iter()
+            .map(rustls_pki_types::CertificateDer::from)
             .collect();
         if let Err(e) = pqkit_rustls::check_chain_fits(&ders, leaf_alg.signature_size) {
             eprintln!("warning: {stem}.pem: {e}");
@@ -360,7 +311,16 @@ pub(crate) fn pki_issue(dir: &Path, root: &str, intermediate: &str, leaf: &str) 
         int_alg.name,
         leaf_alg.name
     );
-    for p in written {
+    for p in [
+        &paths.ca_cert,
+        &paths.ca_key,
+        &paths.intermediate_cert,
+        &paths.intermediate_key,
+        &paths.server_cert,
+        &paths.server_key,
+        &paths.client_cert,
+        &paths.client_key,
+    ] {
         println!("  {}", p.display());
     }
     Ok(())
@@ -507,12 +467,16 @@ pub(crate) fn x509_verify(chain_path: &Path, ca_path: &Path) -> Result<()> {
         if now < v.not_before.to_system_time() || now > v.not_after.to_system_time() {
             return Err(format!("certificate {i}: outside its validity period").into());
         }
+        // The next certificate in the chain must have signed this one; the last must be signed
+        // by one of the CAs. Each signature is checked once.
         let signer = match chain.get(i + 1) {
-            Some(next) => next.clone(),
+            Some(next) => {
+                cert::verify_signed_by(der, next).map_err(|e| format!("certificate {i}: {e}"))?;
+                next
+            }
             None => roots
                 .iter()
                 .find(|r| cert::verify_signed_by(der, r).is_ok())
-                .cloned()
                 .ok_or_else(|| {
                     format!(
                         "certificate {i}: not signed by any CA in {}",
@@ -520,11 +484,10 @@ pub(crate) fn x509_verify(chain_path: &Path, ca_path: &Path) -> Result<()> {
                     )
                 })?,
         };
-        cert::verify_signed_by(der, &signer).map_err(|e| format!("certificate {i}: {e}"))?;
         let info = cert_info(
             der,
             Some(
-                &Certificate::from_der(&signer)?
+                &Certificate::from_der(signer)?
                     .tbs_certificate
                     .subject_public_key_info,
             ),

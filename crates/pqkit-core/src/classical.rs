@@ -448,14 +448,9 @@ impl SignatureBackend for AwsLc {
         _alg: &'static SignatureAlgorithm,
         pk: &[u8],
         msg: &[u8],
-        ctx: &[u8],
+        _ctx: &[u8],
         sig: &[u8],
     ) -> Result<(), Error> {
-        if !ctx.is_empty() {
-            return Err(Error::Unsupported(
-                "classical signatures take no context string",
-            ));
-        }
         let alg: &'static dyn awssig::VerificationAlgorithm = match self {
             Self::Ecdsa(_, v) => *v,
             Self::Ed25519 => &awssig::ED25519,
@@ -504,14 +499,9 @@ impl SigningKeyImpl for ClassicalSigningKey {
     fn sign(
         &self,
         message: &[u8],
-        context: &[u8],
+        _context: &[u8],
         _randomness: SigningRandomness<'_>,
     ) -> Result<Vec<u8>, Error> {
-        if !context.is_empty() {
-            return Err(Error::Unsupported(
-                "classical signatures take no context string",
-            ));
-        }
         match &self.key {
             Classical::Ecdsa(p) => Ok(p
                 .sign(&SystemRandom::new(), message)

@@ -130,14 +130,9 @@ impl SignatureBackend for Falcon {
         _alg: &'static SignatureAlgorithm,
         pk: &[u8],
         msg: &[u8],
-        ctx: &[u8],
+        _ctx: &[u8],
         sig: &[u8],
     ) -> Result<(), Error> {
-        if !ctx.is_empty() {
-            return Err(Error::Unsupported(
-                "Falcon (round 3) takes no context string",
-            ));
-        }
         let size = signature_size(self.0);
         if sig.len() < 41 || sig.len() > size {
             return Err(Error::BadSignature);
@@ -179,14 +174,9 @@ impl SigningKeyImpl for FalconSigningKey {
     fn sign(
         &self,
         message: &[u8],
-        context: &[u8],
+        _context: &[u8],
         randomness: SigningRandomness<'_>,
     ) -> Result<Vec<u8>, Error> {
-        if !context.is_empty() {
-            return Err(Error::Unsupported(
-                "Falcon (round 3) takes no context string",
-            ));
-        }
         let mut key =
             SigningKeyStandard::decode(&self.sk).ok_or(Error::InvalidKey("Falcon private key"))?;
         let mut sig = vec![0u8; signature_size(self.logn)];

@@ -222,9 +222,7 @@ impl SigningKey {
         context: &[u8],
         randomness: SigningRandomness<'_>,
     ) -> Result<Vec<u8>, Error> {
-        if context.len() > MAX_CONTEXT_SIZE {
-            return Err(Error::ContextTooLong(context.len()));
-        }
+        check_context(self.alg, context)?;
         self.inner.sign(message, context, randomness)
     }
 
@@ -243,9 +241,7 @@ impl SigningKey {
         randomness: SigningRandomness<'_>,
     ) -> Result<Vec<u8>, Error> {
         hash.check_digest(digest)?;
-        if context.len() > MAX_CONTEXT_SIZE {
-            return Err(Error::ContextTooLong(context.len()));
-        }
+        check_context(self.alg, context)?;
         self.inner.sign_prehashed(hash, digest, context, randomness)
     }
 
@@ -317,9 +313,7 @@ impl VerifyingKey {
     /// [`Error::BadSignature`] for any invalid signature (no further detail);
     /// [`Error::ContextTooLong`]; [`Error::Unsupported`] for a context on an algorithm without.
     pub fn verify(&self, message: &[u8], context: &[u8], signature: &[u8]) -> Result<(), Error> {
-        if context.len() > MAX_CONTEXT_SIZE {
-            return Err(Error::ContextTooLong(context.len()));
-        }
+        check_context(self.alg, context)?;
         self.alg
             .backend
             .verify(self.alg, &self.bytes, message, context, signature)
@@ -339,9 +333,7 @@ impl VerifyingKey {
         signature: &[u8],
     ) -> Result<(), Error> {
         hash.check_digest(digest)?;
-        if context.len() > MAX_CONTEXT_SIZE {
-            return Err(Error::ContextTooLong(context.len()));
-        }
+        check_context(self.alg, context)?;
         self.alg
             .backend
             .verify_prehashed(self.alg, &self.bytes, hash, digest, context, signature)
@@ -405,6 +397,18 @@ impl fmt::Debug for VerifyingKey {
             .field("alg", &self.alg.name)
             .finish_non_exhaustive()
     }
+}
+
+/// The one place a context string is checked: at most 255 bytes (FIPS 204 §5.2, FIPS 205
+/// §10.2), and none for families that take none (Falcon round 3, classical).
+fn check_context(alg: &SignatureAlgorithm, context: &[u8]) -> Result<(), Error> {
+    if context.len() > MAX_CONTEXT_SIZE {
+        return Err(Error::ContextTooLong(context.len()));
+    }
+    if !context.is_empty() && !alg.family.has_context() {
+        return Err(Error::Unsupported("this algorithm takes no context string"));
+    }
+    Ok(())
 }
 
 /// ML-DSA's μ computed in pieces: SHAKE256(tr ‖ prefix ‖ M), 64 bytes, tr = SHAKE256(pk, 64).
@@ -514,7 +518,7 @@ pub trait SignatureBackend: Send + Sync {
     ) -> Result<(), Error> {
         Err(Error::Unsupported("external μ is defined for ML-DSA only"))
     }
-    /// Verifies; the context length is already checked.
+    /// Verifies; the context is already checked (length, and empty for families without one).
     ///
     /// # Errors
     /// [`Error::BadSignature`] for every invalid signature.
@@ -540,7 +544,7 @@ pub trait SigningKeyImpl: Send + Sync {
     fn classical_pkcs8(&self) -> Option<Zeroizing<Vec<u8>>> {
         None
     }
-    /// Signs; the context length is already checked.
+    /// Signs; the context is already checked (length, and empty for families without one).
     ///
     /// # Errors
     /// [`Error::Unsupported`], [`Error::Rng`] or [`Error::Backend`].

@@ -338,6 +338,18 @@ impl Set {
 /// The catalogue's SLH-DSA backend for one parameter set.
 struct SlhDsa(Set);
 
+impl SlhDsa {
+    /// A signing key from the 4n-byte key Algorithm 18 derived (its first 3n bytes are the
+    /// seed form).
+    fn key(&self, alg: &SignatureAlgorithm, key: Zeroizing<Vec<u8>>) -> Box<dyn SigningKeyImpl> {
+        Box::new(SlhDsaSigningKey {
+            set: self.0,
+            n: n_of(alg),
+            key,
+        })
+    }
+}
+
 impl SignatureBackend for SlhDsa {
     fn name(&self) -> &'static str {
         "RustCrypto slh-dsa 0.0.3"
@@ -349,12 +361,7 @@ impl SignatureBackend for SlhDsa {
         seed: &[u8],
     ) -> Result<Box<dyn SigningKeyImpl>, Error> {
         let key = self.0.keygen(seed)?;
-        Ok(Box::new(SlhDsaSigningKey {
-            set: self.0,
-            n: n_of(alg),
-            seed: Some(Zeroizing::new(seed.to_vec())),
-            key,
-        }))
+        Ok(self.key(alg, key))
     }
 
     fn signing_key_from_expanded(
@@ -364,15 +371,14 @@ impl SignatureBackend for SlhDsa {
     ) -> Result<Box<dyn SigningKeyImpl>, Error> {
         // The backend takes PK.root on trust; recompute it from the seeds (FIPS 205 Algorithm 18)
         // so that an inconsistent key is refused rather than producing invalid signatures.
-        let n = n_of(alg);
-        let seed = &bytes[..3 * n];
-        let derived = self.0.keygen(seed)?;
-        if !bool::from(subtle::ConstantTimeEq::ct_eq(&derived[..], bytes)) {
+        let seed = &bytes[..alg.seed_size];
+        let key = self.0.keygen(seed)?;
+        if !bool::from(subtle::ConstantTimeEq::ct_eq(&key[..], bytes)) {
             return Err(Error::InvalidKey(
                 "SLH-DSA private key (PK.root does not match the seeds)",
             ));
         }
-        self.signing_key_from_seed(alg, seed)
+        Ok(self.key(alg, key))
     }
 
     fn verify(
@@ -409,12 +415,11 @@ fn context_len(ctx: &[u8]) -> Result<u8, Error> {
 /// An SLH-DSA signing key.
 ///
 /// # Security
-/// pqkit's copies (seed and 4n-byte key) are zeroized on drop. `slh-dsa` 0.0.3 does not zeroize
+/// pqkit's copy of the 4n-byte key is zeroized on drop. `slh-dsa` 0.0.3 does not zeroize
 /// the key object it builds for each signature; pqkit's own implementation will.
 struct SlhDsaSigningKey {
     set: Set,
     n: usize,
-    seed: Option<Zeroizing<Vec<u8>>>,
     key: Zeroizing<Vec<u8>>,
 }
 
@@ -440,7 +445,8 @@ impl SigningKeyImpl for SlhDsaSigningKey {
     }
 
     fn seed(&self) -> Option<&[u8]> {
-        self.seed.as_deref().map(|s| &s[..])
+        // SK.seed ‖ SK.prf ‖ PK.seed: the inputs of Algorithm 18.
+        Some(&self.key[..3 * self.n])
     }
 
     fn expanded(&self) -> Option<Zeroizing<Vec<u8>>> {

@@ -3,7 +3,8 @@
 //!
 //! - [`key`]: PKCS#8 in RFC 9881 seed form (default) or "both" form; SPKI.
 //! - [`cert`]: issue X.509 v3 certificates (root CA, TLS server, TLS client).
-//! - [`Pki`]: a root CA with a server and a client certificate, written to / read from PEM.
+//! - [`Pki`]: a root CA (and optionally an intermediate CA) with a server and a client
+//!   certificate, written to / read from PEM.
 
 pub mod cert;
 mod error;
@@ -20,12 +21,15 @@ pub use error::Error;
 use crate::cert::{CertRequest, Issuer, Profile};
 use crate::key::KeyFormat;
 
-/// A root CA and a server and a client certificate issued by it, all with one algorithm.
+/// A root CA, an optional intermediate CA, and a server and a client certificate issued by the
+/// last CA; each level may use its own algorithm.
 pub struct Pki {
     /// The root CA certificate (DER).
     pub ca_cert: Vec<u8>,
     /// The root CA signing key.
     pub ca_key: SigningKey,
+    /// The intermediate CA certificate (DER) and key, when the leaves are issued by one.
+    pub intermediate: Option<(Vec<u8>, SigningKey)>,
     /// The server certificate (DER), SAN localhost and 127.0.0.1.
     pub server_cert: Vec<u8>,
     /// The server signing key.
@@ -43,6 +47,10 @@ pub struct PkiPaths {
     pub ca_cert: PathBuf,
     /// `ca.key`.
     pub ca_key: PathBuf,
+    /// `intermediate.pem` (written only when the PKI has an intermediate CA).
+    pub intermediate_cert: PathBuf,
+    /// `intermediate.key`.
+    pub intermediate_key: PathBuf,
     /// `server.pem`.
     pub server_cert: PathBuf,
     /// `server.key`.
@@ -59,6 +67,8 @@ impl PkiPaths {
         Self {
             ca_cert: dir.join("ca.pem"),
             ca_key: dir.join("ca.key"),
+            intermediate_cert: dir.join("intermediate.pem"),
+            intermediate_key: dir.join("intermediate.key"),
             server_cert: dir.join("server.pem"),
             server_key: dir.join("server.key"),
             client_cert: dir.join("client.pem"),
@@ -73,20 +83,50 @@ impl Pki {
     /// # Errors
     /// [`Error::Crypto`] or [`Error::Malformed`].
     pub fn generate(alg: &'static SignatureAlgorithm) -> Result<Self, Error> {
-        let ca_key = alg.generate()?;
+        Self::generate_chain(alg, None, alg)
+    }
+
+    /// Generates root CA → (intermediate CA →) server and client leaves, with `root`,
+    /// `intermediate` and `leaf` as the algorithms of each level.
+    ///
+    /// # Errors
+    /// [`Error::Crypto`] or [`Error::Malformed`].
+    pub fn generate_chain(
+        root: &'static SignatureAlgorithm,
+        intermediate: Option<&'static SignatureAlgorithm>,
+        leaf: &'static SignatureAlgorithm,
+    ) -> Result<Self, Error> {
+        let ca_key = root.generate()?;
         let ca_cert =
             cert::issue_self_signed(&CertRequest::new(Profile::RootCa, "pqkit root CA"), &ca_key)?;
-        let issuer = Issuer {
-            certificate: &ca_cert,
-            key: &ca_key,
+        let intermediate = intermediate
+            .map(|alg| -> Result<_, Error> {
+                let key = alg.generate()?;
+                let cert = cert::issue(
+                    &CertRequest::new(Profile::IntermediateCa, "pqkit intermediate CA"),
+                    &key.verifying_key(),
+                    Issuer {
+                        certificate: &ca_cert,
+                        key: &ca_key,
+                    },
+                )?;
+                Ok((cert, key))
+            })
+            .transpose()?;
+        let issuer = match &intermediate {
+            Some((certificate, key)) => Issuer { certificate, key },
+            None => Issuer {
+                certificate: &ca_cert,
+                key: &ca_key,
+            },
         };
-        let server_key = alg.generate()?;
+        let server_key = leaf.generate()?;
         let server_cert = cert::issue(
             &CertRequest::new(Profile::Server, "localhost"),
             &server_key.verifying_key(),
             issuer,
         )?;
-        let client_key = alg.generate()?;
+        let client_key = leaf.generate()?;
         let client_cert = cert::issue(
             &CertRequest::new(Profile::Client, "pqkit client"),
             &client_key.verifying_key(),
@@ -95,6 +135,7 @@ impl Pki {
         Ok(Self {
             ca_cert,
             ca_key,
+            intermediate,
             server_cert,
             server_key,
             client_cert,
@@ -102,25 +143,53 @@ impl Pki {
         })
     }
 
-    /// Writes the six PEM files into `dir` (created if missing); keys get mode 0600.
+    /// The chain a server sends (DER, leaf first): its certificate and the intermediate CA's.
+    pub fn server_chain(&self) -> Vec<Vec<u8>> {
+        self.chain(&self.server_cert)
+    }
+
+    /// The chain a client sends (DER, leaf first).
+    pub fn client_chain(&self) -> Vec<Vec<u8>> {
+        self.chain(&self.client_cert)
+    }
+
+    fn chain(&self, leaf: &[u8]) -> Vec<Vec<u8>> {
+        core::iter::once(leaf.to_vec())
+            .chain(self.intermediate.iter().map(|(c, _)| c.clone()))
+            .collect()
+    }
+
+    /// Writes the PEM files into `dir` (created if missing): CA, server and client
+    /// certificates (the leaves with the intermediate CA after them) and keys, plus the
+    /// intermediate CA's when there is one; keys get mode 0600.
     ///
     /// # Errors
     /// [`Error::Io`] or [`Error::Malformed`].
     pub fn write(&self, dir: &Path) -> Result<PkiPaths, Error> {
         std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
         let paths = PkiPaths::in_dir(dir);
-        for (path, der) in [
-            (&paths.ca_cert, &self.ca_cert),
-            (&paths.server_cert, &self.server_cert),
-            (&paths.client_cert, &self.client_cert),
-        ] {
-            pem::write(path, &pem::encode(pem::CERTIFICATE, der)?, false)?;
-        }
-        for (path, key) in [
+        let mut certs = vec![
+            (&paths.ca_cert, vec![self.ca_cert.clone()]),
+            (&paths.server_cert, self.server_chain()),
+            (&paths.client_cert, self.client_chain()),
+        ];
+        let mut keys = vec![
             (&paths.ca_key, &self.ca_key),
             (&paths.server_key, &self.server_key),
             (&paths.client_key, &self.client_key),
-        ] {
+        ];
+        if let Some((cert, key)) = &self.intermediate {
+            certs.insert(1, (&paths.intermediate_cert, vec![cert.clone()]));
+            keys.insert(1, (&paths.intermediate_key, key));
+        }
+        for (path, chain) in certs {
+            let mut text = String::new();
+            for der in &chain {
+                text.push_str(&pem::encode(pem::CERTIFICATE, der)?);
+            }
+            pem::write(path, &text, false)?;
+        }
+        for (path, key) in keys {
             let der = key::signing_key_to_pkcs8(key, KeyFormat::Seed)?;
             let text = Zeroizing::new(pem::encode(pem::PRIVATE_KEY, &der)?);
             pem::write(path, &text, true)?;
@@ -128,7 +197,7 @@ impl Pki {
         Ok(paths)
     }
 
-    /// Reads the six files [`Self::write`] wrote.
+    /// Reads the files [`Self::write`] wrote (the intermediate CA when its files exist).
     ///
     /// # Errors
     /// [`Error::Io`], [`Error::NoPem`], [`Error::Malformed`] or [`Error::Crypto`].
@@ -144,9 +213,15 @@ impl Pki {
                 })
         };
         let key = |path: &Path| key::signing_key_from_pkcs8(&pem::read_private_key(path)?);
+        let intermediate = if p.intermediate_cert.exists() {
+            Some((first_cert(&p.intermediate_cert)?, key(&p.intermediate_key)?))
+        } else {
+            None
+        };
         Ok(Self {
             ca_cert: first_cert(&p.ca_cert)?,
             ca_key: key(&p.ca_key)?,
+            intermediate,
             server_cert: first_cert(&p.server_cert)?,
             server_key: key(&p.server_key)?,
             client_cert: first_cert(&p.client_cert)?,

@@ -125,14 +125,24 @@ pub const MAX_HANDSHAKE_MESSAGE_SIZE: usize = 0xFFFF;
 /// (RFC 8446 §4.4.2): context length (1) + list length (3) + per certificate a 3-byte length,
 /// the DER and 2 bytes of empty extensions.
 pub fn certificate_message_size(chain: &[CertificateDer<'_>]) -> usize {
-    1 + 3 + chain.iter().map(|c| 3 + c.len() + 2).sum::<usize>()
+    message_size(chain.iter().map(|c| c.len()))
+}
+
+fn message_size(cert_sizes: impl IntoIterator<Item = usize>) -> usize {
+    1 + 3 + cert_sizes.into_iter().map(|n| 3 + n + 2).sum::<usize>()
 }
 
 /// Bytes on the wire of the Certificate and CertificateVerify messages of one flight, with
 /// handshake headers (4 each), the CertificateVerify scheme and length (4) and TLS 1.3 record
 /// overhead (22 bytes per 16 KiB record).
 pub fn certificate_flight_size(chain: &[CertificateDer<'_>], signature_size: usize) -> usize {
-    let messages = 4 + certificate_message_size(chain) + 4 + 4 + signature_size;
+    flight_size(chain.iter().map(|c| c.len()), signature_size)
+}
+
+/// [`certificate_flight_size`] from certificate sizes in bytes (for estimates before any
+/// certificate exists).
+pub fn flight_size(cert_sizes: impl IntoIterator<Item = usize>, signature_size: usize) -> usize {
+    let messages = 4 + message_size(cert_sizes) + 4 + 4 + signature_size;
     messages + 22 * messages.div_ceil(16384)
 }
 
