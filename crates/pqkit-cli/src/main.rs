@@ -2,6 +2,7 @@
 
 mod catalogue_cmd;
 mod commands;
+mod csr_cmd;
 mod files;
 mod session;
 
@@ -50,6 +51,9 @@ enum Command {
     /// Certificates and keys.
     #[command(subcommand)]
     Pki(PkiCommand),
+    /// Certificate signing requests (PKCS#10): create, show, sign.
+    #[command(subcommand)]
+    Csr(CsrCommand),
     /// Print every algorithm: names, aliases, kind, NIST category, TLS code point, OID, sizes.
     #[command(after_help = "Example:\n  pqkit list --json")]
     List {
@@ -186,6 +190,67 @@ enum KemCommand {
         /// Shared secret output (hex).
         #[arg(long)]
         secret: PathBuf,
+    },
+}
+
+#[derive(Subcommand)]
+enum CsrCommand {
+    /// Make a CSR signed by the key it asks a certificate for (RFC 2986; SAN in an
+    /// extensionRequest).
+    #[command(
+        after_help = "Example:\n  pqkit keygen --alg ML-DSA-65 -o device.key\n  \
+                            pqkit csr create --key device.key --subject 'CN=device 7,O=pqkit' \
+                            --dns device7.example --ip 10.0.0.7 -o device.csr"
+    )]
+    Create {
+        /// The requester's PKCS#8 signing key (PEM).
+        #[arg(long)]
+        key: PathBuf,
+        /// Subject distinguished name, RFC 4514 form.
+        #[arg(long)]
+        subject: String,
+        /// DNS name for the subjectAltName (repeatable).
+        #[arg(long)]
+        dns: Vec<String>,
+        /// IP address for the subjectAltName (repeatable).
+        #[arg(long)]
+        ip: Vec<std::net::IpAddr>,
+        /// Output CSR (PEM).
+        #[arg(short, long)]
+        out: PathBuf,
+    },
+    /// Decode a CSR and verify its signature.
+    #[command(after_help = "Example:\n  pqkit csr show device.csr --json")]
+    Show {
+        /// CSR (PEM).
+        csr: PathBuf,
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Issue a certificate for a CSR whose signature verifies, signed by a CA.
+    #[command(
+        after_help = "Example:\n  pqkit csr sign --ca pki/ca.pem --ca-key pki/ca.key \
+                            --profile server device.csr -o device.pem"
+    )]
+    Sign {
+        /// CA certificate (PEM; the first certificate is used).
+        #[arg(long)]
+        ca: PathBuf,
+        /// CA private key (PKCS#8 PEM).
+        #[arg(long)]
+        ca_key: PathBuf,
+        /// Certificate profile: server, client or intermediate.
+        #[arg(long, default_value = "server", value_parser = csr_cmd::parse_profile)]
+        profile: pqkit_pki::cert::Profile,
+        /// Validity in days from now.
+        #[arg(long, default_value_t = 365)]
+        days: u64,
+        /// CSR (PEM).
+        csr: PathBuf,
+        /// Output certificate (PEM).
+        #[arg(short, long)]
+        out: PathBuf,
     },
 }
 
@@ -390,6 +455,22 @@ fn main() -> ExitCode {
             leaf,
             dir,
         }) => files::pki_issue(&dir, &root, &intermediate, &leaf),
+        Command::Csr(CsrCommand::Create {
+            key,
+            subject,
+            dns,
+            ip,
+            out,
+        }) => csr_cmd::create(&key, &subject, &dns, &ip, &out),
+        Command::Csr(CsrCommand::Show { csr, json }) => csr_cmd::show(&csr, json),
+        Command::Csr(CsrCommand::Sign {
+            ca,
+            ca_key,
+            profile,
+            days,
+            csr,
+            out,
+        }) => csr_cmd::sign(&csr, &ca, &ca_key, profile, days, &out),
         Command::List { json } => catalogue_cmd::list(json),
         Command::Sizes { json, markdown } => catalogue_cmd::sizes(json, markdown),
         Command::Keygen {

@@ -417,3 +417,113 @@ fn list_resolves_the_names_users_bring() {
     );
     assert!(String::from_utf8_lossy(&out.stderr).contains("not SLH-DSA"));
 }
+
+#[test]
+fn csr_create_show_sign_and_serve() {
+    // An ML-DSA-65 CA issues a Falcon-512 server certificate from a CSR; the server uses it.
+    let dir = scratch("csr");
+    run_ok(
+        pqkit()
+            .args(["pki", "init", "--sig", "ML-DSA-65", "--dir"])
+            .arg(&dir),
+    );
+    let (key, csr, cert) = (
+        dir.join("device.key"),
+        dir.join("device.csr"),
+        dir.join("device.pem"),
+    );
+    run_ok(
+        pqkit()
+            .args(["keygen", "--alg", "Falcon-512", "-o"])
+            .arg(&key),
+    );
+    run_ok(
+        pqkit()
+            .args(["csr", "create", "--key"])
+            .arg(&key)
+            .args(["--subject", "CN=device 7,O=pqkit", "--dns", "localhost"])
+            .args(["--ip", "127.0.0.1", "--ip", "::1", "-o"])
+            .arg(&csr),
+    );
+    let out = run_ok(pqkit().args(["csr", "show", "--json"]).arg(&csr));
+    let shown: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
+    assert_eq!(shown["subject"], "CN=device 7,O=pqkit");
+    assert_eq!(shown["public_key_algorithm"], "Falcon-512");
+    assert_eq!(shown["public_key_bytes"], 897);
+    assert_eq!(
+        shown["subject_alt_names"],
+        serde_json::json!(["DNS:localhost", "IP:127.0.0.1", "IP:::1"])
+    );
+    assert_eq!(shown["signature_valid"], true);
+
+    // A CA key that is not the CA certificate's is refused.
+    let out = pqkit()
+        .args(["csr", "sign", "--ca"])
+        .arg(dir.join("ca.pem"))
+        .arg("--ca-key")
+        .arg(dir.join("client.key"))
+        .arg(&csr)
+        .arg("-o")
+        .arg(&cert)
+        .output()
+        .expect("run");
+    fails_cleanly(&out, "not the CA certificate's key");
+    // A CSR whose signature does not verify is refused, by show and by sign.
+    let text = std::fs::read_to_string(&csr).expect("csr");
+    let der = pqkit_pki::pem::decode_all(&text, "CERTIFICATE REQUEST").expect("pem");
+    let mut forged = der[0].clone();
+    let at = forged.len() - 20;
+    forged[at] ^= 0x10;
+    let forged_path = dir.join("forged.csr");
+    std::fs::write(
+        &forged_path,
+        pqkit_pki::pem::encode("CERTIFICATE REQUEST", &forged).expect("pem"),
+    )
+    .expect("write");
+    let out = pqkit()
+        .args(["csr", "show"])
+        .arg(&forged_path)
+        .output()
+        .expect("run");
+    fails_cleanly(&out, "forged.csr");
+
+    run_ok(
+        pqkit()
+            .args(["csr", "sign", "--profile", "server", "--days", "30", "--ca"])
+            .arg(dir.join("ca.pem"))
+            .arg("--ca-key")
+            .arg(dir.join("ca.key"))
+            .arg(&csr)
+            .arg("-o")
+            .arg(&cert),
+    );
+    let out = run_ok(
+        pqkit()
+            .args(["x509", "verify", "--ca"])
+            .arg(dir.join("ca.pem"))
+            .arg(&cert),
+    );
+    assert!(
+        String::from_utf8_lossy(&out.stdout).contains("signed by ML-DSA-65"),
+        "{out:?}"
+    );
+    // Serve with it.
+    std::fs::copy(&cert, dir.join("server.pem")).expect("copy");
+    std::fs::copy(&key, dir.join("server.key")).expect("copy");
+    let port = free_port();
+    let server = pqkit_server(&dir, port, "X25519MLKEM768", 1, true);
+    let out = run_ok(
+        pqkit()
+            .args(["client", "--json", "--port", &port.to_string(), "--ca"])
+            .arg(dir.join("ca.pem"))
+            .arg("--cert")
+            .arg(dir.join("client.pem"))
+            .arg("--key")
+            .arg(dir.join("client.key")),
+    );
+    assert_eq!(
+        json_lines(&out.stdout)[0]["peer_signature_scheme"],
+        "falcon512"
+    );
+    server.wait();
+}

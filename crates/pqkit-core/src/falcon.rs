@@ -9,8 +9,11 @@
 //! bytes), private key `0x50+logn ‖ f ‖ g ‖ F` (1281 / 2305 bytes), signature
 //! `0x30+logn ‖ nonce (40) ‖ compressed s2` — variable length, at most 666 / 1280 bytes as pqkit
 //! produces it (fn-dsa signs in the padded size; pqkit strips the zero padding, which gives the
-//! compressed format OQS and Bouncy Castle use). Verification accepts compressed signatures up
-//! to the padded size, and padded ones.
+//! compressed format OQS and Bouncy Castle use). Verification accepts exactly that encoding:
+//! a compressed signature ends in a non-zero byte (the last coefficient's stop bit), so one
+//! with trailing zero bytes — a padded signature — is refused, as the round-3 reference
+//! `crypto_sign_open` refuses bytes its decoder does not consume. Each signature thus has one
+//! encoding.
 
 use fn_dsa::{
     DOMAIN_NONE, HASH_ID_ORIGINAL_FALCON, KeyPairGenerator, KeyPairGeneratorStandard,
@@ -134,7 +137,8 @@ impl SignatureBackend for Falcon {
         sig: &[u8],
     ) -> Result<(), Error> {
         let size = signature_size(self.0);
-        if sig.len() < 41 || sig.len() > size {
+        // 1 header byte + 40-byte nonce + at least one byte of s2, ending in a non-zero byte.
+        if sig.len() < 42 || sig.len() > size || sig.last() == Some(&0) {
             return Err(Error::BadSignature);
         }
         let key = VerifyingKeyStandard::decode(pk).ok_or(Error::BadSignature)?;
@@ -237,6 +241,15 @@ mod tests {
                     Err(Error::BadSignature),
                     "{n}"
                 );
+            }
+            // The padded encoding, and any trailing bytes, are refused: one encoding per
+            // signature.
+            for extra in 1..=alg.signature_size + 1 - sig.len() {
+                for fill in [0u8, 1] {
+                    let mut long = sig.clone();
+                    long.resize(sig.len() + extra, fill);
+                    assert_eq!(pk.verify(b"m", b"", &long), Err(Error::BadSignature));
+                }
             }
             assert!(key.sign(b"m", b"ctx").is_err());
         }

@@ -12,6 +12,7 @@ use const_oid::AssociatedOid;
 use der::asn1::{BitString, Ia5String, OctetString};
 use der::{Decode, Encode};
 use pqkit_core::sig::{SigningKey, VerifyingKey};
+use spki::{AlgorithmIdentifierOwned, SubjectPublicKeyInfoOwned};
 use x509_cert::ext::Extension;
 use x509_cert::ext::pkix::name::GeneralName;
 use x509_cert::ext::pkix::{
@@ -24,7 +25,7 @@ use x509_cert::time::{Time, Validity};
 use x509_cert::{Certificate, TbsCertificate, Version};
 
 use crate::error::Error;
-use crate::key::{algorithm_identifier, spki, verifying_key_from_spki};
+use crate::key::{algorithm_identifier, spki};
 
 /// What a certificate is for; decides its extensions.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -95,11 +96,23 @@ pub fn issue(
     issuer: Issuer<'_>,
 ) -> Result<Vec<u8>, Error> {
     let subject = Name::from_str(&request.subject).map_err(|e| Error::malformed("subject", e))?;
+    issue_named(request, subject, subject_key, issuer)
+}
+
+/// [`issue`] with the subject already decoded (a CSR's subject is kept as its requester encoded
+/// it, not re-parsed from text).
+pub(crate) fn issue_named(
+    request: &CertRequest,
+    subject: Name,
+    subject_key: &VerifyingKey,
+    issuer: Issuer<'_>,
+) -> Result<Vec<u8>, Error> {
     let bad = |e| Error::malformed("issuer certificate", e);
     let ca = Certificate::from_der(issuer.certificate).map_err(bad)?;
     let ca_tbs = &ca.tbs_certificate;
-    let ca_key = verifying_key_from_spki(&ca_tbs.subject_public_key_info.to_der().map_err(bad)?)?;
-    if ca_key != issuer.key.verifying_key() {
+    // The same SPKI, not the same algorithm: an RSA SPKI does not say PSS or PKCS#1.
+    let ca_spki = &ca_tbs.subject_public_key_info;
+    if *ca_spki != spki(&issuer.key.verifying_key())? {
         return Err(Error::malformed(
             "issuer",
             "the signing key is not the CA certificate's key",
@@ -110,7 +123,7 @@ pub fn issue(
         .get::<SubjectKeyIdentifier>()
         .map_err(bad)?
         .map_or_else(
-            || key_identifier(ca_key.as_bytes()),
+            || key_identifier(ca_spki.subject_public_key.raw_bytes()),
             |(_, ski)| ski.0.as_bytes().to_vec(),
         );
     build(
@@ -152,12 +165,35 @@ pub fn verify_signed_by(cert: &[u8], issuer: &[u8]) -> Result<(), Error> {
     let bad = |e| Error::malformed("certificate", e);
     let cert = Certificate::from_der(cert).map_err(bad)?;
     let issuer = Certificate::from_der(issuer).map_err(bad)?;
-    let spki = &issuer.tbs_certificate.subject_public_key_info;
-    let key_bits = spki
+    let tbs = cert.tbs_certificate.to_der().map_err(bad)?;
+    verify_signature(
+        &cert.signature_algorithm,
+        &issuer.tbs_certificate.subject_public_key_info,
+        &tbs,
+        &cert.signature,
+    )
+    .map(|_| ())
+}
+
+/// Verifies `signature` over `signed` (a DER to-be-signed structure) with the key in `signer`,
+/// after checking that `signature_algorithm` is the one that key makes (RFC 5280 §4.1.1.2).
+/// Returns the key as that algorithm's (an RSA SPKI does not say PSS or PKCS#1; the signature
+/// algorithm does).
+///
+/// # Errors
+/// As [`verify_signed_by`].
+pub(crate) fn verify_signature(
+    signature_algorithm: &AlgorithmIdentifierOwned,
+    signer: &SubjectPublicKeyInfoOwned,
+    signed: &[u8],
+    signature: &BitString,
+) -> Result<VerifyingKey, Error> {
+    let bad = |e| Error::malformed("signature", e);
+    let key_bits = signer
         .subject_public_key
         .as_bytes()
-        .ok_or(Error::malformed("certificate", "unused bits"))?;
-    let contents = |id: &spki::AlgorithmIdentifierOwned| -> Result<Vec<u8>, Error> {
+        .ok_or(Error::malformed("public key", "unused bits"))?;
+    let contents = |id: &AlgorithmIdentifierOwned| -> Result<Vec<u8>, Error> {
         let der = id.to_der().map_err(bad)?;
         Ok(der::asn1::AnyRef::from_der(&der)
             .map_err(bad)?
@@ -165,27 +201,26 @@ pub fn verify_signed_by(cert: &[u8], issuer: &[u8]) -> Result<(), Error> {
             .to_vec())
     };
     let alg = pqkit_core::catalogue::signature_by_algorithms(
-        &contents(&cert.signature_algorithm)?,
-        &contents(&spki.algorithm)?,
+        &contents(signature_algorithm)?,
+        &contents(&signer.algorithm)?,
         key_bits.len(),
     )
     .ok_or(Error::UnknownAlgorithm(
-        "certificate signature (not one the issuer's key makes)",
+        "signature (not one the signer's key makes)",
     ))?;
     let key = alg.verifying_key(key_bits)?;
-    let tbs = cert.tbs_certificate.to_der().map_err(bad)?;
-    let sig = cert
-        .signature
+    let signature = signature
         .as_bytes()
-        .ok_or(Error::malformed("certificate", "unused bits"))?;
-    Ok(key.verify(&tbs, &[], sig)?)
+        .ok_or(Error::malformed("signature", "unused bits"))?;
+    key.verify(signed, &[], signature)?;
+    Ok(key)
 }
 
 fn build(
     request: &CertRequest,
     subject: Name,
     issuer: Name,
-    subject_public_key_info: spki::SubjectPublicKeyInfoOwned,
+    subject_public_key_info: SubjectPublicKeyInfoOwned,
     ski: Vec<u8>,
     issuer_ski: Vec<u8>,
     signing_key: &SigningKey,
@@ -254,11 +289,24 @@ fn extensions(
     if let Some(eku) = eku {
         out.push(extension(&ExtendedKeyUsage(vec![eku]), false)?);
     }
+    if let Some(san) = subject_alt_name(&request.dns_names, &request.ip_addresses)? {
+        out.push(san);
+    }
+    Ok(out)
+}
+
+/// The subjectAltName extension (RFC 5280 §4.2.1.6) for DNS names and IP addresses; `None`
+/// when both are empty.
+pub(crate) fn subject_alt_name(
+    dns_names: &[String],
+    ip_addresses: &[IpAddr],
+) -> Result<Option<Extension>, Error> {
+    let enc = |e| Error::malformed("subjectAltName", e);
     let mut names = Vec::new();
-    for dns in &request.dns_names {
+    for dns in dns_names {
         names.push(GeneralName::DnsName(Ia5String::new(dns).map_err(enc)?));
     }
-    for ip in &request.ip_addresses {
+    for ip in ip_addresses {
         let octets = match ip {
             IpAddr::V4(v4) => v4.octets().to_vec(),
             IpAddr::V6(v6) => v6.octets().to_vec(),
@@ -267,13 +315,16 @@ fn extensions(
             OctetString::new(octets).map_err(enc)?,
         ));
     }
-    if !names.is_empty() {
-        out.push(extension(&SubjectAltName(names), false)?);
+    if names.is_empty() {
+        return Ok(None);
     }
-    Ok(out)
+    extension(&SubjectAltName(names), false).map(Some)
 }
 
-fn extension<T: AssociatedOid + Encode>(value: &T, critical: bool) -> Result<Extension, Error> {
+pub(crate) fn extension<T: AssociatedOid + Encode>(
+    value: &T,
+    critical: bool,
+) -> Result<Extension, Error> {
     let enc = |e| Error::malformed("extension", e);
     Ok(Extension {
         extn_id: T::OID,

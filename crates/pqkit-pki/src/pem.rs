@@ -9,6 +9,8 @@ use crate::error::Error;
 
 /// PEM label of a certificate.
 pub const CERTIFICATE: &str = "CERTIFICATE";
+/// PEM label of a PKCS#10 certificate signing request (RFC 7468 §7).
+pub const CERTIFICATE_REQUEST: &str = "CERTIFICATE REQUEST";
 /// PEM label of a PKCS#8 private key.
 pub const PRIVATE_KEY: &str = "PRIVATE KEY";
 /// PEM label of an SPKI public key.
