@@ -7,7 +7,9 @@ mod support;
 use std::path::Path;
 use std::process::Output;
 
-use support::{Guard, free_port, json_lines, pqkit, pqkit_server, run_ok, scratch, wait_listening};
+use support::{
+    Guard, free_port, pqkit, pqkit_mutual_client, pqkit_server, run_ok, scratch, wait_listening,
+};
 
 fn fails_cleanly(out: &Output, needle: &str) {
     let err = String::from_utf8_lossy(&out.stderr);
@@ -145,16 +147,7 @@ fn a_chain_mixing_algorithms_works_in_tls_and_x509_verify() {
 
     let port = free_port();
     let server = pqkit_server(&dir, port, "X25519MLKEM768", 1, true);
-    let out = run_ok(
-        pqkit()
-            .args(["client", "--json", "--port", &port.to_string(), "--ca"])
-            .arg(dir.join("ca.pem"))
-            .arg("--cert")
-            .arg(dir.join("client.pem"))
-            .arg("--key")
-            .arg(dir.join("client.key")),
-    );
-    let report = &json_lines(&out.stdout)[0];
+    let report = pqkit_mutual_client(&dir, port);
     assert_eq!(report["peer_signature_scheme"], "slhdsa_sha2_192f");
     assert_eq!(report["peer_chain_len"], 2);
     server.wait();
@@ -512,17 +505,8 @@ fn csr_create_show_sign_and_serve() {
     std::fs::copy(&key, dir.join("server.key")).expect("copy");
     let port = free_port();
     let server = pqkit_server(&dir, port, "X25519MLKEM768", 1, true);
-    let out = run_ok(
-        pqkit()
-            .args(["client", "--json", "--port", &port.to_string(), "--ca"])
-            .arg(dir.join("ca.pem"))
-            .arg("--cert")
-            .arg(dir.join("client.pem"))
-            .arg("--key")
-            .arg(dir.join("client.key")),
-    );
     assert_eq!(
-        json_lines(&out.stdout)[0]["peer_signature_scheme"],
+        pqkit_mutual_client(&dir, port)["peer_signature_scheme"],
         "falcon512"
     );
     server.wait();

@@ -130,6 +130,21 @@ pub(crate) fn peers_dir() -> PathBuf {
 /// Starts `pqkit server --json` on `port` with the server files of the PKI in `pki`, serving
 /// `count` connections over `groups`, requiring a client certificate from that PKI's CA when
 /// `mutual`; returns once it listens.
+/// Runs `pqkit client --json` with mutual authentication against 127.0.0.1:`port`, trusting
+/// `pki`/ca.pem and presenting `pki`/client.pem; returns its report.
+pub(crate) fn pqkit_mutual_client(pki: &Path, port: u16) -> serde_json::Value {
+    let out = run_ok(
+        pqkit()
+            .args(["client", "--json", "--port", &port.to_string(), "--ca"])
+            .arg(pki.join("ca.pem"))
+            .arg("--cert")
+            .arg(pki.join("client.pem"))
+            .arg("--key")
+            .arg(pki.join("client.key")),
+    );
+    json_lines(&out.stdout).remove(0)
+}
+
 pub(crate) fn pqkit_server(pki: &Path, port: u16, groups: &str, count: u32, mutual: bool) -> Guard {
     let mut cmd = pqkit();
     cmd.args(["server", "--json", "--groups", groups])
