@@ -6,85 +6,51 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use pqkit_core::catalogue;
-use pqkit_core::sig::{SignatureAlgorithm, SigningKey};
-use pqkit_pki::key::{KeyFormat, signing_key_to_pkcs8};
+use pqkit_core::sig::SignatureAlgorithm;
 use pqkit_pki::{Pki, pem};
 use rustls::crypto::{CryptoProvider, SupportedKxGroup};
 use rustls_pki_types::{CertificateDer, PrivateKeyDer, PrivatePkcs8KeyDer, ServerName};
 use serde::Serialize;
 
-use crate::session::{self, SideReport};
+use pqkit_bench::handshake;
+use pqkit_bench::heap::HeapUse;
+use pqkit_bench::session::{self, SideReport};
+use pqkit_bench::wire::Part;
 
 /// Every subcommand's result: one error line, printed by `main`.
 pub(crate) type Result<T> = std::result::Result<T, Box<dyn Error>>;
 
-/// The client's message and the server's answer in the reference manual's example.
-const CLIENT_MESSAGE: &str = "hello pqkit!";
-const SERVER_REPLY: &str = "I hear you fa shizzle!";
-
-/// `pqkit demo`: one mutually authenticated connection in one process.
+/// `pqkit demo`: one mutually authenticated connection in one process, measured like a row
+/// of `pqkit bench handshake`.
 pub(crate) fn demo(group: &str, sig: &str, dir: Option<&Path>, json: bool) -> Result<()> {
     let kx = find_group(group)?;
     let pki = match dir {
         Some(d) => Pki::read(d)?,
         None => Pki::generate(find_signature(sig)?)?,
     };
-    let provider = Arc::new(pqkit_rustls::provider_with_groups(vec![kx]));
-    let ca = vec![CertificateDer::from(pki.ca_cert.clone())];
-    let (server_cfg, server_seen) = pqkit_rustls::server_config(
-        provider.clone(),
-        pki.server_chain()
-            .into_iter()
-            .map(CertificateDer::from)
-            .collect(),
-        key_der(&pki.server_key)?,
-        Some(&ca),
-    )?;
-    let (client_cfg, client_seen) = pqkit_rustls::client_config(
-        provider,
-        &ca,
-        Some((
-            pki.client_chain()
-                .into_iter()
-                .map(CertificateDer::from)
-                .collect(),
-            key_der(&pki.client_key)?,
-        )),
-    )?;
-    let listener = TcpListener::bind("127.0.0.1:0")?;
-    let addr = listener.local_addr()?;
-    let (server_cfg, client_cfg) = (Arc::new(server_cfg), Arc::new(client_cfg));
-    let (client, server) = std::thread::scope(|s| {
-        let server = s.spawn(|| -> std::io::Result<SideReport> {
-            let socket = accept_within(&listener, session::TIMEOUT)?;
-            let reply = Some(SERVER_REPLY.as_bytes());
-            session::run_server(socket, server_cfg.clone(), &server_seen, reply)
-        });
-        let client = TcpStream::connect(addr).and_then(|socket| {
-            let name = server_name("localhost")?;
-            session::run_client(
-                socket,
-                client_cfg,
-                name,
-                &client_seen,
-                CLIENT_MESSAGE.as_bytes(),
-            )
-        });
-        let server = server
-            .join()
-            .unwrap_or_else(|_| Err(std::io::Error::other("server panicked")));
-        (client, server)
-    });
-    let (client, server) = (client?, server?);
+    let setup = handshake::Setup::new(&pki, kx, true)?;
+    let address = std::sync::Mutex::new(String::new());
+    let connect = |addr: std::net::SocketAddr| {
+        if let Ok(mut a) = address.lock() {
+            *a = addr.to_string();
+        }
+        TcpStream::connect(addr)
+    };
+    let m = handshake::connection(&setup, true, &connect)?;
     let report = DemoReport {
-        address: addr.to_string(),
+        address: address.into_inner().unwrap_or_default(),
         certificate_algorithm: pki.server_key.algorithm().name,
-        server_chain_bytes: client.peer_chain_bytes,
-        client_chain_bytes: server.peer_chain_bytes,
-        client_to_server_bytes: client.wire_bytes_written,
-        server_to_client_bytes: server.wire_bytes_written,
-        client,
-        server,
+        server_chain_bytes: m.client.peer_chain_bytes,
+        client_chain_bytes: m.server.peer_chain_bytes,
+        client_to_server_bytes: m.client.wire_bytes_written,
+        server_to_client_bytes: m.server.wire_bytes_written,
+        client_heap: m.client_heap,
+        server_heap: m.server_heap,
+        client_stack_bytes: m.client_stack,
+        server_stack_bytes: m.server_stack,
+        breakdown: m.breakdown.unwrap_or_default(),
+        client: m.client,
+        server: m.server,
     };
     if json {
         println!("{}", serde_json::to_string_pretty(&report)?);
@@ -183,7 +149,14 @@ pub(crate) fn client(o: &ClientOptions) -> Result<()> {
     let (config, seen) = pqkit_rustls::client_config(provider, &roots, auth)?;
     let socket = TcpStream::connect((o.host.as_str(), o.port))?;
     let name = server_name(&o.server_name)?;
-    let r = session::run_client(socket, Arc::new(config), name, &seen, o.message.as_bytes())?;
+    let r = session::run_client(
+        socket,
+        Arc::new(config),
+        name,
+        &seen,
+        o.message.as_bytes(),
+        false,
+    )?;
     if o.json {
         println!("{}", serde_json::to_string(&r)?);
     } else {
@@ -237,6 +210,11 @@ struct DemoReport {
     client_chain_bytes: usize,
     client_to_server_bytes: u64,
     server_to_client_bytes: u64,
+    client_heap: HeapUse,
+    server_heap: HeapUse,
+    client_stack_bytes: Option<usize>,
+    server_stack_bytes: Option<usize>,
+    breakdown: Vec<Part>,
     client: SideReport,
     server: SideReport,
 }
@@ -285,6 +263,24 @@ fn print_demo(r: &DemoReport) {
             "received",
             format!("{:?}", c.received),
             format!("{:?}", s.received),
+        ),
+        (
+            "heap peak / total (bytes)",
+            format!(
+                "{} / {}",
+                r.client_heap.peak_bytes, r.client_heap.total_bytes
+            ),
+            format!(
+                "{} / {}",
+                r.server_heap.peak_bytes, r.server_heap.total_bytes
+            ),
+        ),
+        (
+            "stack high-water (bytes)",
+            r.client_stack_bytes
+                .map_or_else(|| "-".to_owned(), |b| b.to_string()),
+            r.server_stack_bytes
+                .map_or_else(|| "-".to_owned(), |b| b.to_string()),
         ),
     ];
     let w = rows.iter().map(|(_, c, _)| c.len()).max().unwrap_or(0) + 2;
@@ -344,11 +340,6 @@ fn provider_for(groups: &[String]) -> Result<Arc<CryptoProvider>> {
     Ok(Arc::new(pqkit_rustls::provider_with_groups(groups)))
 }
 
-fn key_der(key: &SigningKey) -> Result<PrivateKeyDer<'static>> {
-    let der = signing_key_to_pkcs8(key, KeyFormat::Seed)?;
-    Ok(PrivateKeyDer::Pkcs8(PrivatePkcs8KeyDer::from(der.to_vec())))
-}
-
 fn read_chain(path: &Path) -> Result<Vec<CertificateDer<'static>>> {
     Ok(pem::read_certificates(path)?
         .into_iter()
@@ -359,30 +350,6 @@ fn read_chain(path: &Path) -> Result<Vec<CertificateDer<'static>>> {
 fn read_key(path: &Path) -> Result<PrivateKeyDer<'static>> {
     let der = pem::read_private_key(path)?;
     Ok(PrivateKeyDer::Pkcs8(PrivatePkcs8KeyDer::from(der.to_vec())))
-}
-
-/// Accepts one connection, giving up after `limit` (so a failed client cannot hang `demo`).
-fn accept_within(listener: &TcpListener, limit: std::time::Duration) -> std::io::Result<TcpStream> {
-    listener.set_nonblocking(true)?;
-    let deadline = std::time::Instant::now() + limit;
-    loop {
-        match listener.accept() {
-            Ok((socket, _)) => {
-                socket.set_nonblocking(false)?;
-                return Ok(socket);
-            }
-            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {
-                if std::time::Instant::now() > deadline {
-                    return Err(std::io::Error::new(
-                        std::io::ErrorKind::TimedOut,
-                        "no client connected",
-                    ));
-                }
-                std::thread::sleep(std::time::Duration::from_millis(1));
-            }
-            Err(e) => return Err(e),
-        }
-    }
 }
 
 fn server_name(name: &str) -> std::io::Result<ServerName<'static>> {

@@ -1,10 +1,10 @@
 //! `pqkit`: fully post-quantum TLS 1.3, PKI and measurement from one command.
 
+mod bench_cmd;
 mod catalogue_cmd;
 mod commands;
 mod csr_cmd;
 mod files;
-mod session;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -51,6 +51,9 @@ enum Command {
     /// Certificates and keys.
     #[command(subcommand)]
     Pki(PkiCommand),
+    /// Measure on this machine: primitives, the TLS handshake matrix, the signing boundary.
+    #[command(subcommand)]
+    Bench(BenchCommand),
     /// Certificate signing requests (PKCS#10): create, show, sign.
     #[command(subcommand)]
     Csr(CsrCommand),
@@ -190,6 +193,88 @@ enum KemCommand {
         /// Shared secret output (hex).
         #[arg(long)]
         secret: PathBuf,
+    },
+}
+
+#[derive(Args)]
+struct BenchOutput {
+    /// Print JSON (schema pqkit-bench/1).
+    #[arg(long, conflicts_with = "markdown")]
+    json: bool,
+    /// Print Markdown tables.
+    #[arg(long)]
+    markdown: bool,
+}
+
+impl BenchOutput {
+    fn get(&self) -> bench_cmd::Output {
+        bench_cmd::Output {
+            json: self.json,
+            markdown: self.markdown,
+        }
+    }
+}
+
+#[derive(Args)]
+struct BenchBudget {
+    /// Seconds of timed calls per operation (after one warm-up call).
+    #[arg(long, default_value_t = 1.0)]
+    min_time: f64,
+    /// At least this many timed calls per operation.
+    #[arg(long, default_value_t = 3)]
+    min_iters: usize,
+}
+
+#[derive(Subcommand)]
+enum BenchCommand {
+    /// ops/s, mean and median µs, TSC cycles per operation for every algorithm.
+    #[command(
+        after_help = "Example:\n  pqkit bench crypto --alg ML-DSA-65,ML-KEM-768,Falcon-512 --min-time 0.5"
+    )]
+    Crypto {
+        /// Algorithms or groups, comma-separated (default: every one).
+        #[arg(long, value_delimiter = ',')]
+        alg: Vec<String>,
+        /// Sign deterministically instead of hedged.
+        #[arg(long)]
+        deterministic: bool,
+        #[command(flatten)]
+        budget: BenchBudget,
+        #[command(flatten)]
+        output: BenchOutput,
+    },
+    /// The (signature × named group) TLS 1.3 matrix: time, wire bytes, heap, stack.
+    #[command(
+        after_help = "Example:\n  pqkit bench handshake --sig ML-DSA-65,Falcon-512 \
+                            --group X25519MLKEM768,MLKEM1024 --mutual on --markdown"
+    )]
+    Handshake {
+        /// Signature algorithms, comma-separated (default: both references' set).
+        #[arg(long, value_delimiter = ',')]
+        sig: Vec<String>,
+        /// Named groups, comma-separated (default: ML-KEM, the hybrids, X25519, P-256).
+        #[arg(long, value_delimiter = ',')]
+        group: Vec<String>,
+        /// Client authentication: on, off or both.
+        #[arg(long, default_value = "both", value_parser = ["on", "off", "both"])]
+        mutual: String,
+        /// Measured connections per combination (after one warm-up).
+        #[arg(short = 'n', long, default_value_t = 5)]
+        repetitions: usize,
+        #[command(flatten)]
+        output: BenchOutput,
+    },
+    /// Sign time vs message size, inside vs outside the key's boundary.
+    #[command(after_help = "Example:\n  pqkit bench boundary --sizes 1024,1048576 --markdown")]
+    Boundary {
+        /// Message sizes in bytes, comma-separated (default 1 KiB, 10 KiB, 100 KiB, 1 MiB,
+        /// 10 MiB).
+        #[arg(long, value_delimiter = ',')]
+        sizes: Vec<usize>,
+        #[command(flatten)]
+        budget: BenchBudget,
+        #[command(flatten)]
+        output: BenchOutput,
     },
 }
 
@@ -455,6 +540,53 @@ fn main() -> ExitCode {
             leaf,
             dir,
         }) => files::pki_issue(&dir, &root, &intermediate, &leaf),
+        Command::Bench(BenchCommand::Crypto {
+            alg,
+            deterministic,
+            budget,
+            output,
+        }) => bench_cmd::budget(budget.min_time, budget.min_iters).and_then(|budget| {
+            let options = pqkit_bench::crypto::Options {
+                algorithms: alg,
+                budget,
+                deterministic,
+            };
+            bench_cmd::crypto(&options, output.get())
+        }),
+        Command::Bench(BenchCommand::Handshake {
+            sig,
+            group,
+            mutual,
+            repetitions,
+            output,
+        }) => {
+            let defaults = pqkit_bench::handshake::Options::default();
+            let options = pqkit_bench::handshake::Options {
+                signatures: if sig.is_empty() {
+                    defaults.signatures
+                } else {
+                    sig
+                },
+                groups: if group.is_empty() {
+                    defaults.groups
+                } else {
+                    group
+                },
+                mutual: match mutual.as_str() {
+                    "on" => vec![true],
+                    "off" => vec![false],
+                    _ => vec![false, true],
+                },
+                repetitions,
+            };
+            bench_cmd::handshake(&options, output.get())
+        }
+        Command::Bench(BenchCommand::Boundary {
+            sizes,
+            budget,
+            output,
+        }) => bench_cmd::budget(budget.min_time, budget.min_iters)
+            .and_then(|budget| bench_cmd::boundary(&sizes, budget, output.get())),
         Command::Csr(CsrCommand::Create {
             key,
             subject,

@@ -13,6 +13,7 @@ use zeroize::Zeroizing;
 
 use crate::catalogue::TlsCodePoint;
 use crate::error::{Error, check_len};
+use crate::prehash::PreHash;
 use crate::sig::{Family, SignatureAlgorithm, SignatureBackend, SigningKeyImpl, SigningRandomness};
 
 /// An elliptic-curve Diffie–Hellman function used as the classical half of a hybrid group.
@@ -427,7 +428,7 @@ impl SignatureBackend for AwsLc {
 
     fn signing_key_from_pkcs8(
         &self,
-        _alg: &'static SignatureAlgorithm,
+        alg: &'static SignatureAlgorithm,
         der: &[u8],
     ) -> Result<Box<dyn SigningKeyImpl>, Error> {
         let key = self.key(der)?;
@@ -438,6 +439,7 @@ impl SignatureBackend for AwsLc {
         };
         Ok(Box::new(ClassicalSigningKey {
             key,
+            alg,
             pkcs8: Zeroizing::new(der.to_vec()),
             verifying_key,
         }))
@@ -461,6 +463,46 @@ impl SignatureBackend for AwsLc {
             .verify(msg, sig)
             .map_err(|_| Error::BadSignature)
     }
+
+    fn verify_prehashed(
+        &self,
+        alg: &'static SignatureAlgorithm,
+        pk: &[u8],
+        hash: PreHash,
+        digest: &[u8],
+        _ctx: &[u8],
+        sig: &[u8],
+    ) -> Result<(), Error> {
+        let Self::Ecdsa(_, v) = self else {
+            return Err(Error::Unsupported("this algorithm has no pre-hash variant"));
+        };
+        let digest = ecdsa_digest(alg, hash, digest)?;
+        UnparsedPublicKey::new(*v, pk)
+            .verify_digest(&digest, sig)
+            .map_err(|_| Error::BadSignature)
+    }
+}
+
+/// ECDSA signs H(M) (FIPS 186-5 §6.4.1 step 1); pqkit accepts H(M) computed outside the signer
+/// only with the hash the algorithm names (ecdsa-with-SHA256 on P-256, SHA-384 on P-384,
+/// SHA-512 on P-521), so the signature is the one signing M gives.
+fn ecdsa_digest(
+    alg: &'static SignatureAlgorithm,
+    hash: PreHash,
+    digest: &[u8],
+) -> Result<aws_lc_rs::digest::Digest, Error> {
+    let (expected, aws) = match alg.signature_algorithm_id {
+        id if id == ECDSA_WITH_SHA256 => (PreHash::Sha256, &aws_lc_rs::digest::SHA256),
+        id if id == ECDSA_WITH_SHA384 => (PreHash::Sha384, &aws_lc_rs::digest::SHA384),
+        _ => (PreHash::Sha512, &aws_lc_rs::digest::SHA512),
+    };
+    if hash != expected {
+        return Err(Error::Unsupported(
+            "ECDSA signs a digest of its own hash only (SHA-256 on P-256, SHA-384 on P-384, \
+             SHA-512 on P-521)",
+        ));
+    }
+    aws_lc_rs::digest::Digest::import_less_safe(digest, aws).map_err(|_| BACKEND_ERROR)
 }
 
 enum Classical {
@@ -475,6 +517,7 @@ enum Classical {
 /// AWS-LC cleanses its keys on free; the PKCS#8 copy is zeroized on drop.
 struct ClassicalSigningKey {
     key: Classical,
+    alg: &'static SignatureAlgorithm,
     pkcs8: Zeroizing<Vec<u8>>,
     verifying_key: Vec<u8>,
 }
@@ -522,6 +565,22 @@ impl SigningKeyImpl for ClassicalSigningKey {
             }
         }
     }
+
+    fn sign_prehashed(
+        &self,
+        hash: PreHash,
+        digest: &[u8],
+        _context: &[u8],
+        _randomness: SigningRandomness<'_>,
+    ) -> Result<Vec<u8>, Error> {
+        let Classical::Ecdsa(p) = &self.key else {
+            return Err(Error::Unsupported("this algorithm has no pre-hash variant"));
+        };
+        Ok(p.sign_digest(&ecdsa_digest(self.alg, hash, digest)?)
+            .map_err(|_| BACKEND_ERROR)?
+            .as_ref()
+            .to_vec())
+    }
 }
 
 // AlgorithmIdentifier contents (no outer SEQUENCE header), as webpki compares them.
@@ -560,3 +619,51 @@ const RSASSA_PSS_SHA256: [u8; 65] = [
     0x09, 0x60, 0x86, 0x48, 0x01, 0x65, 0x03, 0x04, 0x02, 0x01, 0x05, 0x00, 0xa2, 0x03, 0x02, 0x01,
     0x20,
 ];
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ecdsa_signs_a_digest_of_its_own_hash_only() {
+        for (alg, hash) in [
+            (&ECDSA_P256_SHA256, PreHash::Sha256),
+            (&ECDSA_P384_SHA384, PreHash::Sha384),
+            (&ECDSA_P521_SHA512, PreHash::Sha512),
+        ] {
+            let key = alg.generate().expect("key");
+            let vk = key.verifying_key();
+            let message = b"a document hashed outside the signer";
+            let digest = hash.digest(message);
+            let sig = key
+                .sign_prehashed(hash, &digest, &[], SigningRandomness::Hedged)
+                .expect("sign digest");
+            // The same signature as over the message.
+            vk.verify(message, &[], &sig).expect("verifies over M");
+            vk.verify_prehashed(hash, &digest, &[], &sig)
+                .expect("verifies over H(M)");
+            let other = key.sign(message, &[]).expect("sign");
+            vk.verify_prehashed(hash, &digest, &[], &other)
+                .expect("message signature verifies over H(M)");
+            let wrong = PreHash::Sha3_256;
+            assert!(
+                key.sign_prehashed(
+                    wrong,
+                    &wrong.digest(message),
+                    &[],
+                    SigningRandomness::Hedged
+                )
+                .is_err()
+            );
+            assert!(
+                key.sign_prehashed(hash, &digest, b"ctx", SigningRandomness::Hedged)
+                    .is_err()
+            );
+        }
+        let ed = ED25519.generate().expect("key");
+        assert!(
+            ed.sign_prehashed(PreHash::Sha512, &[0; 64], &[], SigningRandomness::Hedged)
+                .is_err()
+        );
+    }
+}

@@ -56,9 +56,11 @@ impl Family {
         matches!(self, Self::MlDsa | Self::SlhDsa)
     }
 
-    /// Whether the pre-hash variant exists (HashML-DSA, HashSLH-DSA).
+    /// Whether signing a digest computed outside the signer exists: HashML-DSA, HashSLH-DSA
+    /// (their own signature types), and ECDSA with its own hash (the same signature as over
+    /// the message).
     pub fn has_prehash(self) -> bool {
-        matches!(self, Self::MlDsa | Self::SlhDsa)
+        matches!(self, Self::MlDsa | Self::SlhDsa | Self::Ecdsa)
     }
 
     /// Whether signing from an external μ exists (ML-DSA only).
@@ -226,9 +228,10 @@ impl SigningKey {
         self.inner.sign(message, context, randomness)
     }
 
-    /// Signs a digest computed outside the signer: HashML-DSA (FIPS 204 Algorithm 4) or
-    /// HashSLH-DSA (FIPS 205 Algorithm 23). Only `digest` (28–64 bytes) and the hash's OID
-    /// reach the key.
+    /// Signs a digest computed outside the signer: HashML-DSA (FIPS 204 Algorithm 4),
+    /// HashSLH-DSA (FIPS 205 Algorithm 23), or ECDSA over H(M) with the algorithm's own hash
+    /// (FIPS 186-5 §6.4.1; the signature verifies with [`VerifyingKey::verify`] over M). Only
+    /// `digest` (28–64 bytes) and, for ML-DSA/SLH-DSA, the hash's OID reach the key.
     ///
     /// # Errors
     /// [`Error::InvalidLength`] for a digest of the wrong size; [`Error::ContextTooLong`];

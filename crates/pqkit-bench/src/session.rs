@@ -15,68 +15,51 @@ use rustls::{
 use rustls_pki_types::ServerName;
 use serde::Serialize;
 
+use crate::wire::{Counting, Transcript};
+
+type Socket = Counting<TcpStream>;
+
 /// What one side saw of a finished connection.
 #[derive(Clone, Debug, Serialize)]
-pub(crate) struct SideReport {
+pub struct SideReport {
     /// "client" or "server".
-    pub(crate) role: &'static str,
+    pub role: &'static str,
     /// Negotiated protocol version, e.g. "TLSv1.3".
-    pub(crate) version: String,
+    pub version: String,
     /// Negotiated cipher suite, e.g. "TLS_AES_256_GCM_SHA384".
-    pub(crate) cipher_suite: String,
+    pub cipher_suite: String,
     /// "Full", "FullWithHelloRetryRequest" or "Resumed".
-    pub(crate) handshake_kind: String,
+    pub handshake_kind: String,
     /// Negotiated named group, IANA spelling.
-    pub(crate) group: String,
+    pub group: String,
     /// Its code point.
-    pub(crate) group_code_point: String,
+    pub group_code_point: String,
     /// The scheme of the peer's CertificateVerify, if the peer authenticated.
-    pub(crate) peer_signature_scheme: Option<String>,
+    pub peer_signature_scheme: Option<String>,
     /// Its code point.
-    pub(crate) peer_signature_code_point: Option<String>,
+    pub peer_signature_code_point: Option<String>,
     /// Handshake time on this side, in milliseconds.
-    pub(crate) handshake_ms: f64,
+    pub handshake_ms: f64,
     /// Bytes read from the socket, TLS record headers included.
-    pub(crate) wire_bytes_read: u64,
+    pub wire_bytes_read: u64,
     /// Bytes written to the socket, TLS record headers included.
-    pub(crate) wire_bytes_written: u64,
+    pub wire_bytes_written: u64,
     /// Total DER size of the certificate chain the peer sent, in bytes.
-    pub(crate) peer_chain_bytes: usize,
+    pub peer_chain_bytes: usize,
     /// Number of certificates in that chain.
-    pub(crate) peer_chain_len: usize,
+    pub peer_chain_len: usize,
     /// The application data received.
-    pub(crate) received: String,
-}
-
-/// A socket that counts the bytes crossing it.
-struct Counting {
-    inner: TcpStream,
-    read: u64,
-    written: u64,
-}
-
-impl Read for Counting {
-    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        let n = self.inner.read(buf)?;
-        self.read += n as u64;
-        Ok(n)
-    }
-}
-
-impl Write for Counting {
-    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-        let n = self.inner.write(buf)?;
-        self.written += n as u64;
-        Ok(n)
-    }
-
-    fn flush(&mut self) -> io::Result<()> {
-        self.inner.flush()
-    }
+    pub received: String,
+    /// The negotiated cipher suite, for decrypting a recorded transcript.
+    #[serde(skip)]
+    pub suite: Option<rustls::CipherSuite>,
+    /// The bytes of the connection, when the client recorded them.
+    #[serde(skip)]
+    pub transcript: Option<Transcript>,
 }
 
 /// Per-connection I/O deadline.
-pub(crate) const TIMEOUT: Duration = Duration::from_secs(20);
+pub const TIMEOUT: Duration = Duration::from_secs(20);
 
 /// Runs the client side: handshake, send `message`, read the reply, close.
 ///
@@ -86,14 +69,15 @@ pub(crate) const TIMEOUT: Duration = Duration::from_secs(20);
 /// # Errors
 /// I/O and TLS errors (the latter as `io::Error` carrying the rustls error); `UnexpectedEof`
 /// when the server closes without replying.
-pub(crate) fn run_client(
+pub fn run_client(
     socket: TcpStream,
     config: Arc<ClientConfig>,
     server_name: ServerName<'static>,
     seen: &Arc<PeerScheme>,
     message: &[u8],
+    record: bool,
 ) -> io::Result<SideReport> {
-    let mut sock = counting(socket)?;
+    let mut sock = counting(socket, record)?;
     seen.clear();
     let start = Instant::now();
     let mut conn = ClientConnection::new(config, server_name).map_err(io::Error::other)?;
@@ -109,7 +93,9 @@ pub(crate) fn run_client(
     }
     conn.send_close_notify();
     drain(&mut conn, &mut sock)?;
-    Ok(report("client", &conn, &sock, handshake, seen, received))
+    Ok(report(
+        "client", &conn, &mut sock, handshake, seen, received,
+    ))
 }
 
 /// Runs the server side: handshake, read the first application-data record (at most 16 KiB),
@@ -120,13 +106,13 @@ pub(crate) fn run_client(
 ///
 /// # Errors
 /// I/O and TLS errors.
-pub(crate) fn run_server(
+pub fn run_server(
     socket: TcpStream,
     config: Arc<ServerConfig>,
     seen: &Arc<PeerScheme>,
     reply: Option<&[u8]>,
 ) -> io::Result<SideReport> {
-    let mut sock = counting(socket)?;
+    let mut sock = counting(socket, false)?;
     seen.clear();
     let mut conn = ServerConnection::new(config).map_err(io::Error::other)?;
     if conn.read_tls(&mut sock)? == 0 {
@@ -143,24 +129,22 @@ pub(crate) fn run_server(
     conn.writer().write_all(reply.unwrap_or(&received))?;
     conn.send_close_notify();
     drain(&mut conn, &mut sock)?;
-    Ok(report("server", &conn, &sock, handshake, seen, received))
+    Ok(report(
+        "server", &conn, &mut sock, handshake, seen, received,
+    ))
 }
 
-fn counting(socket: TcpStream) -> io::Result<Counting> {
+fn counting(socket: TcpStream, record: bool) -> io::Result<Socket> {
     socket.set_read_timeout(Some(TIMEOUT))?;
     socket.set_write_timeout(Some(TIMEOUT))?;
     socket.set_nodelay(true)?;
-    Ok(Counting {
-        inner: socket,
-        read: 0,
-        written: 0,
-    })
+    Ok(Counting::new(socket, record))
 }
 
 /// Drives the handshake to completion; a fatal alert is sent before an error is returned.
 fn finish_handshake<D: SideData>(
     conn: &mut ConnectionCommon<D>,
-    sock: &mut Counting,
+    sock: &mut Socket,
 ) -> io::Result<()> {
     while conn.is_handshaking() {
         conn.complete_io(sock)?;
@@ -171,7 +155,7 @@ fn finish_handshake<D: SideData>(
 /// Processes received records; on a TLS error, sends the queued alert before returning it.
 fn process<D: SideData>(
     conn: &mut ConnectionCommon<D>,
-    sock: &mut Counting,
+    sock: &mut Socket,
 ) -> io::Result<rustls::IoState> {
     conn.process_new_packets().map_err(|e| {
         while conn.wants_write() {
@@ -190,7 +174,7 @@ fn process<D: SideData>(
 /// `UnexpectedEof` when the TCP connection ends without close_notify; I/O and TLS errors.
 fn read_message<D: SideData>(
     conn: &mut ConnectionCommon<D>,
-    sock: &mut Counting,
+    sock: &mut Socket,
 ) -> io::Result<Vec<u8>> {
     loop {
         while conn.wants_write() {
@@ -214,7 +198,7 @@ fn read_message<D: SideData>(
 
 /// Flushes what is queued, then reads until the peer closes (close_notify, TCP EOF, reset, or
 /// [`TIMEOUT`] of silence: the exchange itself is complete by then).
-fn drain<D: SideData>(conn: &mut ConnectionCommon<D>, sock: &mut Counting) -> io::Result<()> {
+fn drain<D: SideData>(conn: &mut ConnectionCommon<D>, sock: &mut Socket) -> io::Result<()> {
     while conn.wants_write() {
         conn.write_tls(sock)?;
     }
@@ -244,7 +228,7 @@ fn drain<D: SideData>(conn: &mut ConnectionCommon<D>, sock: &mut Counting) -> io
 fn report<D: SideData>(
     role: &'static str,
     conn: &ConnectionCommon<D>,
-    sock: &Counting,
+    sock: &mut Socket,
     handshake: Duration,
     seen: &PeerScheme,
     received: Vec<u8>,
@@ -277,6 +261,8 @@ fn report<D: SideData>(
         peer_chain_bytes: chain.iter().map(|c| c.len()).sum(),
         peer_chain_len: chain.len(),
         received: String::from_utf8_lossy(&received).into_owned(),
+        suite: conn.negotiated_cipher_suite().map(|s| s.suite()),
+        transcript: sock.take_transcript(),
     }
 }
 

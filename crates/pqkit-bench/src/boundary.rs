@@ -1,0 +1,148 @@
+//! `bench boundary`: signing time versus message size, split at the key's security boundary
+//! (the HSM paper's Table 2). Type A: the whole message enters the signer (pure ML-DSA,
+//! SLH-DSA, Falcon, ECDSA over M). Type B: the message is hashed outside and only a digest or
+//! μ crosses — ML-DSA external μ (FIPS 204 Algorithm 7 with μ from outside, 64 bytes),
+//! HashML-DSA and HashSLH-DSA (FIPS 204 Algorithm 4, FIPS 205 Algorithm 23), and ECDSA over
+//! H(M) (FIPS 186-5 §6.4.1).
+
+use pqkit_core::prehash::PreHash;
+use pqkit_core::sig::{SignatureAlgorithm, SigningKey, SigningRandomness};
+use serde::Serialize;
+
+use crate::Progress;
+use crate::timing::{Budget, measure};
+
+/// The message sizes of the HSM paper: 1 KiB to 10 MiB, in bytes.
+pub const DEFAULT_SIZES: [usize; 5] = [1 << 10, 10 << 10, 100 << 10, 1 << 20, 10 << 20];
+
+/// How a message reaches the signer.
+#[derive(Clone, Copy, Debug)]
+pub enum Mode {
+    /// The message enters the signer (type A).
+    Pure,
+    /// ML-DSA μ computed outside (type B).
+    ExternalMu,
+    /// The digest computed outside (type B): HashML-DSA / HashSLH-DSA, or ECDSA over H(M).
+    PreHash(PreHash),
+}
+
+impl Mode {
+    fn name(self, alg: &SignatureAlgorithm) -> String {
+        match self {
+            Self::Pure => "pure".to_owned(),
+            Self::ExternalMu => "external μ".to_owned(),
+            Self::PreHash(h) => match alg.family.name() {
+                "ML-DSA" => format!("HashML-DSA {}", h.name()),
+                "SLH-DSA" => format!("HashSLH-DSA {}", h.name()),
+                _ => format!("digest {}", h.name()),
+            },
+        }
+    }
+}
+
+/// The algorithms and modes of the table.
+pub fn default_cases() -> Vec<(&'static SignatureAlgorithm, Mode)> {
+    use pqkit_core::classical::ECDSA_P256_SHA256;
+    use pqkit_core::falcon::FALCON_512;
+    use pqkit_core::ml_dsa::ML_DSA_65;
+    use pqkit_core::slh_dsa::SLH_DSA_SHA2_128F;
+    vec![
+        (&ML_DSA_65, Mode::Pure),
+        (&ML_DSA_65, Mode::ExternalMu),
+        (&ML_DSA_65, Mode::PreHash(PreHash::Sha512)),
+        (&SLH_DSA_SHA2_128F, Mode::Pure),
+        (&SLH_DSA_SHA2_128F, Mode::PreHash(PreHash::Sha256)),
+        (&FALCON_512, Mode::Pure),
+        (&ECDSA_P256_SHA256, Mode::Pure),
+        (&ECDSA_P256_SHA256, Mode::PreHash(PreHash::Sha256)),
+    ]
+}
+
+/// One (algorithm, mode, message size) measurement.
+#[derive(Clone, Debug, Serialize)]
+pub struct Row {
+    /// Canonical algorithm name.
+    pub algorithm: &'static str,
+    /// "pure", "external μ", "HashML-DSA SHA-512", …
+    pub mode: String,
+    /// "A" (the message enters the signer) or "B" (only a digest or μ does).
+    pub boundary_type: &'static str,
+    /// Message size, in bytes.
+    pub message_bytes: usize,
+    /// Bytes that cross into the signer, in bytes.
+    pub bytes_into_signer: usize,
+    /// Median time hashing outside the signer, in ns (0 for type A).
+    pub outside_ns: f64,
+    /// Median time inside the signer, in ns.
+    pub inside_ns: f64,
+    /// outside + inside, in ns.
+    pub total_ns: f64,
+}
+
+/// Runs the benchmark for `cases` × `sizes`.
+///
+/// # Errors
+/// A signing error (as text).
+pub fn run(
+    cases: &[(&'static SignatureAlgorithm, Mode)],
+    sizes: &[usize],
+    budget: Budget,
+) -> Result<Vec<Row>, String> {
+    let e = |e: pqkit_core::Error| e.to_string();
+    let progress = Progress::new("bench boundary", (cases.len() * sizes.len()) as u64);
+    let mut keys: Vec<(&'static str, SigningKey)> = Vec::new();
+    let mut rows = Vec::new();
+    for &(alg, mode) in cases {
+        let key = match keys.iter().position(|(n, _)| *n == alg.name) {
+            Some(i) => &keys[i].1,
+            None => {
+                keys.push((alg.name, alg.generate().map_err(e)?));
+                &keys[keys.len() - 1].1
+            }
+        };
+        let vk = key.verifying_key();
+        let r = SigningRandomness::Hedged;
+        for &size in sizes {
+            progress.step(&format!("{} {} {size} B", alg.name, mode.name(alg)));
+            let message: Vec<u8> = (0..size)
+                .map(|i| u8::try_from(i % 251).unwrap_or(0))
+                .collect();
+            let (outside, inside, crossing) = match mode {
+                Mode::Pure => {
+                    let inside = measure(budget, || key.sign_with(&message, &[], r).map(drop));
+                    (None, inside.map_err(e)?, size)
+                }
+                Mode::ExternalMu => {
+                    let outside = measure(budget, || vk.external_mu(&message, &[]).map(drop));
+                    let mu = vk.external_mu(&message, &[]).map_err(e)?;
+                    let inside = measure(budget, || key.sign_mu(&mu, r).map(drop));
+                    (Some(outside.map_err(e)?), inside.map_err(e)?, mu.len())
+                }
+                Mode::PreHash(hash) => {
+                    let outside = measure::<pqkit_core::Error>(budget, || {
+                        std::hint::black_box(hash.digest(&message));
+                        Ok(())
+                    });
+                    let digest = hash.digest(&message);
+                    let inside = measure(budget, || {
+                        key.sign_prehashed(hash, &digest, &[], r).map(drop)
+                    });
+                    (Some(outside.map_err(e)?), inside.map_err(e)?, digest.len())
+                }
+            };
+            let outside_ns = outside.map_or(0.0, |t| t.median_ns);
+            rows.push(Row {
+                algorithm: alg.name,
+                mode: mode.name(alg),
+                boundary_type: if matches!(mode, Mode::Pure) { "A" } else { "B" },
+                message_bytes: size,
+                bytes_into_signer: crossing,
+                outside_ns,
+                inside_ns: inside.median_ns,
+                total_ns: outside_ns + inside.median_ns,
+            });
+        }
+    }
+    progress.finish();
+    Ok(rows)
+}

@@ -1,0 +1,218 @@
+//! `bench crypto`: every catalogue algorithm and operation, wolfCrypt-benchmark style —
+//! operations, total time, mean and median µs/op, ops/s and TSC cycles/op.
+//!
+//! Signatures: keygen, sign, verify over a [`MESSAGE_SIZE`]-byte message with an empty
+//! context; signing is hedged (fresh randomness, FIPS 204 §3.4 / FIPS 205 §9.2) unless
+//! `deterministic` is set. KEMs: keygen, encapsulate, decapsulate. Key-exchange groups: the
+//! client's keygen (key share), the server's encapsulate (its share and the secret), the
+//! client's decapsulate (complete).
+
+use pqkit_core::catalogue;
+use pqkit_core::hybrid::KeyExchangeGroup;
+use pqkit_core::kem::KemAlgorithm;
+use pqkit_core::sig::{SignatureAlgorithm, SigningRandomness};
+use serde::Serialize;
+
+use crate::Progress;
+use crate::timing::{Budget, Timing, measure, measure_with};
+
+/// Size of the signed message, in bytes.
+pub const MESSAGE_SIZE: usize = 64;
+
+/// One operation of one algorithm in one implementation.
+#[derive(Clone, Debug, Serialize)]
+pub struct Row {
+    /// Canonical algorithm name.
+    pub algorithm: &'static str,
+    /// "signature", "KEM" or "group".
+    pub kind: &'static str,
+    /// "keygen", "sign", "verify", "encapsulate" or "decapsulate".
+    pub operation: &'static str,
+    /// Who computed it: "pqkit (backend)" or a peer's name.
+    pub implementation: String,
+    /// For sign: "hedged" or "deterministic".
+    pub signing: Option<&'static str>,
+    /// The timing.
+    #[serde(flatten)]
+    pub timing: Timing,
+}
+
+/// What to measure.
+#[derive(Clone, Debug, Default)]
+pub struct Options {
+    /// Algorithm or group names (any alias, case-insensitive); empty for all.
+    pub algorithms: Vec<String>,
+    /// Time budget per operation.
+    pub budget: Budget,
+    /// Deterministic instead of hedged signing.
+    pub deterministic: bool,
+}
+
+/// The catalogue entries `names` select (all when empty).
+///
+/// # Errors
+/// A name that is no catalogue algorithm or group.
+#[allow(clippy::type_complexity)]
+pub fn select(
+    names: &[String],
+) -> Result<
+    (
+        Vec<&'static SignatureAlgorithm>,
+        Vec<&'static KemAlgorithm>,
+        Vec<&'static KeyExchangeGroup>,
+    ),
+    String,
+> {
+    if names.is_empty() {
+        return Ok((
+            catalogue::signatures().to_vec(),
+            catalogue::kems().to_vec(),
+            catalogue::groups().to_vec(),
+        ));
+    }
+    let (mut sigs, mut kems, mut groups) = (Vec::new(), Vec::new(), Vec::new());
+    for name in names {
+        let name = name.trim();
+        if let Ok(a) = catalogue::signature(name) {
+            sigs.push(a);
+        } else if let Ok(k) = catalogue::kem(name) {
+            kems.push(k);
+        } else if let Ok(g) = catalogue::group(name) {
+            groups.push(g);
+        } else {
+            return Err(format!(
+                "unknown algorithm {name:?} (see `pqkit list` for every name)"
+            ));
+        }
+    }
+    Ok((sigs, kems, groups))
+}
+
+/// Runs the benchmark.
+///
+/// # Errors
+/// An unknown name, or an operation that failed (the algorithm's error as text).
+pub fn run(options: &Options) -> Result<Vec<Row>, String> {
+    let (sigs, kems, groups) = select(&options.algorithms)?;
+    let progress = Progress::new(
+        "bench crypto",
+        (3 * (sigs.len() + kems.len() + groups.len())) as u64,
+    );
+    let mut rows = Vec::new();
+    let e = |e: pqkit_core::Error| e.to_string();
+    for alg in sigs {
+        let implementation = format!("pqkit ({})", alg.backend_name());
+        let row = |operation, signing, timing| Row {
+            algorithm: alg.name,
+            kind: "signature",
+            operation,
+            implementation: implementation.clone(),
+            signing,
+            timing,
+        };
+        progress.step(&format!("{} keygen", alg.name));
+        rows.push(row(
+            "keygen",
+            None,
+            measure(options.budget, || alg.generate().map(drop)).map_err(e)?,
+        ));
+        let key = alg.generate().map_err(e)?;
+        let message = [0x5au8; MESSAGE_SIZE];
+        let randomness = if options.deterministic {
+            SigningRandomness::Deterministic
+        } else {
+            SigningRandomness::Hedged
+        };
+        progress.step(&format!("{} sign", alg.name));
+        let sign = measure(options.budget, || {
+            key.sign_with(&message, &[], randomness).map(drop)
+        })
+        .map_err(e)?;
+        rows.push(row(
+            "sign",
+            Some(if options.deterministic {
+                "deterministic"
+            } else {
+                "hedged"
+            }),
+            sign,
+        ));
+        let signature = key.sign_with(&message, &[], randomness).map_err(e)?;
+        let vk = key.verifying_key();
+        progress.step(&format!("{} verify", alg.name));
+        rows.push(row(
+            "verify",
+            None,
+            measure(options.budget, || vk.verify(&message, &[], &signature)).map_err(e)?,
+        ));
+    }
+    for kem in kems {
+        let implementation = format!("pqkit ({})", kem.backend_name());
+        let row = |operation, timing| Row {
+            algorithm: kem.name,
+            kind: "KEM",
+            operation,
+            implementation: implementation.clone(),
+            signing: None,
+            timing,
+        };
+        progress.step(&format!("{} keygen", kem.name));
+        rows.push(row(
+            "keygen",
+            measure(options.budget, || kem.generate().map(drop)).map_err(e)?,
+        ));
+        let dk = kem.generate().map_err(e)?;
+        let ek = dk.encapsulation_key().clone();
+        progress.step(&format!("{} encapsulate", kem.name));
+        rows.push(row(
+            "encapsulate",
+            measure(options.budget, || ek.encapsulate().map(drop)).map_err(e)?,
+        ));
+        let (ciphertext, _) = ek.encapsulate().map_err(e)?;
+        progress.step(&format!("{} decapsulate", kem.name));
+        rows.push(row(
+            "decapsulate",
+            measure(options.budget, || dk.decapsulate(&ciphertext).map(drop)).map_err(e)?,
+        ));
+    }
+    for group in groups {
+        let row = |operation, timing| Row {
+            algorithm: group.name,
+            kind: "group",
+            operation,
+            implementation: "pqkit (libcrux-ml-kem + aws-lc-rs)".to_owned(),
+            signing: None,
+            timing,
+        };
+        progress.step(&format!("{} keygen", group.name));
+        rows.push(row(
+            "keygen",
+            measure(options.budget, || group.start().map(drop)).map_err(e)?,
+        ));
+        let client_share = group.start().map_err(e)?.share().to_vec();
+        progress.step(&format!("{} encapsulate", group.name));
+        rows.push(row(
+            "encapsulate",
+            measure(options.budget, || {
+                group.encapsulate(&client_share).map(drop)
+            })
+            .map_err(e)?,
+        ));
+        // `complete` consumes the client's state: each call gets a fresh one, made (with the
+        // server's share) outside the timed part.
+        progress.step(&format!("{} decapsulate", group.name));
+        let decapsulate = measure_with(
+            options.budget,
+            || {
+                let client = group.start()?;
+                let (server_share, _) = group.encapsulate(client.share())?;
+                Ok((client, server_share))
+            },
+            |(client, server_share)| client.complete(&server_share).map(drop),
+        )
+        .map_err(e)?;
+        rows.push(row("decapsulate", decapsulate));
+    }
+    progress.finish();
+    Ok(rows)
+}

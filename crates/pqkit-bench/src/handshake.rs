@@ -1,0 +1,378 @@
+//! `bench handshake`: the (signature algorithm × named group) matrix, with mutual
+//! authentication on and off. Per combination: client and server handshake time (median of N
+//! connections, ms), bytes on the wire per direction counted at the socket — the two
+//! application messages of the reference manual included — and their breakdown by message
+//! type, heap (peak, total, allocations) and stack high-water mark per side.
+//!
+//! Each side runs on its own thread with a painted stack ([`crate::stack`]) inside its own
+//! heap group ([`crate::heap`]). One unmeasured connection warms up each combination; bytes,
+//! heap and stack are those of the first measured connection. Every connection is a full
+//! handshake (the client does not resume). Work a backend moves to a
+//! thread of its own (SLH-DSA signing runs on a 32 MiB-stack thread in pqkit-core) is not in
+//! the stack figure.
+
+use std::io;
+use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::sync::Arc;
+
+use pqkit_core::sig::SignatureAlgorithm;
+use pqkit_pki::Pki;
+use pqkit_rustls::observe::PeerScheme;
+use rustls::crypto::SupportedKxGroup;
+use rustls::{ClientConfig, ServerConfig};
+use rustls_pki_types::{CertificateDer, PrivateKeyDer, PrivatePkcs8KeyDer, ServerName};
+use serde::Serialize;
+
+use crate::heap::{HeapUse, Meter};
+use crate::session::{self, SideReport};
+use crate::wire::{self, Part, Secrets};
+use crate::{Progress, stack};
+
+/// The client's message and the server's answer in the reference manual's measurement.
+pub const CLIENT_MESSAGE: &str = "hello pqkit!";
+/// The server's answer.
+pub const SERVER_REPLY: &str = "I hear you fa shizzle!";
+
+/// The default signature algorithms: both references' (ML-DSA, Falcon, SLH-DSA-128s/f,
+/// ECDSA P-256, RSA-2048).
+pub const DEFAULT_SIGNATURES: [&str; 9] = [
+    "ML-DSA-44",
+    "ML-DSA-65",
+    "ML-DSA-87",
+    "Falcon-512",
+    "Falcon-1024",
+    "SLH-DSA-SHA2-128s",
+    "SLH-DSA-SHA2-128f",
+    "ECDSA-P256",
+    "RSA-PSS-2048",
+];
+
+/// The default named groups: ML-KEM alone, the hybrids of both namings, X25519 and P-256.
+pub const DEFAULT_GROUPS: [&str; 11] = [
+    "MLKEM512",
+    "MLKEM768",
+    "MLKEM1024",
+    "X25519MLKEM768",
+    "SecP256r1MLKEM768",
+    "SecP384r1MLKEM1024",
+    "p256_mlkem512",
+    "p384_mlkem768",
+    "p521_mlkem1024",
+    "X25519",
+    "secp256r1",
+];
+
+/// A PKI and the configurations for one (signature, group, mutual) combination.
+pub struct Setup {
+    server: Arc<ServerConfig>,
+    server_seen: Arc<PeerScheme>,
+    client: Arc<ClientConfig>,
+    client_seen: Arc<PeerScheme>,
+}
+
+fn key_der(key: &pqkit_core::sig::SigningKey) -> Result<PrivateKeyDer<'static>, String> {
+    let der = pqkit_pki::key::signing_key_to_pkcs8(key, pqkit_pki::key::KeyFormat::Seed)
+        .or_else(|_| pqkit_pki::key::signing_key_to_pkcs8(key, pqkit_pki::key::KeyFormat::Expanded))
+        .map_err(|e| e.to_string())?;
+    Ok(PrivateKeyDer::Pkcs8(PrivatePkcs8KeyDer::from(der.to_vec())))
+}
+
+impl Setup {
+    /// Configurations for `pki`'s certificates, `group` only, client authentication when
+    /// `mutual`.
+    ///
+    /// # Errors
+    /// rustls refusing the configuration — among others a chain whose flight exceeds rustls's
+    /// 64 KiB handshake buffer.
+    pub fn new(
+        pki: &Pki,
+        group: &'static dyn SupportedKxGroup,
+        mutual: bool,
+    ) -> Result<Self, String> {
+        let provider = Arc::new(pqkit_rustls::provider_with_groups(vec![group]));
+        let ca = vec![CertificateDer::from(pki.ca_cert.clone())];
+        let chain = |c: Vec<Vec<u8>>| c.into_iter().map(CertificateDer::from).collect();
+        let (server, server_seen) = pqkit_rustls::server_config(
+            provider.clone(),
+            chain(pki.server_chain()),
+            key_der(&pki.server_key)?,
+            mutual.then_some(&ca[..]),
+        )
+        .map_err(|e| e.to_string())?;
+        let auth = if mutual {
+            Some((chain(pki.client_chain()), key_der(&pki.client_key)?))
+        } else {
+            None
+        };
+        let (mut client, client_seen) =
+            pqkit_rustls::client_config(provider, &ca, auth).map_err(|e| e.to_string())?;
+        // Every measured connection is a full handshake: no resumption from an earlier one's
+        // ticket (the server still sends its NewSessionTicket messages; they are counted).
+        client.resumption = rustls::client::Resumption::disabled();
+        Ok(Self {
+            server: Arc::new(server),
+            server_seen,
+            client: Arc::new(client),
+            client_seen,
+        })
+    }
+}
+
+/// One measured connection.
+pub struct Measured {
+    /// The client's view.
+    pub client: SideReport,
+    /// The server's view.
+    pub server: SideReport,
+    /// Client heap use.
+    pub client_heap: HeapUse,
+    /// Server heap use.
+    pub server_heap: HeapUse,
+    /// Client stack high-water mark, in bytes.
+    pub client_stack: Option<usize>,
+    /// Server stack high-water mark, in bytes.
+    pub server_stack: Option<usize>,
+    /// Every byte by message type (when recorded).
+    pub breakdown: Option<Vec<Part>>,
+}
+
+/// Runs one connection on 127.0.0.1; the client reaches the server through `connect` (given
+/// the server's address), so a test can put a recording proxy in between. `record` keeps the
+/// client's transcript and traffic secrets and breaks the bytes down by message type.
+///
+/// # Errors
+/// I/O or TLS errors of either side, as text.
+pub fn connection(
+    setup: &Setup,
+    record: bool,
+    connect: &(dyn Fn(SocketAddr) -> io::Result<TcpStream> + Sync),
+) -> Result<Measured, String> {
+    let listener = TcpListener::bind("127.0.0.1:0").map_err(|e| e.to_string())?;
+    let addr = listener.local_addr().map_err(|e| e.to_string())?;
+    let secrets = Arc::new(Secrets::default());
+    let client_config = if record {
+        let mut c = (*setup.client).clone();
+        c.key_log = secrets.clone();
+        Arc::new(c)
+    } else {
+        setup.client.clone()
+    };
+    let mut server_meter = Meter::new();
+    let mut client_meter = Meter::new();
+    let (server, client) = std::thread::scope(|s| {
+        let server = s.spawn(|| {
+            let socket = listener.accept().map_err(|e| e.to_string())?.0;
+            stack::measure(|| {
+                let run = || {
+                    session::run_server(
+                        socket,
+                        setup.server.clone(),
+                        &setup.server_seen,
+                        Some(SERVER_REPLY.as_bytes()),
+                    )
+                };
+                match server_meter.as_mut() {
+                    Some(m) => m.run(run),
+                    None => run(),
+                }
+            })
+        });
+        let client = stack::measure(|| {
+            let run = || -> io::Result<SideReport> {
+                let socket = connect(addr)?;
+                let name = ServerName::try_from("localhost").map_err(io::Error::other)?;
+                session::run_client(
+                    socket,
+                    client_config.clone(),
+                    name,
+                    &setup.client_seen,
+                    CLIENT_MESSAGE.as_bytes(),
+                    record,
+                )
+            };
+            match client_meter.as_mut() {
+                Some(m) => m.run(run),
+                None => run(),
+            }
+        });
+        if client.as_ref().map_or(true, |(r, _)| r.is_err()) {
+            // Unblock a server still waiting for its connection.
+            let _ = TcpStream::connect(addr);
+        }
+        let server = server
+            .join()
+            .unwrap_or_else(|_| Err("the server thread panicked".to_owned()));
+        (server, client)
+    });
+    let (client, client_stack) = client?;
+    let (server, server_stack) = server?;
+    let client = client.map_err(|e| format!("client: {e}"))?;
+    let server = server.map_err(|e| format!("server: {e}"))?;
+    let breakdown = match (&client.transcript, client.suite) {
+        (Some(t), Some(suite)) if record => Some(wire::breakdown(t, suite, &secrets)?),
+        _ => None,
+    };
+    Ok(Measured {
+        client_heap: client_meter.as_ref().map(Meter::usage).unwrap_or_default(),
+        server_heap: server_meter.as_ref().map(Meter::usage).unwrap_or_default(),
+        client,
+        server,
+        client_stack,
+        server_stack,
+        breakdown,
+    })
+}
+
+/// What to measure.
+#[derive(Clone, Debug)]
+pub struct Options {
+    /// Signature algorithm names.
+    pub signatures: Vec<String>,
+    /// Named-group names.
+    pub groups: Vec<String>,
+    /// Mutual authentication settings to run (off, on, or both).
+    pub mutual: Vec<bool>,
+    /// Measured connections per combination (after one warm-up).
+    pub repetitions: usize,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Self {
+            signatures: DEFAULT_SIGNATURES.iter().map(|s| (*s).to_owned()).collect(),
+            groups: DEFAULT_GROUPS.iter().map(|s| (*s).to_owned()).collect(),
+            mutual: vec![false, true],
+            repetitions: 5,
+        }
+    }
+}
+
+/// One combination's results.
+#[derive(Clone, Debug, Serialize)]
+pub struct Row {
+    /// Signature algorithm of every certificate and CertificateVerify.
+    pub signature: &'static str,
+    /// Named group, IANA spelling.
+    pub group: String,
+    /// Whether the client authenticated too.
+    pub mutual: bool,
+    /// Measured connections.
+    pub repetitions: usize,
+    /// Median client handshake time, in ms (ClientHello built → client Finished sent).
+    pub client_handshake_ms: f64,
+    /// Median server handshake time, in ms (ClientHello bytes arrived → client Finished
+    /// processed).
+    pub server_handshake_ms: f64,
+    /// Bytes the client wrote, in bytes (TLS records with headers).
+    pub client_to_server_bytes: u64,
+    /// Bytes the server wrote, in bytes.
+    pub server_to_client_bytes: u64,
+    /// Their sum, in bytes.
+    pub total_bytes: u64,
+    /// Every byte by direction and message type.
+    pub breakdown: Vec<Part>,
+    /// Client heap use.
+    pub client_heap: HeapUse,
+    /// Server heap use.
+    pub server_heap: HeapUse,
+    /// Client stack high-water mark, in bytes.
+    pub client_stack_bytes: Option<usize>,
+    /// Server stack high-water mark, in bytes.
+    pub server_stack_bytes: Option<usize>,
+}
+
+/// A combination that could not run, and why.
+#[derive(Clone, Debug, Serialize)]
+pub struct Skipped {
+    /// Signature algorithm.
+    pub signature: &'static str,
+    /// Named group.
+    pub group: String,
+    /// Mutual authentication.
+    pub mutual: bool,
+    /// Why.
+    pub reason: String,
+}
+
+fn connect_direct(addr: SocketAddr) -> io::Result<TcpStream> {
+    TcpStream::connect(addr)
+}
+
+fn median_f64(mut v: Vec<f64>) -> f64 {
+    v.sort_by(f64::total_cmp);
+    let n = v.len();
+    match n {
+        0 => 0.0,
+        _ if n % 2 == 1 => v[n / 2],
+        _ => (v[n / 2 - 1] + v[n / 2]) / 2.0,
+    }
+}
+
+/// Runs the matrix.
+///
+/// # Errors
+/// An unknown name, or a connection that failed (as text). A combination rustls cannot carry
+/// (the 64 KiB flight limit) is listed in the second vector instead.
+pub fn run(options: &Options) -> Result<(Vec<Row>, Vec<Skipped>), String> {
+    let sigs: Vec<&'static SignatureAlgorithm> = options
+        .signatures
+        .iter()
+        .map(|n| pqkit_core::catalogue::signature(n.trim()).map_err(|e| e.to_string()))
+        .collect::<Result<_, _>>()?;
+    let groups: Vec<&'static dyn SupportedKxGroup> = options
+        .groups
+        .iter()
+        .map(|n| pqkit_rustls::find_group(n.trim()).map_err(|e| e.to_string()))
+        .collect::<Result<_, _>>()?;
+    let total = sigs.len() * groups.len() * options.mutual.len();
+    let progress = Progress::new("bench handshake", total as u64);
+    let (mut rows, mut skipped) = (Vec::new(), Vec::new());
+    for sig in sigs {
+        let pki = Pki::generate(sig).map_err(|e| e.to_string())?;
+        for &group in &groups {
+            let group_name = pqkit_rustls::group_name(group);
+            for &mutual in &options.mutual {
+                progress.step(&format!("{} × {group_name} mutual={mutual}", sig.name));
+                let setup = match Setup::new(&pki, group, mutual) {
+                    Ok(s) => s,
+                    Err(reason) => {
+                        skipped.push(Skipped {
+                            signature: sig.name,
+                            group: group_name.clone(),
+                            mutual,
+                            reason,
+                        });
+                        continue;
+                    }
+                };
+                connection(&setup, false, &connect_direct)?;
+                let first = connection(&setup, true, &connect_direct)?;
+                let mut client_ms = vec![first.client.handshake_ms];
+                let mut server_ms = vec![first.server.handshake_ms];
+                for _ in 1..options.repetitions.max(1) {
+                    let m = connection(&setup, false, &connect_direct)?;
+                    client_ms.push(m.client.handshake_ms);
+                    server_ms.push(m.server.handshake_ms);
+                }
+                rows.push(Row {
+                    signature: sig.name,
+                    group: group_name.clone(),
+                    mutual,
+                    repetitions: client_ms.len(),
+                    client_handshake_ms: median_f64(client_ms),
+                    server_handshake_ms: median_f64(server_ms),
+                    client_to_server_bytes: first.client.wire_bytes_written,
+                    server_to_client_bytes: first.server.wire_bytes_written,
+                    total_bytes: first.client.wire_bytes_written + first.server.wire_bytes_written,
+                    breakdown: first.breakdown.unwrap_or_default(),
+                    client_heap: first.client_heap,
+                    server_heap: first.server_heap,
+                    client_stack_bytes: first.client_stack,
+                    server_stack_bytes: first.server_stack,
+                });
+            }
+        }
+    }
+    progress.finish();
+    Ok((rows, skipped))
+}

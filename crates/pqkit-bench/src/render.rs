@@ -1,0 +1,236 @@
+//! Tables as aligned text or Markdown, built from the measurements' rows.
+
+use crate::{boundary, crypto, handshake};
+
+/// A titled table of strings.
+#[derive(Clone, Debug)]
+pub struct Table {
+    /// Title line.
+    pub title: String,
+    /// Column headers.
+    pub headers: Vec<String>,
+    /// Cells, row by row.
+    pub rows: Vec<Vec<String>>,
+}
+
+impl Table {
+    fn new(title: &str, headers: &[&str]) -> Self {
+        Self {
+            title: title.to_owned(),
+            headers: headers.iter().map(|h| (*h).to_owned()).collect(),
+            rows: Vec::new(),
+        }
+    }
+
+    /// Aligned columns for a terminal: text left, numbers right.
+    pub fn to_text(&self) -> String {
+        let mut widths: Vec<usize> = self.headers.iter().map(|h| h.chars().count()).collect();
+        for row in &self.rows {
+            for (w, cell) in widths.iter_mut().zip(row) {
+                *w = (*w).max(cell.chars().count());
+            }
+        }
+        let line = |cells: &[String]| -> String {
+            cells
+                .iter()
+                .zip(&widths)
+                .map(|(c, &w)| {
+                    let pad = w.saturating_sub(c.chars().count());
+                    if c.starts_with(|ch: char| ch.is_ascii_digit()) && !c.contains(' ') {
+                        format!("{}{c}", " ".repeat(pad))
+                    } else {
+                        format!("{c}{}", " ".repeat(pad))
+                    }
+                })
+                .collect::<Vec<_>>()
+                .join("  ")
+                .trim_end()
+                .to_owned()
+        };
+        let mut out = format!("{}\n{}\n", self.title, line(&self.headers));
+        for row in &self.rows {
+            out.push_str(&line(row));
+            out.push('\n');
+        }
+        out
+    }
+
+    /// A GitHub-flavoured Markdown table under a `###` title.
+    pub fn to_markdown(&self) -> String {
+        let mut out = format!(
+            "### {}\n\n| {} |\n|{}|\n",
+            self.title,
+            self.headers.join(" | "),
+            vec!["---"; self.headers.len()].join("|")
+        );
+        for row in &self.rows {
+            out.push_str(&format!("| {} |\n", row.join(" | ")));
+        }
+        out
+    }
+}
+
+fn fixed(v: f64, digits: usize) -> String {
+    format!("{v:.digits$}")
+}
+
+/// The `bench crypto` table.
+pub fn crypto(rows: &[crypto::Row]) -> Table {
+    let mut t = Table::new(
+        "Primitive operations (single thread)",
+        &[
+            "algorithm",
+            "operation",
+            "implementation",
+            "ops",
+            "total ms",
+            "mean µs",
+            "median µs",
+            "ops/s",
+            "TSC cycles/op",
+        ],
+    );
+    for r in rows {
+        let op = match r.signing {
+            Some(mode) => format!("{} ({mode})", r.operation),
+            None => r.operation.to_owned(),
+        };
+        t.rows.push(vec![
+            r.algorithm.to_owned(),
+            op,
+            r.implementation.clone(),
+            r.timing.iterations.to_string(),
+            fixed(r.timing.total_ns as f64 / 1e6, 1),
+            fixed(r.timing.mean_us(), 1),
+            fixed(r.timing.median_us(), 1),
+            fixed(r.timing.ops_per_sec, 1),
+            r.timing
+                .tsc_cycles_per_op
+                .map_or_else(|| "-".to_owned(), |c| fixed(c, 0)),
+        ]);
+    }
+    t
+}
+
+/// The `bench handshake` matrix.
+pub fn handshake(rows: &[handshake::Row], skipped: &[handshake::Skipped]) -> Table {
+    let mut t = Table::new(
+        "TLS 1.3 handshakes (median ms; bytes on the wire incl. record headers and the two \
+         application messages; heap peak/total KiB and allocations; stack KiB)",
+        &[
+            "signature",
+            "group",
+            "mutual",
+            "client ms",
+            "server ms",
+            "C→S bytes",
+            "S→C bytes",
+            "total bytes",
+            "client heap peak/total KiB (allocs)",
+            "server heap peak/total KiB (allocs)",
+            "client stack KiB",
+            "server stack KiB",
+        ],
+    );
+    let kib = |b: u64| fixed(b as f64 / 1024.0, 1);
+    let stack = |s: Option<usize>| s.map_or_else(|| "-".to_owned(), |b| kib(b as u64));
+    for r in rows {
+        t.rows.push(vec![
+            r.signature.to_owned(),
+            r.group.clone(),
+            if r.mutual { "yes" } else { "no" }.to_owned(),
+            fixed(r.client_handshake_ms, 2),
+            fixed(r.server_handshake_ms, 2),
+            r.client_to_server_bytes.to_string(),
+            r.server_to_client_bytes.to_string(),
+            r.total_bytes.to_string(),
+            format!(
+                "{}/{} ({})",
+                kib(r.client_heap.peak_bytes),
+                kib(r.client_heap.total_bytes),
+                r.client_heap.allocations
+            ),
+            format!(
+                "{}/{} ({})",
+                kib(r.server_heap.peak_bytes),
+                kib(r.server_heap.total_bytes),
+                r.server_heap.allocations
+            ),
+            stack(r.client_stack_bytes),
+            stack(r.server_stack_bytes),
+        ]);
+    }
+    for s in skipped {
+        t.rows.push(vec![
+            s.signature.to_owned(),
+            s.group.clone(),
+            if s.mutual { "yes" } else { "no" }.to_owned(),
+            format!("skipped: {}", s.reason),
+        ]);
+    }
+    t
+}
+
+/// Bytes by message type for each handshake row.
+pub fn breakdown(rows: &[handshake::Row]) -> Table {
+    let mut t = Table::new(
+        "Bytes on the wire by message type",
+        &[
+            "signature",
+            "group",
+            "mutual",
+            "direction",
+            "kind",
+            "count",
+            "bytes",
+        ],
+    );
+    for r in rows {
+        for p in &r.breakdown {
+            t.rows.push(vec![
+                r.signature.to_owned(),
+                r.group.clone(),
+                if r.mutual { "yes" } else { "no" }.to_owned(),
+                match p.direction {
+                    crate::wire::Direction::ClientToServer => "C→S",
+                    crate::wire::Direction::ServerToClient => "S→C",
+                }
+                .to_owned(),
+                p.kind.clone(),
+                p.count.to_string(),
+                p.bytes.to_string(),
+            ]);
+        }
+    }
+    t
+}
+
+/// The `bench boundary` table.
+pub fn boundary(rows: &[boundary::Row]) -> Table {
+    let mut t = Table::new(
+        "Signing inside vs outside the key's boundary (median ms)",
+        &[
+            "algorithm",
+            "mode",
+            "type",
+            "message bytes",
+            "bytes into signer",
+            "outside ms",
+            "inside ms",
+            "total ms",
+        ],
+    );
+    for r in rows {
+        t.rows.push(vec![
+            r.algorithm.to_owned(),
+            r.mode.clone(),
+            r.boundary_type.to_owned(),
+            r.message_bytes.to_string(),
+            r.bytes_into_signer.to_string(),
+            fixed(r.outside_ns / 1e6, 3),
+            fixed(r.inside_ns / 1e6, 3),
+            fixed(r.total_ns / 1e6, 3),
+        ]);
+    }
+    t
+}

@@ -1,0 +1,160 @@
+//! Timing one operation: each call timed on its own with the TSC (via `quanta`) or the
+//! monotonic clock; mean, median, ops/s and TSC cycles per operation.
+
+use std::sync::OnceLock;
+use std::time::Duration;
+
+use serde::Serialize;
+
+/// How long and how often to repeat an operation.
+#[derive(Clone, Copy, Debug)]
+pub struct Budget {
+    /// Keep timing until this much time has been spent (after one warm-up call).
+    pub min_time: Duration,
+    /// …and at least this many timed calls.
+    pub min_iterations: usize,
+}
+
+impl Default for Budget {
+    fn default() -> Self {
+        Self {
+            min_time: Duration::from_secs(1),
+            min_iterations: 3,
+        }
+    }
+}
+
+/// The timing of one operation.
+#[derive(Clone, Debug, Serialize)]
+pub struct Timing {
+    /// Timed calls.
+    pub iterations: usize,
+    /// Their total time, in ns.
+    pub total_ns: u64,
+    /// Mean time per call, in ns.
+    pub mean_ns: f64,
+    /// Median time per call, in ns.
+    pub median_ns: f64,
+    /// Calls per second (1e9 / mean).
+    pub ops_per_sec: f64,
+    /// Mean TSC cycles per call (reference cycles at the TSC's constant rate, not core cycles
+    /// under turbo); `None` when the timer is not the TSC.
+    pub tsc_cycles_per_op: Option<f64>,
+}
+
+impl Timing {
+    /// Mean time per call in µs.
+    pub fn mean_us(&self) -> f64 {
+        self.mean_ns / 1e3
+    }
+
+    /// Median time per call in µs.
+    pub fn median_us(&self) -> f64 {
+        self.median_ns / 1e3
+    }
+}
+
+fn clock() -> &'static quanta::Clock {
+    static CLOCK: OnceLock<quanta::Clock> = OnceLock::new();
+    CLOCK.get_or_init(quanta::Clock::new)
+}
+
+/// The TSC rate in GHz when `quanta` reads the TSC (x86_64 with an invariant TSC); `None` when
+/// it falls back to the monotonic clock (its raw value is then nanoseconds).
+pub fn tsc_ghz() -> Option<f64> {
+    static GHZ: OnceLock<Option<f64>> = OnceLock::new();
+    *GHZ.get_or_init(|| {
+        let c = clock();
+        let start = c.raw();
+        std::thread::sleep(Duration::from_millis(20));
+        let end = c.raw();
+        let ns = c.delta_as_nanos(start, end);
+        let ticks = end.wrapping_sub(start);
+        (ticks != ns && ns > 0).then(|| ticks as f64 / ns as f64)
+    })
+}
+
+/// Times `op` within `budget`: one untimed warm-up call, then timed calls until both the
+/// minimum time and the minimum count are reached.
+///
+/// # Errors
+/// The first error `op` returns.
+pub fn measure<E>(budget: Budget, mut op: impl FnMut() -> Result<(), E>) -> Result<Timing, E> {
+    measure_with(budget, || Ok(()), |()| op())
+}
+
+/// As [`measure`], with an untimed `setup` before each call whose output the call consumes.
+///
+/// # Errors
+/// The first error `setup` or `op` returns.
+pub fn measure_with<T, E>(
+    budget: Budget,
+    mut setup: impl FnMut() -> Result<T, E>,
+    mut op: impl FnMut(T) -> Result<(), E>,
+) -> Result<Timing, E> {
+    let c = clock();
+    op(setup()?)?;
+    let mut samples: Vec<u64> = Vec::new();
+    let mut ticks_total = 0u64;
+    let min_ns = u64::try_from(budget.min_time.as_nanos()).unwrap_or(u64::MAX);
+    let mut spent_ns = 0u64;
+    while samples.len() < budget.min_iterations.max(1) || spent_ns < min_ns {
+        let input = setup()?;
+        let start = c.raw();
+        op(input)?;
+        let end = c.raw();
+        let ns = c.delta_as_nanos(start, end);
+        ticks_total = ticks_total.saturating_add(end.wrapping_sub(start));
+        spent_ns = spent_ns.saturating_add(ns);
+        samples.push(ns);
+    }
+    Ok(summarize(&mut samples, tsc_ghz().map(|_| ticks_total)))
+}
+
+fn summarize(samples: &mut [u64], tsc_ticks: Option<u64>) -> Timing {
+    samples.sort_unstable();
+    let n = samples.len();
+    let total_ns: u64 = samples.iter().sum();
+    let mean_ns = total_ns as f64 / n as f64;
+    Timing {
+        iterations: n,
+        total_ns,
+        mean_ns,
+        median_ns: median(samples),
+        ops_per_sec: if mean_ns > 0.0 { 1e9 / mean_ns } else { 0.0 },
+        tsc_cycles_per_op: tsc_ticks.map(|t| t as f64 / n as f64),
+    }
+}
+
+/// Median of sorted samples (mean of the middle two for an even count); 0 for none.
+pub fn median(sorted: &[u64]) -> f64 {
+    match sorted.len() {
+        0 => 0.0,
+        n if n % 2 == 1 => sorted[n / 2] as f64,
+        n => (sorted[n / 2 - 1] as f64 + sorted[n / 2] as f64) / 2.0,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn median_and_counts() {
+        assert_eq!(median(&[1, 2, 3]), 2.0);
+        assert_eq!(median(&[1, 2, 3, 10]), 2.5);
+        let mut calls = 0;
+        let budget = Budget {
+            min_time: Duration::ZERO,
+            min_iterations: 5,
+        };
+        let t = measure::<()>(budget, || {
+            calls += 1;
+            Ok(())
+        })
+        .expect("measure");
+        // One warm-up call, then the timed ones.
+        assert_eq!((t.iterations, calls), (5, 6));
+        assert!(t.median_ns <= t.total_ns as f64);
+    }
+}
