@@ -6,7 +6,7 @@
 //! H(M) (FIPS 186-5 §6.4.1).
 
 use pqkit_core::prehash::PreHash;
-use pqkit_core::sig::{SignatureAlgorithm, SigningKey, SigningRandomness};
+use pqkit_core::sig::{SignatureAlgorithm, SigningRandomness};
 use serde::Serialize;
 
 use crate::Progress;
@@ -90,16 +90,9 @@ pub fn run(
 ) -> Result<Vec<Row>, String> {
     let e = |e: pqkit_core::Error| e.to_string();
     let progress = Progress::new("bench boundary", (cases.len() * sizes.len()) as u64);
-    let mut keys: Vec<(&'static str, SigningKey)> = Vec::new();
     let mut rows = Vec::new();
     for &(alg, mode) in cases {
-        let key = match keys.iter().position(|(n, _)| *n == alg.name) {
-            Some(i) => &keys[i].1,
-            None => {
-                keys.push((alg.name, alg.generate().map_err(e)?));
-                &keys[keys.len() - 1].1
-            }
-        };
+        let key = alg.generate().map_err(e)?;
         let vk = key.verifying_key();
         let r = SigningRandomness::Hedged;
         for &size in sizes {

@@ -180,7 +180,7 @@ pub fn run(options: &Options) -> Result<Vec<Row>, String> {
             algorithm: group.name,
             kind: "group",
             operation,
-            implementation: "pqkit (libcrux-ml-kem + aws-lc-rs)".to_owned(),
+            implementation: format!("pqkit ({} + aws-lc-rs)", group.kem.backend_name()),
             signing: None,
             timing,
         };

@@ -25,6 +25,7 @@ use serde::Serialize;
 
 use crate::heap::{HeapUse, Meter};
 use crate::session::{self, SideReport};
+use crate::timing::median_of;
 use crate::wire::{self, Part, Secrets};
 use crate::{Progress, stack};
 
@@ -71,8 +72,8 @@ pub struct Setup {
 }
 
 fn key_der(key: &pqkit_core::sig::SigningKey) -> Result<PrivateKeyDer<'static>, String> {
+    // Seed form for ML-DSA; every other family has one form and ignores the choice.
     let der = pqkit_pki::key::signing_key_to_pkcs8(key, pqkit_pki::key::KeyFormat::Seed)
-        .or_else(|_| pqkit_pki::key::signing_key_to_pkcs8(key, pqkit_pki::key::KeyFormat::Expanded))
         .map_err(|e| e.to_string())?;
     Ok(PrivateKeyDer::Pkcs8(PrivatePkcs8KeyDer::from(der.to_vec())))
 }
@@ -171,10 +172,7 @@ pub fn connection(
                         Some(SERVER_REPLY.as_bytes()),
                     )
                 };
-                match server_meter.as_mut() {
-                    Some(m) => m.run(run),
-                    None => run(),
-                }
+                metered(&mut server_meter, run)
             })
         });
         let client = stack::measure(|| {
@@ -190,10 +188,7 @@ pub fn connection(
                     record,
                 )
             };
-            match client_meter.as_mut() {
-                Some(m) => m.run(run),
-                None => run(),
-            }
+            metered(&mut client_meter, run)
         });
         if client.as_ref().map_or(true, |(r, _)| r.is_err()) {
             // Unblock a server still waiting for its connection.
@@ -298,13 +293,11 @@ fn connect_direct(addr: SocketAddr) -> io::Result<TcpStream> {
     TcpStream::connect(addr)
 }
 
-fn median_f64(mut v: Vec<f64>) -> f64 {
-    v.sort_by(f64::total_cmp);
-    let n = v.len();
-    match n {
-        0 => 0.0,
-        _ if n % 2 == 1 => v[n / 2],
-        _ => (v[n / 2 - 1] + v[n / 2]) / 2.0,
+/// Runs `f` inside `meter`'s heap group, or unmetered when heap metering is unavailable.
+fn metered<R>(meter: &mut Option<Meter>, f: impl FnOnce() -> R) -> R {
+    match meter {
+        Some(m) => m.run(f),
+        None => f(),
     }
 }
 
@@ -359,8 +352,8 @@ pub fn run(options: &Options) -> Result<(Vec<Row>, Vec<Skipped>), String> {
                     group: group_name.clone(),
                     mutual,
                     repetitions: client_ms.len(),
-                    client_handshake_ms: median_f64(client_ms),
-                    server_handshake_ms: median_f64(server_ms),
+                    client_handshake_ms: median_of(client_ms),
+                    server_handshake_ms: median_of(server_ms),
                     client_to_server_bytes: first.client.wire_bytes_written,
                     server_to_client_bytes: first.server.wire_bytes_written,
                     total_bytes: first.client.wire_bytes_written + first.server.wire_bytes_written,

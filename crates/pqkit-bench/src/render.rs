@@ -70,6 +70,10 @@ impl Table {
     }
 }
 
+fn yes_no(b: bool) -> String {
+    if b { "yes" } else { "no" }.to_owned()
+}
+
 fn fixed(v: f64, digits: usize) -> String {
     format!("{v:.digits$}")
 }
@@ -138,7 +142,7 @@ pub fn handshake(rows: &[handshake::Row], skipped: &[handshake::Skipped]) -> Tab
         t.rows.push(vec![
             r.signature.to_owned(),
             r.group.clone(),
-            if r.mutual { "yes" } else { "no" }.to_owned(),
+            yes_no(r.mutual),
             fixed(r.client_handshake_ms, 2),
             fixed(r.server_handshake_ms, 2),
             r.client_to_server_bytes.to_string(),
@@ -164,7 +168,7 @@ pub fn handshake(rows: &[handshake::Row], skipped: &[handshake::Skipped]) -> Tab
         t.rows.push(vec![
             s.signature.to_owned(),
             s.group.clone(),
-            if s.mutual { "yes" } else { "no" }.to_owned(),
+            yes_no(s.mutual),
             format!("skipped: {}", s.reason),
         ]);
     }
@@ -190,7 +194,7 @@ pub fn breakdown(rows: &[handshake::Row]) -> Table {
             t.rows.push(vec![
                 r.signature.to_owned(),
                 r.group.clone(),
-                if r.mutual { "yes" } else { "no" }.to_owned(),
+                yes_no(r.mutual),
                 match p.direction {
                     crate::wire::Direction::ClientToServer => "C→S",
                     crate::wire::Direction::ServerToClient => "S→C",

@@ -128,10 +128,16 @@ fn summarize(samples: &mut [u64], tsc_ticks: Option<u64>) -> Timing {
 
 /// Median of sorted samples (mean of the middle two for an even count); 0 for none.
 pub fn median(sorted: &[u64]) -> f64 {
-    match sorted.len() {
+    median_of(sorted.iter().map(|&v| v as f64).collect())
+}
+
+/// Median of any samples (sorted here).
+pub fn median_of(mut values: Vec<f64>) -> f64 {
+    values.sort_by(f64::total_cmp);
+    match values.len() {
         0 => 0.0,
-        n if n % 2 == 1 => sorted[n / 2] as f64,
-        n => (sorted[n / 2 - 1] as f64 + sorted[n / 2] as f64) / 2.0,
+        n if n % 2 == 1 => values[n / 2],
+        n => (values[n / 2 - 1] + values[n / 2]) / 2.0,
     }
 }
 

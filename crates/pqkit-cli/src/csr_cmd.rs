@@ -19,17 +19,7 @@ pub(crate) fn parse_profile(s: &str) -> std::result::Result<Profile, String> {
 }
 
 fn read_csr(path: &Path) -> Result<csr::VerifiedCsr> {
-    let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
-    let der = pem::decode_all(&text, pem::CERTIFICATE_REQUEST)?
-        .into_iter()
-        .next()
-        .ok_or_else(|| {
-            format!(
-                "{}: no PEM block labelled {}",
-                path.display(),
-                pem::CERTIFICATE_REQUEST
-            )
-        })?;
+    let der = crate::files::read_pem(path, pem::CERTIFICATE_REQUEST)?;
     Ok(csr::verify(&der).map_err(|e| format!("{}: {e}", path.display()))?)
 }
 

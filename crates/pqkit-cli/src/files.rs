@@ -104,7 +104,7 @@ pub(crate) fn keygen(
     Ok(())
 }
 
-fn read_pem(path: &Path, label: &'static str) -> Result<Vec<u8>> {
+pub(crate) fn read_pem(path: &Path, label: &'static str) -> Result<Vec<u8>> {
     let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
     pem::decode_all(&text, label)?
         .into_iter()
@@ -333,10 +333,7 @@ fn algorithm_name(
     key_len: usize,
     signature: bool,
 ) -> String {
-    let contents = |a: &spki::AlgorithmIdentifierOwned| -> Option<Vec<u8>> {
-        let der = a.to_der().ok()?;
-        Some(der::asn1::AnyRef::from_der(&der).ok()?.value().to_vec())
-    };
+    let contents = |a: &spki::AlgorithmIdentifierOwned| key::algorithm_contents(a).ok();
     let found = match (contents(id), contents(spki_id)) {
         // The signer's key is known when the file holds the issuer; else the signature
         // algorithm identifier alone names it (RSA sizes cannot be told apart then).

@@ -25,7 +25,7 @@ use x509_cert::time::{Time, Validity};
 use x509_cert::{Certificate, TbsCertificate, Version};
 
 use crate::error::Error;
-use crate::key::{algorithm_identifier, spki};
+use crate::key::{algorithm_contents, algorithm_identifier, spki};
 
 /// What a certificate is for; decides its extensions.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -188,21 +188,13 @@ pub(crate) fn verify_signature(
     signed: &[u8],
     signature: &BitString,
 ) -> Result<VerifyingKey, Error> {
-    let bad = |e| Error::malformed("signature", e);
     let key_bits = signer
         .subject_public_key
         .as_bytes()
         .ok_or(Error::malformed("public key", "unused bits"))?;
-    let contents = |id: &AlgorithmIdentifierOwned| -> Result<Vec<u8>, Error> {
-        let der = id.to_der().map_err(bad)?;
-        Ok(der::asn1::AnyRef::from_der(&der)
-            .map_err(bad)?
-            .value()
-            .to_vec())
-    };
     let alg = pqkit_core::catalogue::signature_by_algorithms(
-        &contents(signature_algorithm)?,
-        &contents(&signer.algorithm)?,
+        &algorithm_contents(signature_algorithm)?,
+        &algorithm_contents(&signer.algorithm)?,
         key_bits.len(),
     )
     .ok_or(Error::UnknownAlgorithm(

@@ -403,6 +403,17 @@ pub(crate) fn algorithm_identifier(contents: &[u8]) -> Result<AlgorithmIdentifie
         .map_err(bad)
 }
 
+/// The DER contents of an `AlgorithmIdentifier` (the SEQUENCE without its header), the form
+/// the catalogue stores and webpki compares — the inverse of [`algorithm_identifier`].
+///
+/// # Errors
+/// [`Error::Malformed`] if it does not encode.
+pub fn algorithm_contents(id: &AlgorithmIdentifierOwned) -> Result<Vec<u8>, Error> {
+    let bad = |e| Error::malformed("AlgorithmIdentifier", e);
+    let der = id.to_der().map_err(bad)?;
+    Ok(AnyRef::from_der(&der).map_err(bad)?.value().to_vec())
+}
+
 fn oid_of(dotted: &str) -> Result<ObjectIdentifier, Error> {
     ObjectIdentifier::new(dotted).map_err(|e| Error::malformed("OID", e))
 }
