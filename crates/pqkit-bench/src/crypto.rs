@@ -35,6 +35,37 @@ pub struct Row {
     /// The timing.
     #[serde(flatten)]
     pub timing: Timing,
+    /// On pqkit's rows when peers ran: pqkit's mean time / the fastest peer's mean time for
+    /// the same operation (below 1: pqkit is faster).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ratio_to_fastest_peer: Option<f64>,
+}
+
+impl Row {
+    /// Whether pqkit (not a peer) measured this row.
+    pub fn is_pqkit(&self) -> bool {
+        self.implementation.starts_with("pqkit")
+    }
+}
+
+/// Sets [`Row::ratio_to_fastest_peer`] on every pqkit row that has peers.
+fn ratios(rows: &mut [Row]) {
+    let fastest: Vec<Option<f64>> = rows
+        .iter()
+        .map(|r| {
+            rows.iter()
+                .filter(|p| {
+                    !p.is_pqkit() && p.algorithm == r.algorithm && p.operation == r.operation
+                })
+                .map(|p| p.timing.mean_ns)
+                .min_by(f64::total_cmp)
+        })
+        .collect();
+    for (r, peer) in rows.iter_mut().zip(fastest) {
+        if r.is_pqkit() {
+            r.ratio_to_fastest_peer = peer.filter(|p| *p > 0.0).map(|p| r.timing.mean_ns / p);
+        }
+    }
 }
 
 /// What to measure.
@@ -88,15 +119,36 @@ pub fn select(
     Ok((sigs, kems, groups))
 }
 
+/// The peers' rows for one algorithm, as one progress step.
+#[cfg(feature = "peers")]
+fn peers(
+    progress: &Progress,
+    algorithm: &'static str,
+    kind: &'static str,
+    options: &Options,
+    message: &[u8],
+) -> Result<Vec<Row>, String> {
+    progress.step(&format!("{algorithm} peers"));
+    crate::peers::rows(
+        algorithm,
+        kind,
+        options.budget,
+        message,
+        options.deterministic,
+    )
+}
+
 /// Runs the benchmark.
 ///
 /// # Errors
 /// An unknown name, or an operation that failed (the algorithm's error as text).
 pub fn run(options: &Options) -> Result<Vec<Row>, String> {
     let (sigs, kems, groups) = select(&options.algorithms)?;
+    // keygen and two operations each, and one step for the peers of signatures and KEMs.
+    let peer_steps = if cfg!(feature = "peers") { 1 } else { 0 };
     let progress = Progress::new(
         "bench crypto",
-        (3 * (sigs.len() + kems.len() + groups.len())) as u64,
+        ((3 + peer_steps) * (sigs.len() + kems.len()) + 3 * groups.len()) as u64,
     );
     let mut rows = Vec::new();
     let e = |e: pqkit_core::Error| e.to_string();
@@ -109,6 +161,7 @@ pub fn run(options: &Options) -> Result<Vec<Row>, String> {
             implementation: implementation.clone(),
             signing,
             timing,
+            ratio_to_fastest_peer: None,
         };
         progress.step(&format!("{} keygen", alg.name));
         rows.push(row(
@@ -145,6 +198,8 @@ pub fn run(options: &Options) -> Result<Vec<Row>, String> {
             None,
             measure(options.budget, || vk.verify(&message, &[], &signature)).map_err(e)?,
         ));
+        #[cfg(feature = "peers")]
+        rows.extend(peers(&progress, alg.name, "signature", options, &message)?);
     }
     for kem in kems {
         let implementation = format!("pqkit ({})", kem.backend_name());
@@ -155,6 +210,7 @@ pub fn run(options: &Options) -> Result<Vec<Row>, String> {
             implementation: implementation.clone(),
             signing: None,
             timing,
+            ratio_to_fastest_peer: None,
         };
         progress.step(&format!("{} keygen", kem.name));
         rows.push(row(
@@ -174,6 +230,8 @@ pub fn run(options: &Options) -> Result<Vec<Row>, String> {
             "decapsulate",
             measure(options.budget, || dk.decapsulate(&ciphertext).map(drop)).map_err(e)?,
         ));
+        #[cfg(feature = "peers")]
+        rows.extend(peers(&progress, kem.name, "KEM", options, &[])?);
     }
     for group in groups {
         let row = |operation, timing| Row {
@@ -183,6 +241,7 @@ pub fn run(options: &Options) -> Result<Vec<Row>, String> {
             implementation: format!("pqkit ({} + aws-lc-rs)", group.kem.backend_name()),
             signing: None,
             timing,
+            ratio_to_fastest_peer: None,
         };
         progress.step(&format!("{} keygen", group.name));
         rows.push(row(
@@ -214,5 +273,6 @@ pub fn run(options: &Options) -> Result<Vec<Row>, String> {
         rows.push(row("decapsulate", decapsulate));
     }
     progress.finish();
+    ratios(&mut rows);
     Ok(rows)
 }

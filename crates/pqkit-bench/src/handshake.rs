@@ -18,7 +18,7 @@ use std::sync::Arc;
 use pqkit_core::sig::SignatureAlgorithm;
 use pqkit_pki::Pki;
 use pqkit_rustls::observe::PeerScheme;
-use rustls::crypto::SupportedKxGroup;
+use rustls::crypto::{CryptoProvider, SupportedKxGroup};
 use rustls::{ClientConfig, ServerConfig};
 use rustls_pki_types::{CertificateDer, PrivateKeyDer, PrivatePkcs8KeyDer, ServerName};
 use serde::Serialize;
@@ -65,10 +65,10 @@ pub const DEFAULT_GROUPS: [&str; 11] = [
 
 /// A PKI and the configurations for one (signature, group, mutual) combination.
 pub struct Setup {
-    server: Arc<ServerConfig>,
-    server_seen: Arc<PeerScheme>,
-    client: Arc<ClientConfig>,
-    client_seen: Arc<PeerScheme>,
+    pub(crate) server: Arc<ServerConfig>,
+    pub(crate) server_seen: Arc<PeerScheme>,
+    pub(crate) client: Arc<ClientConfig>,
+    pub(crate) client_seen: Arc<PeerScheme>,
 }
 
 fn key_der(key: &pqkit_core::sig::SigningKey) -> Result<PrivateKeyDer<'static>, String> {
@@ -90,7 +90,20 @@ impl Setup {
         group: &'static dyn SupportedKxGroup,
         mutual: bool,
     ) -> Result<Self, String> {
-        let provider = Arc::new(pqkit_rustls::provider_with_groups(vec![group]));
+        Self::with_provider(pki, pqkit_rustls::provider_with_groups(vec![group]), mutual)
+    }
+
+    /// As [`Setup::new`], with the caller's provider (e.g. one restricted to one cipher
+    /// suite).
+    ///
+    /// # Errors
+    /// As [`Setup::new`].
+    pub fn with_provider(
+        pki: &Pki,
+        provider: CryptoProvider,
+        mutual: bool,
+    ) -> Result<Self, String> {
+        let provider = Arc::new(provider);
         let ca = vec![CertificateDer::from(pki.ca_cert.clone())];
         let chain = |c: Vec<Vec<u8>>| c.into_iter().map(CertificateDer::from).collect();
         let (server, server_seen) = pqkit_rustls::server_config(

@@ -3,8 +3,10 @@
 //! - [`crypto`]: ops/s, µs and TSC cycles per operation for every catalogue algorithm.
 //! - [`handshake`]: the (signature × named group) TLS 1.3 matrix — time, bytes on the wire by
 //!   message type ([`wire`]), heap per side ([`heap`]), stack per side ([`stack`]).
+//! - [`tls`]: connections/s, connect time and bulk MB/s each way (tls_bench style).
 //! - [`boundary`]: signing time versus message size inside and outside the key's boundary.
-//! - [`render`]: aligned text tables, Markdown, and the JSON envelope ([`Report`]).
+//! - [`render`]: aligned text, Markdown and HTML tables; [`plot`]: SVG plots.
+//! - [`suite`]: each benchmark as JSON + tables + plots, and the `pqkit report` HTML page.
 //!
 //! Every report names the machine ([`machine::Machine`]): CPU, SIMD features, build profile,
 //! timer and backends. Timings are medians of repeated runs; comparisons are ratios measured
@@ -15,43 +17,23 @@ pub mod crypto;
 pub mod handshake;
 pub mod heap;
 pub mod machine;
+#[cfg(feature = "peers")]
+pub mod peers;
+pub mod plot;
 pub mod render;
 pub mod session;
 pub mod stack;
+pub mod suite;
 pub mod timing;
+pub mod tls;
 pub mod wire;
 
-use serde::Serialize;
-
 /// The JSON schema every report follows; bumped on any incompatible change. The schema itself
-/// is `schema/pqkit-bench-1.json` in this crate.
+/// is `schema/pqkit-bench-1.json` in this crate ([`SCHEMA_JSON`]).
 pub const SCHEMA: &str = "pqkit-bench/1";
 
-/// The JSON envelope of every report.
-#[derive(Debug, Serialize)]
-pub struct Report<T: Serialize> {
-    /// [`SCHEMA`].
-    pub schema: &'static str,
-    /// "crypto", "handshake" or "boundary".
-    pub kind: &'static str,
-    /// Where it was measured.
-    pub machine: machine::Machine,
-    /// The measurement's own rows.
-    #[serde(flatten)]
-    pub body: T,
-}
-
-impl<T: Serialize> Report<T> {
-    /// Wraps `body` with the schema name and this machine.
-    pub fn new(kind: &'static str, body: T) -> Self {
-        Self {
-            schema: SCHEMA,
-            kind,
-            machine: machine::Machine::detect(),
-            body,
-        }
-    }
-}
+/// The JSON Schema (draft 2020-12) of [`SCHEMA`].
+pub const SCHEMA_JSON: &str = include_str!("../schema/pqkit-bench-1.json");
 
 /// A progress bar on stderr (drawn only when stderr is a terminal).
 pub struct Progress(indicatif::ProgressBar);

@@ -1,6 +1,6 @@
 //! Tables as aligned text or Markdown, built from the measurements' rows.
 
-use crate::{boundary, crypto, handshake};
+use crate::{boundary, crypto, handshake, tls};
 
 /// A titled table of strings.
 #[derive(Clone, Debug)]
@@ -36,7 +36,7 @@ impl Table {
                 .zip(&widths)
                 .map(|(c, &w)| {
                     let pad = w.saturating_sub(c.chars().count());
-                    if c.starts_with(|ch: char| ch.is_ascii_digit()) && !c.contains(' ') {
+                    if is_number(c) {
                         format!("{}{c}", " ".repeat(pad))
                     } else {
                         format!("{c}{}", " ".repeat(pad))
@@ -55,6 +55,25 @@ impl Table {
         out
     }
 
+    /// An HTML table with a caption; cells escaped, numbers right-aligned.
+    pub fn to_html(&self) -> String {
+        let mut out = format!("<table><caption>{}</caption>\n<tr>", escape(&self.title));
+        for h in &self.headers {
+            out.push_str(&format!("<th>{}</th>", escape(h)));
+        }
+        out.push_str("</tr>\n");
+        for row in &self.rows {
+            out.push_str("<tr>");
+            for c in row {
+                let class = if is_number(c) { " class=\"n\"" } else { "" };
+                out.push_str(&format!("<td{class}>{}</td>", escape(c)));
+            }
+            out.push_str("</tr>\n");
+        }
+        out.push_str("</table>\n");
+        out
+    }
+
     /// A GitHub-flavoured Markdown table under a `###` title.
     pub fn to_markdown(&self) -> String {
         let mut out = format!(
@@ -68,6 +87,27 @@ impl Table {
         }
         out
     }
+}
+
+/// Right-aligned cells: those starting with a digit, without spaces.
+fn is_number(cell: &str) -> bool {
+    cell.starts_with(|ch: char| ch.is_ascii_digit()) && !cell.contains(' ')
+}
+
+/// `text` with the five HTML special characters escaped.
+pub fn escape(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for ch in text.chars() {
+        match ch {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&#39;"),
+            c => out.push(c),
+        }
+    }
+    out
 }
 
 fn yes_no(b: bool) -> String {
@@ -114,6 +154,59 @@ pub fn crypto(rows: &[crypto::Row]) -> Table {
         ]);
     }
     t
+}
+
+/// The peer family of an implementation: its first word ("liboqs", "libcrux", "RustCrypto").
+fn family(implementation: &str) -> &str {
+    implementation
+        .split([' ', '-'])
+        .next()
+        .unwrap_or(implementation)
+}
+
+/// pqkit beside its peers, one row per (algorithm, operation) that has peers: mean µs per
+/// implementation family and the ratio pqkit / fastest peer (below 1: pqkit is faster).
+/// `None` when no peers ran.
+pub fn crypto_peers(rows: &[crypto::Row]) -> Option<Table> {
+    let mut families: Vec<&str> = Vec::new();
+    for r in rows.iter().filter(|r| !r.is_pqkit()) {
+        if !families.contains(&family(&r.implementation)) {
+            families.push(family(&r.implementation));
+        }
+    }
+    if families.is_empty() {
+        return None;
+    }
+    let mut headers = vec!["algorithm", "operation", "pqkit µs"];
+    let peer_headers: Vec<String> = families.iter().map(|f| format!("{f} µs")).collect();
+    headers.extend(peer_headers.iter().map(String::as_str));
+    headers.push("pqkit / fastest peer");
+    let mut t = Table::new(
+        "pqkit beside its peers (mean µs per operation, same run; ratio below 1: pqkit faster)",
+        &headers,
+    );
+    for r in rows.iter().filter(|r| r.ratio_to_fastest_peer.is_some()) {
+        let mut cells = vec![
+            r.algorithm.to_owned(),
+            r.operation.to_owned(),
+            fixed(r.timing.mean_us(), 1),
+        ];
+        for f in &families {
+            let peer = rows.iter().find(|p| {
+                !p.is_pqkit()
+                    && p.algorithm == r.algorithm
+                    && p.operation == r.operation
+                    && family(&p.implementation) == *f
+            });
+            cells.push(peer.map_or_else(|| "-".to_owned(), |p| fixed(p.timing.mean_us(), 1)));
+        }
+        cells.push(
+            r.ratio_to_fastest_peer
+                .map_or_else(String::new, |x| fixed(x, 2)),
+        );
+        t.rows.push(cells);
+    }
+    Some(t)
 }
 
 /// The `bench handshake` matrix.
@@ -234,6 +327,40 @@ pub fn boundary(rows: &[boundary::Row]) -> Table {
             fixed(r.outside_ns / 1e6, 3),
             fixed(r.inside_ns / 1e6, 3),
             fixed(r.total_ns / 1e6, 3),
+        ]);
+    }
+    t
+}
+
+/// The `bench tls` table.
+pub fn tls(rows: &[tls::Row]) -> Table {
+    let mut t = Table::new(
+        "TLS 1.3 connections and bulk transfer (MB = 10^6 plaintext bytes)",
+        &[
+            "signature",
+            "group",
+            "mutual",
+            "cipher suite",
+            "pairs",
+            "connections",
+            "connections/s",
+            "avg connect ms",
+            "TX MB/s",
+            "RX MB/s",
+        ],
+    );
+    for r in rows {
+        t.rows.push(vec![
+            r.signature.to_owned(),
+            r.group.clone(),
+            yes_no(r.mutual),
+            r.cipher_suite.clone(),
+            r.pairs.to_string(),
+            r.connections.to_string(),
+            fixed(r.connections_per_sec, 1),
+            fixed(r.mean_connect_ms, 2),
+            fixed(r.tx_mb_per_sec, 1),
+            fixed(r.rx_mb_per_sec, 1),
         ]);
     }
     t

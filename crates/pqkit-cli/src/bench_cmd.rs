@@ -1,109 +1,74 @@
-//! `pqkit bench crypto|handshake|boundary`: run a pqkit-bench measurement, print it as an
-//! aligned table (machine line on top), Markdown or JSON (schema `pqkit-bench/1`).
+//! `pqkit bench crypto|handshake|tls|boundary` and `pqkit report`: run pqkit-bench
+//! measurements, print them as aligned tables (machine line on top), Markdown or JSON
+//! (schema `pqkit-bench/1`), and write their plots as SVG files.
 
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use pqkit_bench::render::Table;
+use pqkit_bench::machine::Machine;
+use pqkit_bench::suite::{Measurement, Suite};
 use pqkit_bench::timing::Budget;
-use pqkit_bench::{Report, boundary, crypto, handshake, machine::Machine, render};
-use serde::Serialize;
 
 use crate::commands::Result;
 
-/// How to print.
-#[derive(Clone, Copy, Debug)]
+/// How to print, and where to write plots.
+#[derive(Clone, Debug)]
 pub(crate) struct Output {
     pub(crate) json: bool,
     pub(crate) markdown: bool,
+    pub(crate) svg: Option<PathBuf>,
 }
 
-fn print<T: Serialize>(kind: &'static str, body: T, tables: &[Table], out: Output) -> Result<()> {
-    if out.json {
-        println!(
-            "{}",
-            serde_json::to_string_pretty(&Report::new(kind, body))?
-        );
-        return Ok(());
+/// Prints `m` as `out` asks; writes its plots when asked.
+pub(crate) fn print(m: std::result::Result<Measurement, String>, out: &Output) -> Result<()> {
+    let m = m?;
+    let machine = Machine::detect();
+    if let Some(dir) = &out.svg {
+        for path in m.write_plots(dir)? {
+            eprintln!("wrote {}", path.display());
+        }
     }
-    let machine = Machine::detect().line();
-    if out.markdown {
-        println!("Machine: {machine}\n");
-        for t in tables {
+    if out.json {
+        println!("{}", serde_json::to_string_pretty(&m.envelope(&machine))?);
+    } else if out.markdown {
+        println!("Machine: {}\n", machine.line());
+        for t in &m.tables {
             println!("{}", t.to_markdown());
         }
     } else {
-        println!("{machine}\n");
-        for t in tables {
+        println!("{}\n", machine.line());
+        for t in &m.tables {
             println!("{}", t.to_text());
         }
     }
     Ok(())
 }
 
+/// A [`Budget`] from the command line's seconds and count.
 pub(crate) fn budget(min_time: f64, min_iterations: usize) -> Result<Budget> {
-    if !(min_time.is_finite() && min_time >= 0.0) {
-        return Err("--min-time must be a number of seconds, 0 or more".into());
-    }
     Ok(Budget {
-        min_time: Duration::from_secs_f64(min_time),
+        min_time: seconds(min_time, "--min-time")?,
         min_iterations,
     })
 }
 
-/// `pqkit bench crypto`.
-pub(crate) fn crypto(options: &crypto::Options, out: Output) -> Result<()> {
-    #[derive(Serialize)]
-    struct Body {
-        message_bytes: usize,
-        signing: &'static str,
-        rows: Vec<crypto::Row>,
+/// `s` seconds as a duration.
+pub(crate) fn seconds(s: f64, flag: &str) -> Result<Duration> {
+    if !(s.is_finite() && s >= 0.0) {
+        return Err(format!("{flag} must be a number of seconds, 0 or more").into());
     }
-    let rows = crypto::run(options)?;
-    let table = render::crypto(&rows);
-    let body = Body {
-        message_bytes: crypto::MESSAGE_SIZE,
-        signing: if options.deterministic {
-            "deterministic"
-        } else {
-            "hedged"
-        },
-        rows,
-    };
-    print("crypto", body, &[table], out)
+    Ok(Duration::from_secs_f64(s))
 }
 
-/// `pqkit bench handshake`.
-pub(crate) fn handshake(options: &handshake::Options, out: Output) -> Result<()> {
-    #[derive(Serialize)]
-    struct Body {
-        client_message: &'static str,
-        server_reply: &'static str,
-        rows: Vec<handshake::Row>,
-        skipped: Vec<handshake::Skipped>,
-    }
-    let (rows, skipped) = handshake::run(options)?;
-    let tables = [render::handshake(&rows, &skipped), render::breakdown(&rows)];
-    let body = Body {
-        client_message: handshake::CLIENT_MESSAGE,
-        server_reply: handshake::SERVER_REPLY,
-        rows,
-        skipped,
-    };
-    print("handshake", body, &tables, out)
-}
-
-/// `pqkit bench boundary`.
-pub(crate) fn boundary(sizes: &[usize], budget: Budget, out: Output) -> Result<()> {
-    #[derive(Serialize)]
-    struct Body {
-        rows: Vec<boundary::Row>,
-    }
-    let sizes = if sizes.is_empty() {
-        boundary::DEFAULT_SIZES.to_vec()
+/// `pqkit report`.
+pub(crate) fn report(out: &Path, quick: bool) -> Result<()> {
+    let suite = if quick {
+        Suite::quick()
     } else {
-        sizes.to_vec()
+        Suite::standard()
     };
-    let rows = boundary::run(&boundary::default_cases(), &sizes, budget)?;
-    let table = render::boundary(&rows);
-    print("boundary", Body { rows }, &[table], out)
+    for path in suite.run(out)? {
+        println!("{}", path.display());
+    }
+    Ok(())
 }

@@ -51,9 +51,22 @@ enum Command {
     /// Certificates and keys.
     #[command(subcommand)]
     Pki(PkiCommand),
-    /// Measure on this machine: primitives, the TLS handshake matrix, the signing boundary.
+    /// Measure on this machine: primitives, the TLS handshake matrix, TLS throughput, the
+    /// signing boundary.
     #[command(subcommand)]
     Bench(BenchCommand),
+    /// Run the standard measurement suite and write one HTML page with every table and plot,
+    /// plus each benchmark's JSON and SVG files.
+    #[command(after_help = "Example:\n  pqkit report --out report && xdg-open report/index.html")]
+    Report {
+        /// Output directory (created if missing).
+        #[arg(long)]
+        out: PathBuf,
+        /// A suite of seconds instead of the full one (one algorithm of each kind, two
+        /// handshake combinations, …).
+        #[arg(long)]
+        quick: bool,
+    },
     /// Certificate signing requests (PKCS#10): create, show, sign.
     #[command(subcommand)]
     Csr(CsrCommand),
@@ -204,13 +217,17 @@ struct BenchOutput {
     /// Print Markdown tables.
     #[arg(long)]
     markdown: bool,
+    /// Also write the plots as SVG files into this directory.
+    #[arg(long, value_name = "DIR")]
+    svg: Option<PathBuf>,
 }
 
 impl BenchOutput {
-    fn get(&self) -> bench_cmd::Output {
+    fn get(self) -> bench_cmd::Output {
         bench_cmd::Output {
             json: self.json,
             markdown: self.markdown,
+            svg: self.svg,
         }
     }
 }
@@ -261,6 +278,37 @@ enum BenchCommand {
         /// Measured connections per combination (after one warm-up).
         #[arg(short = 'n', long, default_value_t = 5)]
         repetitions: usize,
+        #[command(flatten)]
+        output: BenchOutput,
+    },
+    /// tls_bench style: connections/s, average connect time, bulk MB/s each way
+    /// (TLS_AES_256_GCM_SHA384), per signature algorithm and named group.
+    #[command(
+        after_help = "Example:\n  pqkit bench tls --sig ML-DSA-65 --group X25519MLKEM768,X25519 \
+                            --seconds 2 --per-core"
+    )]
+    Tls {
+        /// Signature algorithms, comma-separated (default: ML-DSA-44, ML-DSA-65, Falcon-512,
+        /// ECDSA-P256).
+        #[arg(long, value_delimiter = ',')]
+        sig: Vec<String>,
+        /// Named groups, comma-separated (default: X25519MLKEM768, SecP256r1MLKEM768,
+        /// MLKEM768, X25519).
+        #[arg(long, value_delimiter = ',')]
+        group: Vec<String>,
+        /// Seconds of connections, then seconds of bulk transfer (half each way), per
+        /// combination.
+        #[arg(long, default_value_t = 1.0)]
+        seconds: f64,
+        /// Client/server pairs running at once.
+        #[arg(long, default_value_t = 1, conflicts_with = "per_core")]
+        pairs: usize,
+        /// One client/server pair per core.
+        #[arg(long)]
+        per_core: bool,
+        /// Client authentication.
+        #[arg(long)]
+        mutual: bool,
         #[command(flatten)]
         output: BenchOutput,
     },
@@ -551,7 +599,7 @@ fn main() -> ExitCode {
                 budget,
                 deterministic,
             };
-            bench_cmd::crypto(&options, output.get())
+            bench_cmd::print(pqkit_bench::suite::crypto(&options), &output.get())
         }),
         Command::Bench(BenchCommand::Handshake {
             sig,
@@ -562,16 +610,8 @@ fn main() -> ExitCode {
         }) => {
             let defaults = pqkit_bench::handshake::Options::default();
             let options = pqkit_bench::handshake::Options {
-                signatures: if sig.is_empty() {
-                    defaults.signatures
-                } else {
-                    sig
-                },
-                groups: if group.is_empty() {
-                    defaults.groups
-                } else {
-                    group
-                },
+                signatures: or_default(sig, defaults.signatures),
+                groups: or_default(group, defaults.groups),
                 mutual: match mutual.as_str() {
                     "on" => vec![true],
                     "off" => vec![false],
@@ -579,14 +619,39 @@ fn main() -> ExitCode {
                 },
                 repetitions,
             };
-            bench_cmd::handshake(&options, output.get())
+            bench_cmd::print(pqkit_bench::suite::handshake(&options), &output.get())
         }
+        Command::Bench(BenchCommand::Tls {
+            sig,
+            group,
+            seconds,
+            pairs,
+            per_core,
+            mutual,
+            output,
+        }) => bench_cmd::seconds(seconds, "--seconds").and_then(|duration| {
+            let defaults = pqkit_bench::tls::Options::default();
+            let options = pqkit_bench::tls::Options {
+                signatures: or_default(sig, defaults.signatures),
+                groups: or_default(group, defaults.groups),
+                duration,
+                pairs: if per_core {
+                    std::thread::available_parallelism().map_or(1, |n| n.get())
+                } else {
+                    pairs
+                },
+                mutual,
+            };
+            bench_cmd::print(pqkit_bench::suite::tls(&options), &output.get())
+        }),
         Command::Bench(BenchCommand::Boundary {
             sizes,
             budget,
             output,
-        }) => bench_cmd::budget(budget.min_time, budget.min_iters)
-            .and_then(|budget| bench_cmd::boundary(&sizes, budget, output.get())),
+        }) => bench_cmd::budget(budget.min_time, budget.min_iters).and_then(|budget| {
+            bench_cmd::print(pqkit_bench::suite::boundary(&sizes, budget), &output.get())
+        }),
+        Command::Report { out, quick } => bench_cmd::report(&out, quick),
         Command::Csr(CsrCommand::Create {
             key,
             subject,
@@ -650,4 +715,9 @@ fn main() -> ExitCode {
             ExitCode::FAILURE
         }
     }
+}
+
+/// The user's list, or the default when they gave none.
+fn or_default(given: Vec<String>, default: Vec<String>) -> Vec<String> {
+    if given.is_empty() { default } else { given }
 }

@@ -1,14 +1,30 @@
-//! Smoke runs of every `pqkit bench` subcommand with tiny budgets; the JSON is checked
-//! against the pqkit-bench/1 layout (field names and types) — never against timings.
+//! Smoke runs of every `pqkit bench` subcommand and of `pqkit report --quick` with tiny
+//! budgets; every JSON document is validated against the pqkit-bench/1 JSON Schema
+//! (`crates/pqkit-bench/schema/pqkit-bench-1.json`) and checked for consistency (sums,
+//! counts) — never against timings.
 
 mod support;
 
+use std::path::Path;
+
 use serde_json::Value;
-use support::{pqkit, run_ok};
+use support::{pqkit, run_ok, scratch};
+
+/// Validates `v` against the pqkit-bench/1 schema, listing every violation on failure.
+fn validate(v: &Value) {
+    let schema: Value = serde_json::from_str(pqkit_bench::SCHEMA_JSON).expect("schema JSON");
+    let validator = jsonschema::validator_for(&schema).expect("a valid JSON Schema");
+    let errors: Vec<String> = validator
+        .iter_errors(v)
+        .map(|e| format!("{} at {}", e, e.instance_path()))
+        .collect();
+    assert!(errors.is_empty(), "schema violations: {errors:#?}\nin {v}");
+}
 
 fn json(args: &[&str]) -> Value {
     let out = run_ok(pqkit().args(args));
     let v: Value = serde_json::from_slice(&out.stdout).expect("JSON");
+    validate(&v);
     assert_eq!(v["schema"], "pqkit-bench/1", "{v}");
     let m = &v["machine"];
     for key in ["cpu", "profile", "timer", "os"] {
@@ -154,4 +170,112 @@ fn bench_boundary_json() {
             _ => assert!(crossing <= 64, "{r}"),
         }
     }
+}
+
+#[test]
+fn schema_rejects_what_it_should() {
+    // The schema itself is not a test that cannot fail: a row missing a field, a wrong kind
+    // and a negative time are refused.
+    let schema: Value = serde_json::from_str(pqkit_bench::SCHEMA_JSON).expect("schema JSON");
+    let validator = jsonschema::validator_for(&schema).expect("a valid JSON Schema");
+    let good = json(&[
+        "bench",
+        "crypto",
+        "--json",
+        "--alg",
+        "ML-KEM-512",
+        "--min-time",
+        "0",
+        "--min-iters",
+        "1",
+    ]);
+    assert!(validator.is_valid(&good));
+    let mut missing = good.clone();
+    missing["rows"][0]
+        .as_object_mut()
+        .expect("row")
+        .remove("median_ns");
+    assert!(!validator.is_valid(&missing));
+    let mut kind = good.clone();
+    kind["kind"] = "speed".into();
+    assert!(!validator.is_valid(&kind));
+    let mut negative = good;
+    negative["rows"][1]["mean_ns"] = (-1.0).into();
+    assert!(!validator.is_valid(&negative));
+}
+
+#[test]
+fn bench_tls_json_and_svg() {
+    let dir = scratch("bench-tls-svg");
+    let v = json(&[
+        "bench",
+        "tls",
+        "--json",
+        "--sig",
+        "ML-DSA-44",
+        "--group",
+        "X25519MLKEM768,X25519",
+        "--seconds",
+        "0.2",
+        "--pairs",
+        "2",
+        "--svg",
+        dir.to_str().expect("utf-8 path"),
+    ]);
+    assert_eq!(v["kind"], "tls");
+    let rows = v["rows"].as_array().expect("rows");
+    assert_eq!(rows.len(), 2, "{v}");
+    for r in rows {
+        assert_eq!(r["cipher_suite"], "TLS_AES_256_GCM_SHA384");
+        assert_eq!(r["pairs"], 2);
+        // Whole bulk rounds, at least one per pair and direction.
+        let round = v["bulk_round_bytes"].as_u64().expect("round");
+        for key in ["tx_bytes", "rx_bytes"] {
+            let n = r[key].as_u64().expect("bytes");
+            assert!(n >= 2 * round && n % round == 0, "{key} {r}");
+        }
+    }
+    let svg = std::fs::read_to_string(dir.join("tls-connections.svg")).expect("SVG written");
+    assert!(svg.contains("<svg") && svg.contains("ML-DSA-44 × X25519MLKEM768"));
+}
+
+fn read_json(path: &Path) -> Value {
+    let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    serde_json::from_str(&text).expect("JSON")
+}
+
+#[test]
+fn report_quick_writes_one_page() {
+    let dir = scratch("report-quick");
+    run_ok(pqkit().args([
+        "report",
+        "--quick",
+        "--out",
+        dir.to_str().expect("utf-8 path"),
+    ]));
+    for kind in ["crypto", "handshake", "tls", "boundary"] {
+        let v = read_json(&dir.join(format!("{kind}.json")));
+        validate(&v);
+        assert_eq!(v["kind"], kind);
+        assert!(
+            !v["rows"].as_array().expect("rows").is_empty(),
+            "{kind}: {v}"
+        );
+    }
+    let html = std::fs::read_to_string(dir.join("index.html")).expect("index.html");
+    for plot in [
+        "crypto-ops.svg",
+        "handshake-time.svg",
+        "handshake-bytes.svg",
+        "tls-connections.svg",
+        "boundary.svg",
+    ] {
+        assert!(dir.join(plot).is_file(), "{plot} missing");
+        assert!(html.contains(plot), "{plot} not on the page");
+    }
+    // Every table and every plot inline: 5 tables (crypto, handshake + breakdown, tls,
+    // boundary) and 5 SVG documents.
+    assert_eq!(html.matches("<table>").count(), 5);
+    assert_eq!(html.matches("<svg").count(), 5);
+    assert!(html.contains("schema pqkit-bench/1") && html.contains("ML-DSA-44 × X25519MLKEM768"));
 }

@@ -1,0 +1,321 @@
+//! Each benchmark as one [`Measurement`] — its JSON body, tables and plots — and the standard
+//! suite `pqkit report` runs and writes as one HTML page.
+
+use std::path::{Path, PathBuf};
+
+use serde::Serialize;
+use serde_json::Value;
+
+use crate::machine::Machine;
+use crate::plot::{self, Plot};
+use crate::render::{self, Table};
+use crate::timing::Budget;
+use crate::{SCHEMA, boundary, crypto, handshake, tls};
+
+/// One finished benchmark.
+#[derive(Clone, Debug)]
+pub struct Measurement {
+    /// "crypto", "handshake", "tls" or "boundary": the JSON `kind`.
+    pub kind: &'static str,
+    /// The JSON body: every field beside `schema`, `kind` and `machine`.
+    pub body: Value,
+    /// Its tables.
+    pub tables: Vec<Table>,
+    /// Its plots.
+    pub plots: Vec<Plot>,
+}
+
+/// The JSON envelope of every report (schema `pqkit-bench/1`, in
+/// `crates/pqkit-bench/schema/pqkit-bench-1.json`).
+#[derive(Debug, Serialize)]
+pub struct Envelope<'a> {
+    /// [`SCHEMA`].
+    pub schema: &'static str,
+    /// The measurement's kind.
+    pub kind: &'static str,
+    /// Where it was measured.
+    pub machine: &'a Machine,
+    /// The measurement's own fields.
+    #[serde(flatten)]
+    pub body: &'a Value,
+}
+
+impl Measurement {
+    fn new<T: Serialize>(
+        kind: &'static str,
+        body: &T,
+        tables: Vec<Table>,
+        plots: Result<Vec<Plot>, String>,
+    ) -> Result<Self, String> {
+        Ok(Self {
+            kind,
+            body: serde_json::to_value(body).map_err(|e| e.to_string())?,
+            tables,
+            plots: plots?,
+        })
+    }
+
+    /// The JSON envelope for `machine`.
+    pub fn envelope<'a>(&'a self, machine: &'a Machine) -> Envelope<'a> {
+        Envelope {
+            schema: SCHEMA,
+            kind: self.kind,
+            machine,
+            body: &self.body,
+        }
+    }
+
+    /// Writes each plot into `dir` (created if missing); returns the paths.
+    ///
+    /// # Errors
+    /// I/O errors, with the path.
+    pub fn write_plots(&self, dir: &Path) -> Result<Vec<PathBuf>, String> {
+        std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+        self.plots
+            .iter()
+            .map(|p| {
+                let path = dir.join(p.file);
+                std::fs::write(&path, &p.svg).map_err(|e| format!("{}: {e}", path.display()))?;
+                Ok(path)
+            })
+            .collect()
+    }
+}
+
+fn signing(deterministic: bool) -> &'static str {
+    if deterministic {
+        "deterministic"
+    } else {
+        "hedged"
+    }
+}
+
+/// `bench crypto`.
+///
+/// # Errors
+/// As [`crypto::run`], and plotting errors.
+pub fn crypto(options: &crypto::Options) -> Result<Measurement, String> {
+    #[derive(Serialize)]
+    struct Body<'a> {
+        message_bytes: usize,
+        signing: &'static str,
+        rows: &'a [crypto::Row],
+    }
+    let rows = crypto::run(options)?;
+    let body = Body {
+        message_bytes: crypto::MESSAGE_SIZE,
+        signing: signing(options.deterministic),
+        rows: &rows,
+    };
+    let mut tables = vec![render::crypto(&rows)];
+    tables.extend(render::crypto_peers(&rows));
+    Measurement::new("crypto", &body, tables, plot::crypto(&rows))
+}
+
+/// `bench handshake`.
+///
+/// # Errors
+/// As [`handshake::run`], and plotting errors.
+pub fn handshake(options: &handshake::Options) -> Result<Measurement, String> {
+    #[derive(Serialize)]
+    struct Body<'a> {
+        client_message: &'static str,
+        server_reply: &'static str,
+        rows: &'a [handshake::Row],
+        skipped: &'a [handshake::Skipped],
+    }
+    let (rows, skipped) = handshake::run(options)?;
+    let body = Body {
+        client_message: handshake::CLIENT_MESSAGE,
+        server_reply: handshake::SERVER_REPLY,
+        rows: &rows,
+        skipped: &skipped,
+    };
+    Measurement::new(
+        "handshake",
+        &body,
+        vec![render::handshake(&rows, &skipped), render::breakdown(&rows)],
+        plot::handshake(&rows),
+    )
+}
+
+/// `bench tls`.
+///
+/// # Errors
+/// As [`tls::run`], and plotting errors.
+pub fn tls(options: &tls::Options) -> Result<Measurement, String> {
+    #[derive(Serialize)]
+    struct Body<'a> {
+        seconds: f64,
+        bulk_round_bytes: usize,
+        rows: &'a [tls::Row],
+    }
+    let rows = tls::run(options)?;
+    let body = Body {
+        seconds: options.duration.as_secs_f64(),
+        bulk_round_bytes: tls::BULK_ROUND,
+        rows: &rows,
+    };
+    Measurement::new("tls", &body, vec![render::tls(&rows)], plot::tls(&rows))
+}
+
+/// `bench boundary`; `sizes` empty for [`boundary::DEFAULT_SIZES`].
+///
+/// # Errors
+/// As [`boundary::run`], and plotting errors.
+pub fn boundary(sizes: &[usize], budget: Budget) -> Result<Measurement, String> {
+    #[derive(Serialize)]
+    struct Body<'a> {
+        rows: &'a [boundary::Row],
+    }
+    let sizes = if sizes.is_empty() {
+        &boundary::DEFAULT_SIZES[..]
+    } else {
+        sizes
+    };
+    let rows = boundary::run(&boundary::default_cases(), sizes, budget)?;
+    Measurement::new(
+        "boundary",
+        &Body { rows: &rows },
+        vec![render::boundary(&rows)],
+        plot::boundary(&rows),
+    )
+}
+
+/// What `pqkit report` runs.
+#[derive(Clone, Debug)]
+pub struct Suite {
+    /// `bench crypto` options.
+    pub crypto: crypto::Options,
+    /// `bench handshake` options.
+    pub handshake: handshake::Options,
+    /// `bench tls` options.
+    pub tls: tls::Options,
+    /// `bench boundary` message sizes, in bytes.
+    pub boundary_sizes: Vec<usize>,
+    /// `bench boundary` budget.
+    pub boundary_budget: Budget,
+}
+
+impl Suite {
+    /// The standard suite: every algorithm (0.2 s per operation), the default handshake
+    /// matrix (3 connections per combination, mutual on and off), the default `bench tls`
+    /// set (1 s each phase), the boundary table at the HSM paper's sizes. Tens of minutes
+    /// on a small machine, dominated by SLH-DSA "s" signing.
+    pub fn standard() -> Self {
+        let budget = Budget {
+            min_time: std::time::Duration::from_millis(200),
+            min_iterations: 3,
+        };
+        Self {
+            crypto: crypto::Options {
+                algorithms: Vec::new(),
+                budget,
+                deterministic: false,
+            },
+            handshake: handshake::Options {
+                repetitions: 3,
+                ..handshake::Options::default()
+            },
+            tls: tls::Options::default(),
+            boundary_sizes: boundary::DEFAULT_SIZES.to_vec(),
+            boundary_budget: budget,
+        }
+    }
+
+    /// A suite of seconds, for trying the command and for CI: one algorithm of each kind,
+    /// two handshake combinations, one `bench tls` combination, two boundary sizes.
+    pub fn quick() -> Self {
+        let budget = Budget {
+            min_time: std::time::Duration::ZERO,
+            min_iterations: 2,
+        };
+        Self {
+            crypto: crypto::Options {
+                algorithms: vec![
+                    "ML-DSA-44".into(),
+                    "ML-KEM-768".into(),
+                    "X25519MLKEM768".into(),
+                ],
+                budget,
+                deterministic: false,
+            },
+            handshake: handshake::Options {
+                signatures: vec!["ML-DSA-44".into(), "ECDSA-P256".into()],
+                groups: vec!["X25519MLKEM768".into()],
+                mutual: vec![true],
+                repetitions: 1,
+            },
+            tls: tls::Options {
+                signatures: vec!["ML-DSA-44".into()],
+                groups: vec!["X25519MLKEM768".into()],
+                duration: std::time::Duration::from_millis(200),
+                ..tls::Options::default()
+            },
+            boundary_sizes: vec![1 << 10, 64 << 10],
+            boundary_budget: budget,
+        }
+    }
+
+    /// Runs every benchmark and writes into `dir`: `index.html` (every table and plot on one
+    /// page), `<kind>.json` per benchmark and each plot as an SVG file. Returns the paths.
+    ///
+    /// # Errors
+    /// A benchmark's error, or an I/O error with its path.
+    pub fn run(&self, dir: &Path) -> Result<Vec<PathBuf>, String> {
+        let machine = Machine::detect();
+        let measurements = [
+            crypto(&self.crypto)?,
+            handshake(&self.handshake)?,
+            tls(&self.tls)?,
+            boundary(&self.boundary_sizes, self.boundary_budget)?,
+        ];
+        let mut written = Vec::new();
+        for m in &measurements {
+            written.extend(m.write_plots(dir)?);
+            let path = dir.join(format!("{}.json", m.kind));
+            let json =
+                serde_json::to_string_pretty(&m.envelope(&machine)).map_err(|e| e.to_string())?;
+            std::fs::write(&path, json).map_err(|e| format!("{}: {e}", path.display()))?;
+            written.push(path);
+        }
+        let path = dir.join("index.html");
+        std::fs::write(&path, html(&machine, &measurements))
+            .map_err(|e| format!("{}: {e}", path.display()))?;
+        written.push(path);
+        Ok(written)
+    }
+}
+
+/// One self-contained page: the machine line, then per benchmark its tables and inline plots.
+pub fn html(machine: &Machine, measurements: &[Measurement]) -> String {
+    let mut out = String::from(
+        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\
+         <title>pqkit-bench report</title><style>\
+         body{font-family:sans-serif;margin:2em;max-width:1400px}\
+         table{border-collapse:collapse;margin:1em 0;font-size:13px}\
+         th,td{border:1px solid #ccc;padding:2px 6px}td.n{text-align:right}\
+         th{background:#eee}svg{max-width:100%;height:auto}</style></head><body>\n\
+         <h1>pqkit-bench report</h1>\n",
+    );
+    out.push_str(&format!(
+        "<p>Machine: {} · schema {SCHEMA}</p>\n",
+        render::escape(&machine.line())
+    ));
+    for m in measurements {
+        out.push_str(&format!("<h2>bench {}</h2>\n", m.kind));
+        for t in &m.tables {
+            out.push_str(&t.to_html());
+        }
+        for p in &m.plots {
+            // plotters writes a standalone document; inline it without the XML declaration.
+            let svg = p.svg.find("<svg").map_or(&p.svg[..], |i| &p.svg[i..]);
+            out.push_str(&format!(
+                "<figure>{svg}<figcaption>{}</figcaption></figure>\n",
+                p.file
+            ));
+        }
+    }
+    out.push_str("</body></html>\n");
+    out
+}

@@ -1,0 +1,357 @@
+//! LM-OTS (RFC 8554 §4), LMS (§5) and HSS (§6) on SHA-256, SHA-256/192 and SHAKE256
+//! (SP 800-208 §4): key derivation (Appendix A), leaves, signing and verification.
+//!
+//! Every function here is stateless: which one-time key may be used is the business of
+//! [`crate::state`].
+
+use sha2::Digest;
+use sha3::digest::{ExtendableOutput, Update, XofReader};
+
+use crate::Error;
+use crate::params::{HashFn, LmsParams, OtsParams, check_pair, lms_by_code, ots_by_code};
+
+/// A hash output or tree node: the first n (24 or 32) bytes are used.
+pub type Node = [u8; 32];
+
+/// The 16-byte key-pair identifier I (RFC 8554 §5.3).
+pub type Identifier = [u8; 16];
+
+const D_PBLC: [u8; 2] = [0x80, 0x80];
+const D_MESG: [u8; 2] = [0x81, 0x81];
+const D_LEAF: [u8; 2] = [0x82, 0x82];
+const D_INTR: [u8; 2] = [0x83, 0x83];
+
+/// H(parts…) truncated to `n` bytes.
+pub(crate) fn hash(f: HashFn, n: usize, parts: &[&[u8]]) -> Node {
+    let mut out = [0u8; 32];
+    match f {
+        HashFn::Sha256 => {
+            let mut h = sha2::Sha256::new();
+            for p in parts {
+                Digest::update(&mut h, p);
+            }
+            out.copy_from_slice(&h.finalize());
+        }
+        HashFn::Shake256 => {
+            let mut h = sha3::Shake256::default();
+            for p in parts {
+                h.update(p);
+            }
+            h.finalize_xof().read(&mut out[..n]);
+        }
+    }
+    out[n..].fill(0);
+    out
+}
+
+/// coef(S, i, w): the i-th w-bit digit of S, most significant first (RFC 8554 §3.1.3).
+fn coef(s: &[u8], i: usize, w: u8) -> u8 {
+    let wz = usize::from(w);
+    let shift = 8 - (wz * (i % (8 / wz)) + wz);
+    // (byte >> shift) keeps at most 8 bits; the mask keeps w of them.
+    let mask = u8::MAX >> (8 - w);
+    (s[i * wz / 8] >> shift) & mask
+}
+
+/// The digits Q ‖ Cksm(Q) a message hash signs (RFC 8554 §4.4–4.5).
+fn digits(ots: &OtsParams, q_hash: &[u8]) -> Vec<u8> {
+    let u = (8 * ots.n).div_ceil(usize::from(ots.w));
+    let mut out: Vec<u8> = (0..u).map(|i| coef(q_hash, i, ots.w)).collect();
+    let sum: u32 = out.iter().map(|&d| u32::from(ots.max_digit() - d)).sum();
+    // u16str(sum << ls): the shifted sum fits 16 bits by the choice of ls (Appendix B).
+    let shifted = (sum << ots.ls).to_be_bytes();
+    for i in 0..ots.p - u {
+        out.push(coef(&shifted[2..], i, ots.w));
+    }
+    out
+}
+
+/// Runs chain `i` of one-time key `q` from digit `from` to digit `to`, in place.
+fn chain(ots: &OtsParams, id: &Identifier, q: u32, i: u16, from: u8, to: u8, tmp: &mut Node) {
+    let (q, i) = (q.to_be_bytes(), i.to_be_bytes());
+    for j in from..to {
+        *tmp = hash(ots.hash, ots.n, &[id, &q, &i, &[j], &tmp[..ots.n]]);
+    }
+}
+
+/// x_q[i] = H(I ‖ u32str(q) ‖ u16str(i) ‖ u8str(0xff) ‖ SEED) (RFC 8554 Appendix A).
+fn secret_chain_start(ots: &OtsParams, id: &Identifier, seed: &[u8], q: u32, i: u16) -> Node {
+    hash(
+        ots.hash,
+        ots.n,
+        &[id, &q.to_be_bytes(), &i.to_be_bytes(), &[0xff], seed],
+    )
+}
+
+/// The LM-OTS public key K of one-time key `q` (RFC 8554 Algorithm 1), from SEED.
+pub fn ots_public_key(ots: &OtsParams, id: &Identifier, seed: &[u8], q: u32) -> Node {
+    let mut ends = Vec::with_capacity(ots.p * ots.n);
+    for i in (0u16..).take(ots.p) {
+        let mut tmp = secret_chain_start(ots, id, seed, q, i);
+        chain(ots, id, q, i, 0, ots.max_digit(), &mut tmp);
+        ends.extend_from_slice(&tmp[..ots.n]);
+    }
+    hash(ots.hash, ots.n, &[id, &q.to_be_bytes(), &D_PBLC, &ends])
+}
+
+/// The deterministic randomizer C = H(I ‖ u32str(q) ‖ u16str(0xFFFD) ‖ u8str(0xff) ‖ SEED)
+/// of RFC 9858 Appendix A (the test vectors' choice; pqkit signs with it too, so a signature
+/// re-made after a crash for the same q and message is the same signature).
+pub fn randomizer(ots: &OtsParams, id: &Identifier, seed: &[u8], q: u32) -> Node {
+    hash(
+        ots.hash,
+        ots.n,
+        &[id, &q.to_be_bytes(), &[0xff, 0xfd], &[0xff], seed],
+    )
+}
+
+/// LM-OTS signature of `message` with one-time key `q` (RFC 8554 Algorithm 3):
+/// u32str(type) ‖ C ‖ y[0] ‖ … ‖ y[p−1], [`OtsParams::signature_len`] bytes.
+pub fn ots_sign(ots: &OtsParams, id: &Identifier, seed: &[u8], q: u32, message: &[u8]) -> Vec<u8> {
+    let c = randomizer(ots, id, seed, q);
+    let qb = q.to_be_bytes();
+    let q_hash = hash(ots.hash, ots.n, &[id, &qb, &D_MESG, &c[..ots.n], message]);
+    let mut out = Vec::with_capacity(ots.signature_len());
+    out.extend_from_slice(&ots.code.to_be_bytes());
+    out.extend_from_slice(&c[..ots.n]);
+    for (i, d) in (0u16..).zip(digits(ots, &q_hash[..ots.n])) {
+        let mut tmp = secret_chain_start(ots, id, seed, q, i);
+        chain(ots, id, q, i, 0, d, &mut tmp);
+        out.extend_from_slice(&tmp[..ots.n]);
+    }
+    out
+}
+
+/// The candidate public key Kc an LM-OTS signature yields (RFC 8554 Algorithm 4b).
+///
+/// # Errors
+/// [`Error::Malformed`] for a signature of the wrong type or length.
+pub fn ots_candidate(
+    ots: &OtsParams,
+    id: &Identifier,
+    q: u32,
+    signature: &[u8],
+    message: &[u8],
+) -> Result<Node, Error> {
+    if signature.len() != ots.signature_len() || signature[..4] != ots.code.to_be_bytes() {
+        return Err(Error::Malformed("LM-OTS signature type or length"));
+    }
+    let c = &signature[4..4 + ots.n];
+    let qb = q.to_be_bytes();
+    let q_hash = hash(ots.hash, ots.n, &[id, &qb, &D_MESG, c, message]);
+    let mut ends = Vec::with_capacity(ots.p * ots.n);
+    for (i, (d, y)) in (0u16..).zip(
+        digits(ots, &q_hash[..ots.n])
+            .into_iter()
+            .zip(signature[4 + ots.n..].chunks_exact(ots.n)),
+    ) {
+        let mut tmp = [0u8; 32];
+        tmp[..ots.n].copy_from_slice(y);
+        chain(ots, id, q, i, d, ots.max_digit(), &mut tmp);
+        ends.extend_from_slice(&tmp[..ots.n]);
+    }
+    Ok(hash(ots.hash, ots.n, &[id, &qb, &D_PBLC, &ends]))
+}
+
+/// Leaf node r = 2^h + q: H(I ‖ u32str(r) ‖ u16str(D_LEAF) ‖ K) (RFC 8554 §5.3).
+pub fn leaf(lms: &LmsParams, id: &Identifier, q: u32, ots_public: &Node) -> Node {
+    let r = (1u32 << lms.h) + q;
+    hash(
+        lms.hash,
+        lms.m,
+        &[id, &r.to_be_bytes(), &D_LEAF, &ots_public[..lms.m]],
+    )
+}
+
+/// Internal node r: H(I ‖ u32str(r) ‖ u16str(D_INTR) ‖ left ‖ right) (RFC 8554 §5.3).
+pub fn interior(lms: &LmsParams, id: &Identifier, r: u32, left: &Node, right: &Node) -> Node {
+    hash(
+        lms.hash,
+        lms.m,
+        &[
+            id,
+            &r.to_be_bytes(),
+            &D_INTR,
+            &left[..lms.m],
+            &right[..lms.m],
+        ],
+    )
+}
+
+/// An LMS public key: u32str(LMS type) ‖ u32str(LM-OTS type) ‖ I ‖ T[1] (RFC 8554 §5.3).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LmsPublicKey {
+    /// LMS parameters.
+    pub lms: &'static LmsParams,
+    /// LM-OTS parameters.
+    pub ots: &'static OtsParams,
+    /// I.
+    pub id: Identifier,
+    /// The root T[1] (first m bytes).
+    pub root: Node,
+}
+
+impl LmsPublicKey {
+    /// Encodes the key, [`LmsParams::public_key_len`] bytes.
+    pub fn to_bytes(&self) -> Vec<u8> {
+        let mut out = Vec::with_capacity(self.lms.public_key_len());
+        out.extend_from_slice(&self.lms.code.to_be_bytes());
+        out.extend_from_slice(&self.ots.code.to_be_bytes());
+        out.extend_from_slice(&self.id);
+        out.extend_from_slice(&self.root[..self.lms.m]);
+        out
+    }
+
+    /// Decodes a key from the front of `bytes`; returns it and the bytes after it.
+    ///
+    /// # Errors
+    /// [`Error::UnknownType`], [`Error::Mismatch`] or [`Error::Malformed`] (too short).
+    pub fn parse(bytes: &[u8]) -> Result<(Self, &[u8]), Error> {
+        let lms = lms_by_code(u32_at(bytes, 0)?)?;
+        let ots = ots_by_code(u32_at(bytes, 4)?)?;
+        check_pair(lms, ots)?;
+        let rest = bytes
+            .get(8..)
+            .filter(|r| r.len() >= 16 + lms.m)
+            .ok_or(Error::Malformed("LMS public key too short"))?;
+        let mut id = [0u8; 16];
+        id.copy_from_slice(&rest[..16]);
+        let mut root = [0u8; 32];
+        root[..lms.m].copy_from_slice(&rest[16..16 + lms.m]);
+        Ok((Self { lms, ots, id, root }, &rest[16 + lms.m..]))
+    }
+
+    /// Verifies an LMS signature (RFC 8554 Algorithm 6a) taken from the front of `signature`;
+    /// returns the bytes after it (an HSS signature continues there).
+    ///
+    /// # Errors
+    /// [`Error::Malformed`] for an undecodable signature, [`Error::Invalid`] for one that does
+    /// not verify.
+    pub fn verify_prefix<'s>(
+        &self,
+        message: &[u8],
+        signature: &'s [u8],
+    ) -> Result<&'s [u8], Error> {
+        let q = u32_at(signature, 0)?;
+        let ots_len = self.ots.signature_len();
+        let ots_sig = signature
+            .get(4..4 + ots_len)
+            .ok_or(Error::Malformed("LMS signature too short"))?;
+        if u32_at(signature, 4 + ots_len)? != self.lms.code {
+            return Err(Error::Malformed(
+                "LMS signature type differs from the key's",
+            ));
+        }
+        let path_start = 8 + ots_len;
+        let path_len = usize::from(self.lms.h) * self.lms.m;
+        let path = signature
+            .get(path_start..path_start + path_len)
+            .ok_or(Error::Malformed("LMS signature too short"))?;
+        if u64::from(q) >= self.lms.leaves() {
+            return Err(Error::Invalid);
+        }
+        let kc = ots_candidate(self.ots, &self.id, q, ots_sig, message)?;
+        let mut r = (1u32 << self.lms.h) + q;
+        let mut node = leaf(self.lms, &self.id, q, &kc);
+        for sibling in path.chunks_exact(self.lms.m) {
+            let mut s = [0u8; 32];
+            s[..self.lms.m].copy_from_slice(sibling);
+            node = if r & 1 == 1 {
+                interior(self.lms, &self.id, r / 2, &s, &node)
+            } else {
+                interior(self.lms, &self.id, r / 2, &node, &s)
+            };
+            r /= 2;
+        }
+        if !bool::from(subtle::ConstantTimeEq::ct_eq(&node[..], &self.root[..])) {
+            return Err(Error::Invalid);
+        }
+        Ok(&signature[path_start + path_len..])
+    }
+
+    /// Verifies a whole LMS signature (nothing may follow it).
+    ///
+    /// # Errors
+    /// As [`LmsPublicKey::verify_prefix`]; [`Error::Malformed`] for trailing bytes.
+    pub fn verify(&self, message: &[u8], signature: &[u8]) -> Result<(), Error> {
+        if !self.verify_prefix(message, signature)?.is_empty() {
+            return Err(Error::Malformed("bytes after the LMS signature"));
+        }
+        Ok(())
+    }
+}
+
+pub(crate) fn u32_at(bytes: &[u8], at: usize) -> Result<u32, Error> {
+    bytes
+        .get(at..at + 4)
+        .map(|b| u32::from_be_bytes([b[0], b[1], b[2], b[3]]))
+        .ok_or(Error::Malformed("truncated"))
+}
+
+/// An HSS public key: u32str(L) ‖ the top LMS public key (RFC 8554 §6.1).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct HssPublicKey {
+    /// Number of levels L, 1–8.
+    pub levels: u32,
+    /// The top-level LMS public key.
+    pub top: LmsPublicKey,
+}
+
+impl HssPublicKey {
+    /// Encodes the key: 4 + the LMS public key, in bytes.
+    pub fn to_bytes(&self) -> Vec<u8> {
+        let mut out = self.levels.to_be_bytes().to_vec();
+        out.extend_from_slice(&self.top.to_bytes());
+        out
+    }
+
+    /// Decodes a key.
+    ///
+    /// # Errors
+    /// [`Error::Malformed`] for L outside 1–8, a bad LMS key or trailing bytes.
+    pub fn from_bytes(bytes: &[u8]) -> Result<Self, Error> {
+        let levels = u32_at(bytes, 0)?;
+        if !(1..=8).contains(&levels) {
+            return Err(Error::Malformed("HSS levels outside 1–8"));
+        }
+        let (top, rest) = LmsPublicKey::parse(&bytes[4..])?;
+        if !rest.is_empty() {
+            return Err(Error::Malformed("bytes after the HSS public key"));
+        }
+        Ok(Self { levels, top })
+    }
+
+    /// Verifies an HSS signature (RFC 8554 Algorithm 8): u32str(Nspk) ‖ (LMS signature,
+    /// LMS public key) × Nspk ‖ final LMS signature.
+    ///
+    /// # Errors
+    /// [`Error::Malformed`] for an undecodable signature, [`Error::Invalid`] for one that does
+    /// not verify.
+    pub fn verify(&self, message: &[u8], signature: &[u8]) -> Result<(), Error> {
+        let nspk = u32_at(signature, 0)?;
+        if nspk + 1 != self.levels {
+            return Err(Error::Invalid);
+        }
+        let mut key = self.top.clone();
+        let mut rest = &signature[4..];
+        for _ in 0..nspk {
+            // The signed public key follows the signature: find its end by parsing both.
+            let sig_len = signed_len(&key, rest)?;
+            let (next, after) = LmsPublicKey::parse(&rest[sig_len..])?;
+            let pk_bytes = &rest[sig_len..rest.len() - after.len()];
+            key.verify(pk_bytes, &rest[..sig_len])?;
+            key = next;
+            rest = after;
+        }
+        key.verify(message, rest)
+    }
+}
+
+/// Length of the LMS signature at the front of `signature` under `key`, in bytes.
+fn signed_len(key: &LmsPublicKey, signature: &[u8]) -> Result<usize, Error> {
+    let len = key.lms.signature_len(key.ots);
+    if signature.len() < len {
+        return Err(Error::Malformed("LMS signature too short"));
+    }
+    Ok(len)
+}
