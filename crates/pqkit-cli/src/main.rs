@@ -5,6 +5,7 @@ mod catalogue_cmd;
 mod commands;
 mod csr_cmd;
 mod files;
+mod hbs_cmd;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -70,6 +71,9 @@ enum Command {
     /// Certificate signing requests (PKCS#10): create, show, sign.
     #[command(subcommand)]
     Csr(CsrCommand),
+    /// Stateful hash-based signatures (LMS/HSS): a state file that never reuses a one-time key.
+    #[command(subcommand)]
+    Hbs(HbsCommand),
     /// Print every algorithm: names, aliases, kind, NIST category, TLS code point, OID, sizes.
     #[command(after_help = "Example:\n  pqkit list --json")]
     List {
@@ -323,6 +327,88 @@ enum BenchCommand {
         budget: BenchBudget,
         #[command(flatten)]
         output: BenchOutput,
+    },
+}
+
+#[derive(Subcommand)]
+enum HbsCommand {
+    /// The presets: signature size in bytes and number of signatures, computed from the
+    /// parameter sets.
+    #[command(after_help = "Example:\n  pqkit hbs params")]
+    Params {
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Generate an HSS key: its state file (secret; never copy it) and its public key.
+    #[command(
+        after_help = "Example:\n  pqkit hbs keygen --preset L2_H10_W4 --state fw.hss --pub fw.pub"
+    )]
+    Keygen {
+        /// Shape L<levels>_H<height>_W<winternitz>, e.g. L2_H10_W4 (`pqkit hbs params`).
+        #[arg(long)]
+        preset: String,
+        /// State file to create (refuses to overwrite one).
+        #[arg(long)]
+        state: PathBuf,
+        /// Public key output (raw HSS public key, RFC 8554 §6.1).
+        #[arg(long = "pub")]
+        public: PathBuf,
+        /// Threads for key generation (default: all cores).
+        #[arg(long)]
+        threads: Option<usize>,
+    },
+    /// Sign a file with the next unused one-time key (persisted before the signature is
+    /// written).
+    #[command(after_help = "Example:\n  pqkit hbs sign --state fw.hss -o fw.bin.sig fw.bin")]
+    Sign {
+        /// State file.
+        #[arg(long)]
+        state: PathBuf,
+        /// Signature output (one file to sign).
+        #[arg(
+            short,
+            long,
+            required_unless_present = "out_dir",
+            conflicts_with = "out_dir"
+        )]
+        out: Option<PathBuf>,
+        /// Write each signature to DIR/<file name>.sig (several files to sign).
+        #[arg(long, value_name = "DIR")]
+        out_dir: Option<PathBuf>,
+        /// Reserve this many one-time keys on disk at once (unused ones are skipped later).
+        #[arg(long, default_value_t = 1)]
+        reserve: u64,
+        /// Threads for regenerating trees (default: all cores).
+        #[arg(long)]
+        threads: Option<usize>,
+        /// The files to sign.
+        #[arg(required = true)]
+        files: Vec<PathBuf>,
+    },
+    /// Verify an HSS signature.
+    #[command(
+        after_help = "Example:\n  pqkit hbs verify --pub fw.pub --signature fw.bin.sig fw.bin"
+    )]
+    Verify {
+        /// Public key (raw HSS public key).
+        #[arg(long = "pub")]
+        public: PathBuf,
+        /// Signature file.
+        #[arg(long)]
+        signature: PathBuf,
+        /// The signed file.
+        file: PathBuf,
+    },
+    /// Used and remaining one-time keys of a state file.
+    #[command(after_help = "Example:\n  pqkit hbs status --state fw.hss")]
+    Status {
+        /// State file.
+        #[arg(long)]
+        state: PathBuf,
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
     },
 }
 
@@ -652,6 +738,43 @@ fn main() -> ExitCode {
             bench_cmd::print(pqkit_bench::suite::boundary(&sizes, budget), &output.get())
         }),
         Command::Report { out, quick } => bench_cmd::report(&out, quick),
+        Command::Hbs(HbsCommand::Params { json }) => hbs_cmd::params(json),
+        Command::Hbs(HbsCommand::Keygen {
+            preset,
+            state,
+            public,
+            threads,
+        }) => hbs_cmd::keygen(&preset, &state, &public, threads),
+        Command::Hbs(HbsCommand::Sign {
+            state,
+            out,
+            out_dir,
+            reserve,
+            threads,
+            files,
+        }) => match (out.as_deref(), out_dir.as_deref()) {
+            (Some(o), _) => hbs_cmd::sign(
+                &state,
+                &files,
+                hbs_cmd::SignOutput::File(o),
+                reserve,
+                threads,
+            ),
+            (None, Some(d)) => hbs_cmd::sign(
+                &state,
+                &files,
+                hbs_cmd::SignOutput::Dir(d),
+                reserve,
+                threads,
+            ),
+            (None, None) => Err("give -o FILE or --out-dir DIR".into()),
+        },
+        Command::Hbs(HbsCommand::Verify {
+            public,
+            signature,
+            file,
+        }) => hbs_cmd::verify(&public, &file, &signature),
+        Command::Hbs(HbsCommand::Status { state, json }) => hbs_cmd::status(&state, json),
         Command::Csr(CsrCommand::Create {
             key,
             subject,

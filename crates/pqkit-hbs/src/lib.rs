@@ -4,14 +4,18 @@
 //! - [`lms`]: LM-OTS, LMS and HSS encoding, signing primitives and verification.
 //! - [`tree`]: one LMS tree's signing side, multithreaded key generation, cached nodes.
 //! - [`hss`]: an HSS signing key of 1–8 levels, derived from one top (I, SEED).
+//! - [`preset`]: the manual's named shapes ("L2_H10_W4").
+//! - [`state`]: the key on disk: reserve before signing, fsync + rename, one signer at a time.
 
 pub mod hss;
 pub mod lms;
 pub mod params;
+pub mod preset;
+pub mod state;
 pub mod tree;
 
 /// Errors of parsing, verifying and signing.
-#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+#[derive(Clone, Debug, thiserror::Error, PartialEq, Eq)]
 pub enum Error {
     /// A type code no parameter set has.
     #[error("unknown {0} type code {1}")]

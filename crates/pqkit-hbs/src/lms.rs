@@ -347,6 +347,33 @@ impl HssPublicKey {
     }
 }
 
+impl HssPublicKey {
+    /// The leaf index q of each level in an HSS signature under this key, top first —
+    /// which one-time keys it used. Does not verify.
+    ///
+    /// # Errors
+    /// [`Error::Malformed`] for an undecodable signature.
+    pub fn leaf_indices(&self, signature: &[u8]) -> Result<Vec<u32>, Error> {
+        let nspk = u32_at(signature, 0)?;
+        if nspk + 1 != self.levels {
+            return Err(Error::Malformed("HSS signature level count"));
+        }
+        let mut key = self.top.clone();
+        let mut rest = &signature[4..];
+        let mut out = Vec::with_capacity(self.levels as usize);
+        for level in 0..=nspk {
+            out.push(u32_at(rest, 0)?);
+            let len = signed_len(&key, rest)?;
+            if level < nspk {
+                let (next, after) = LmsPublicKey::parse(&rest[len..])?;
+                key = next;
+                rest = after;
+            }
+        }
+        Ok(out)
+    }
+}
+
 /// Length of the LMS signature at the front of `signature` under `key`, in bytes.
 fn signed_len(key: &LmsPublicKey, signature: &[u8]) -> Result<usize, Error> {
     let len = key.lms.signature_len(key.ots);

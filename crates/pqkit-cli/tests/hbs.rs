@@ -1,0 +1,258 @@
+//! `pqkit hbs`: params, keygen/sign/verify/status through the CLI, and the crash test — a
+//! signer signing in a loop is killed with SIGKILL at random moments, at least 200 times;
+//! afterwards every signature it left verifies and no one-time key appears twice.
+
+mod support;
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::time::{Duration, Instant};
+
+use pqkit_hbs::lms::HssPublicKey;
+use support::{pqkit, run_ok, scratch};
+
+fn path(p: &Path) -> &str {
+    p.to_str().expect("utf-8 path")
+}
+
+#[test]
+fn params_prints_the_manual_presets() {
+    let out = run_ok(pqkit().args(["hbs", "params", "--json"]));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
+    let rows = v.as_array().expect("rows");
+    assert_eq!(rows.len(), 10);
+    assert_eq!(rows[0]["preset"], "L1_H15_W2");
+    assert_eq!(rows[0]["signature_bytes"], 4784);
+    assert_eq!(rows[9]["preset"], "L4_H5_W8");
+    assert_eq!(rows[9]["signatures"], 1 << 20);
+}
+
+#[test]
+fn keygen_sign_verify_status() {
+    let dir = scratch("hbs-cli");
+    let (state, public) = (dir.join("fw.hss"), dir.join("fw.pub"));
+    let file = dir.join("fw.bin");
+    std::fs::write(&file, b"firmware image").expect("write");
+    run_ok(pqkit().args([
+        "hbs",
+        "keygen",
+        "--preset",
+        "L2_H5_W8",
+        "--state",
+        path(&state),
+        "--pub",
+        path(&public),
+    ]));
+    let sig = dir.join("fw.bin.sig");
+    run_ok(pqkit().args([
+        "hbs",
+        "sign",
+        "--state",
+        path(&state),
+        "-o",
+        path(&sig),
+        path(&file),
+    ]));
+    let verify = || {
+        pqkit()
+            .args([
+                "hbs",
+                "verify",
+                "--pub",
+                path(&public),
+                "--signature",
+                path(&sig),
+            ])
+            .arg(&file)
+            .output()
+            .expect("run")
+    };
+    assert!(verify().status.success());
+    std::fs::write(&file, b"firmware imagf").expect("write");
+    assert!(!verify().status.success(), "a changed file must not verify");
+    let out = run_ok(pqkit().args(["hbs", "status", "--state", path(&state), "--json"]));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
+    assert_eq!(
+        (v["used"].as_u64(), v["capacity"].as_u64()),
+        (Some(1), Some(1024))
+    );
+    // keygen never overwrites a key.
+    let again = pqkit()
+        .args([
+            "hbs",
+            "keygen",
+            "--preset",
+            "L1_H5_W8",
+            "--state",
+            path(&state),
+            "--pub",
+            path(&public),
+        ])
+        .output()
+        .expect("run");
+    assert!(!again.status.success());
+}
+
+/// A small xorshift generator: random kill moments without a dependency.
+struct Rng(u64);
+
+impl Rng {
+    fn below(&mut self, n: u64) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0 % n
+    }
+}
+
+#[test]
+fn sigkill_at_random_moments_never_reuses_a_one_time_key() {
+    const KILLS: usize = 200;
+    const FILES_PER_RUN: usize = 40;
+    let dir = scratch("hbs-crash");
+    let (state, public) = (dir.join("k.hss"), dir.join("k.pub"));
+    // L3_H5_W8: 32768 signatures, three trees to regenerate at each start; each run reserves
+    // one value per signature (the default), so a kill wastes at most the value being signed.
+    run_ok(pqkit().args([
+        "hbs",
+        "keygen",
+        "--preset",
+        "L3_H5_W8",
+        "--state",
+        path(&state),
+        "--pub",
+        path(&public),
+    ]));
+    let pk = HssPublicKey::from_bytes(&std::fs::read(&public).expect("pub")).expect("pub");
+    let seed = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(1, |d| d.subsec_nanos().into())
+        | 1;
+    let mut rng = Rng(seed);
+    let deadline = Instant::now() + Duration::from_secs(240);
+    let mut kills = 0;
+    let mut runs: Vec<PathBuf> = Vec::new();
+    // The first run goes to the end: its length is the window the kills fall in, so they land
+    // in start-up, between signatures, in the middle of a state write, in a signature write.
+    let mut window_us = None;
+    while kills < KILLS {
+        assert!(Instant::now() < deadline, "only {kills} kills in 240 s");
+        let run = dir.join(format!("run-{}", runs.len()));
+        std::fs::create_dir_all(&run).expect("run dir");
+        let files: Vec<PathBuf> = (0..FILES_PER_RUN)
+            .map(|i| {
+                let f = run.join(format!("m{i}"));
+                std::fs::write(&f, format!("run {} message {i}", runs.len())).expect("write");
+                f
+            })
+            .collect();
+        let out = run.join("sigs");
+        std::fs::create_dir_all(&out).expect("sig dir");
+        let mut child = pqkit()
+            .args([
+                "hbs",
+                "sign",
+                "--threads",
+                "1",
+                "--state",
+                path(&state),
+                "--out-dir",
+                path(&out),
+            ])
+            .args(files.iter().map(|f| path(f)))
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("spawn signer");
+        let started = Instant::now();
+        match window_us {
+            None => {
+                assert!(
+                    child.wait().expect("wait").success(),
+                    "the uninterrupted run failed"
+                );
+                let micros = u64::try_from(started.elapsed().as_micros()).unwrap_or(u64::MAX);
+                window_us = Some(micros.max(1));
+            }
+            Some(window) => {
+                std::thread::sleep(Duration::from_micros(rng.below(window)));
+                if child.try_wait().expect("wait").is_none() {
+                    child.kill().expect("SIGKILL");
+                    kills += 1;
+                }
+                child.wait().expect("reap");
+            }
+        }
+        runs.push(run);
+    }
+    // A last run to completion: the key still works after all that.
+    let last = dir.join("last");
+    std::fs::create_dir_all(&last).expect("dir");
+    std::fs::write(last.join("final"), b"final").expect("write");
+    run_ok(pqkit().args([
+        "hbs",
+        "sign",
+        "--state",
+        path(&state),
+        "--out-dir",
+        path(&last),
+        path(&last.join("final")),
+    ]));
+    runs.push(last.clone());
+
+    let mut used: HashMap<Vec<u32>, PathBuf> = HashMap::new();
+    let mut signatures = 0usize;
+    for run in &runs {
+        let sig_dir = if run == &last {
+            run.clone()
+        } else {
+            run.join("sigs")
+        };
+        for entry in std::fs::read_dir(&sig_dir).expect("sig dir") {
+            let sig_path = entry.expect("entry").path();
+            let name = sig_path
+                .file_name()
+                .and_then(|n| n.to_str())
+                .unwrap_or_default()
+                .to_owned();
+            let Some(stem) = name.strip_suffix(".sig") else {
+                // A temporary file left by a kill mid-write: never a signature.
+                continue;
+            };
+            let message = std::fs::read(run.join(stem)).expect("message");
+            let sig = std::fs::read(&sig_path).expect("signature");
+            assert_eq!(
+                pk.verify(&message, &sig),
+                Ok(()),
+                "{} does not verify",
+                sig_path.display()
+            );
+            let leaves = pk.leaf_indices(&sig).expect("indices");
+            if let Some(other) = used.insert(leaves.clone(), sig_path.clone()) {
+                panic!(
+                    "one-time key {leaves:?} used twice: {} and {}",
+                    other.display(),
+                    sig_path.display()
+                );
+            }
+            signatures += 1;
+        }
+    }
+    let out = run_ok(pqkit().args(["hbs", "status", "--state", path(&state), "--json"]));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
+    let used_on_disk = v["used"].as_u64().expect("used");
+    println!(
+        "{kills} kills in a window of {} µs, {signatures} signatures kept, {used_on_disk} one-time keys spent",
+        window_us.unwrap_or(0)
+    );
+    // Beyond the uninterrupted run's 40 and the final one, killed runs must have signed too.
+    assert!(
+        signatures > FILES_PER_RUN + 1 + KILLS / 4,
+        "only {signatures} signatures: the kills did not fall inside the signing loop"
+    );
+    assert!(
+        used_on_disk >= signatures as u64,
+        "the state file lags behind the signatures made"
+    );
+}

@@ -1,0 +1,203 @@
+//! The state file: counters are never handed out twice — across reopen, with reservations
+//! skipped after a "crash" (a dropped key with unused reserved values), with a second signer
+//! locked out, at exhaustion, and with a directory that cannot be written (no signature).
+
+use std::path::{Path, PathBuf};
+
+use pqkit_hbs::lms::HssPublicKey;
+use pqkit_hbs::params::{LMS, OTS};
+use pqkit_hbs::state::{StateError, StatefulKey};
+
+/// LMS_SHA256_M32_H5 / LMOTS_SHA256_N32_W8 at each level: small and quick.
+const LEVEL: pqkit_hbs::hss::Level = (&LMS[0], &OTS[3]);
+
+fn scratch(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("pqkit-hbs-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("scratch dir");
+    dir
+}
+
+/// The counter an HSS signature used: its levels' leaf indices, joined (5 bits each here).
+fn counter(pk: &HssPublicKey, sig: &[u8]) -> u64 {
+    pk.leaf_indices(sig)
+        .expect("indices")
+        .iter()
+        .fold(0u64, |acc, &q| (acc << 5) | u64::from(q))
+}
+
+fn verify(pk: &HssPublicKey, msg: &[u8], sig: &[u8]) {
+    assert_eq!(pk.verify(msg, sig), Ok(()));
+}
+
+#[test]
+fn reopen_continues_and_skips_reserved_values() {
+    let dir = scratch("reopen");
+    let path = dir.join("key.hss");
+    let mut key = StatefulKey::create(&path, &[LEVEL, LEVEL], 2).expect("create");
+    let pk = key.public_key();
+    let mut seen = Vec::new();
+    for i in 0..3u8 {
+        let sig = key.sign(&[i]).expect("sign");
+        verify(&pk, &[i], &sig);
+        seen.push(counter(&pk, &sig));
+    }
+    assert_eq!(key.status().used, 3);
+    // Reserve 10 more, use 2, then "crash" (drop without using the other 8).
+    key.reserve(10).expect("reserve");
+    for i in 3..5u8 {
+        seen.push(counter(&pk, &key.sign(&[i]).expect("sign")));
+    }
+    drop(key);
+    let mut key = StatefulKey::open(&path, 2).expect("open");
+    assert_eq!(key.public_key(), pk);
+    assert_eq!(
+        key.status().used,
+        13,
+        "the 8 unused reserved values are skipped"
+    );
+    let sig = key.sign(b"after").expect("sign");
+    verify(&pk, b"after", &sig);
+    seen.push(counter(&pk, &sig));
+    assert_eq!(seen, [0, 1, 2, 3, 4, 13]);
+    assert_eq!(key.status().remaining, 1024 - 14);
+}
+
+#[test]
+fn a_second_signer_is_locked_out() {
+    let dir = scratch("lock");
+    let path = dir.join("key.hss");
+    let key = StatefulKey::create(&path, &[LEVEL], 1).expect("create");
+    match StatefulKey::open(&path, 1) {
+        Err(StateError::Locked(p, _)) => assert_eq!(p, path),
+        other => panic!("expected Locked, got {other:?}"),
+    }
+    assert!(matches!(
+        StatefulKey::create(&path, &[LEVEL], 1),
+        Err(StateError::Locked(..))
+    ));
+    drop(key);
+    assert!(matches!(
+        StatefulKey::create(&path, &[LEVEL], 1),
+        Err(StateError::Exists(_))
+    ));
+    StatefulKey::open(&path, 1).expect("open after the first signer is gone");
+}
+
+#[test]
+fn exhaustion_is_an_error_not_a_wrap_around() {
+    let dir = scratch("exhaust");
+    let path = dir.join("key.hss");
+    let mut key = StatefulKey::create(&path, &[LEVEL], 1).expect("create");
+    key.reserve(100).expect("reserve to the end");
+    assert_eq!(key.status().remaining, 0);
+    for i in 0..32u8 {
+        key.sign(&[i]).expect("sign");
+    }
+    assert!(matches!(
+        key.sign(b"one too many"),
+        Err(StateError::Hbs(pqkit_hbs::Error::Exhausted))
+    ));
+    drop(key);
+    let mut key = StatefulKey::open(&path, 1).expect("open");
+    assert!(matches!(
+        key.sign(b"m"),
+        Err(StateError::Hbs(pqkit_hbs::Error::Exhausted))
+    ));
+}
+
+#[test]
+fn a_corrupt_state_file_is_refused() {
+    let dir = scratch("corrupt");
+    let path = dir.join("key.hss");
+    drop(StatefulKey::create(&path, &[LEVEL], 1).expect("create"));
+    let mut bytes = std::fs::read(&path).expect("read");
+    let last = bytes.len() - 40;
+    bytes[last] ^= 1; // the counter
+    std::fs::write(&path, &bytes).expect("write");
+    assert!(matches!(
+        StatefulKey::open(&path, 1),
+        Err(StateError::Corrupt(..))
+    ));
+    std::fs::write(&path, &bytes[..20]).expect("write");
+    assert!(matches!(
+        StatefulKey::open(&path, 1),
+        Err(StateError::Corrupt(..))
+    ));
+}
+
+/// Makes `dir` unwritable for this process until dropped: `chattr +i` for root (who ignores
+/// permission bits), mode 0555 otherwise.
+struct ReadOnly<'a>(&'a Path, bool);
+
+impl<'a> ReadOnly<'a> {
+    fn new(dir: &'a Path) -> Self {
+        let root = std::process::Command::new("id")
+            .arg("-u")
+            .output()
+            .is_ok_and(|o| o.stdout.starts_with(b"0"));
+        if root {
+            let ok = std::process::Command::new("chattr")
+                .arg("+i")
+                .arg(dir)
+                .status()
+                .is_ok_and(|s| s.success());
+            assert!(
+                ok,
+                "running as root and `chattr +i {}` failed: cannot make a read-only directory",
+                dir.display()
+            );
+        } else {
+            use std::os::unix::fs::PermissionsExt;
+            std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o555)).expect("chmod");
+        }
+        Self(dir, root)
+    }
+}
+
+impl Drop for ReadOnly<'_> {
+    fn drop(&mut self) {
+        if self.1 {
+            let _ = std::process::Command::new("chattr")
+                .arg("-i")
+                .arg(self.0)
+                .status();
+        } else {
+            use std::os::unix::fs::PermissionsExt;
+            let _ = std::fs::set_permissions(self.0, std::fs::Permissions::from_mode(0o755));
+        }
+    }
+}
+
+#[test]
+fn an_unwritable_directory_gives_an_error_and_no_signature() {
+    let dir = scratch("readonly");
+    let path = dir.join("key.hss");
+    let mut key = StatefulKey::create(&path, &[LEVEL], 1).expect("create");
+    key.sign(b"before").expect("sign while writable");
+    let before = std::fs::read(&path).expect("state");
+    {
+        let _ro = ReadOnly::new(&dir);
+        match key.sign(b"while read-only") {
+            Err(StateError::Io(p, _)) => assert_eq!(p, path),
+            other => panic!("expected an I/O error and no signature, got {other:?}"),
+        }
+        assert_eq!(
+            std::fs::read(&path).expect("state"),
+            before,
+            "state unchanged"
+        );
+    }
+    // Writable again: signing goes on after the last persisted value.
+    let sig = key.sign(b"after").expect("sign");
+    assert_eq!(counter(&key.public_key(), &sig), 1);
+    assert!(
+        std::fs::read_dir(&dir).expect("dir").all(|e| {
+            !e.expect("entry")
+                .file_name()
+                .to_string_lossy()
+                .contains(".tmp-")
+        }),
+        "no temporary file left behind"
+    );
+}
