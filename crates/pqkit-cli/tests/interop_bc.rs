@@ -14,6 +14,9 @@
 //!   SLH-DSA-SHA2-128f (draft-reddy-tls-slhdsa code point 0x0912, which BC only offers or
 //!   accepts when told to with `--sigalgs`).
 //!
+//! - HSS/LMS (RFC 8554) with SHA-256 and SHAKE256 at n = 32 and 24, two levels: pqkit's
+//!   signatures verify in BC's `HSSSigner`, BC's in pqkit.
+//!
 //! Fails (does not skip) when Java, Maven or the peer is missing.
 
 mod support;
@@ -761,4 +764,114 @@ fn tls_with_slh_dsa_sha2_128f_certificates_and_x25519mlkem768_both_ways() {
     let (ours, theirs) = (Side::pqkit(&pki, "server"), Side::pqkit(&pki, "client"));
     let (o, b) = bc_client_to_pqkit_server(bc, &ours, &theirs, &bc_args);
     assert_handshake("BC client -> pqkit server", &o, &b, scheme, cp, bc_cert_alg);
+}
+
+// ------------------------------------------------------------------------------------ HSS/LMS
+
+/// HSS across: for each hash family (SHA-256 and SHAKE256, n = 32 and 24), a two-level key
+/// with different Winternitz widths per level. pqkit's signatures (from its state file) verify
+/// in BC's `HSSSigner` and an altered message does not; BC's signatures (its private key
+/// advanced after each) verify in pqkit, each with its own one-time keys.
+#[test]
+fn hss_signatures_interoperate_with_the_bouncy_castle_oracle() {
+    use pqkit_hbs::lms::HssPublicKey;
+    use pqkit_hbs::params::{lms_by_name, ots_by_name};
+    use pqkit_hbs::state::StatefulKey;
+
+    let bc = bc();
+    let dir = scratch("interop-bc-hss");
+    let families = [
+        ("SHA256", "N32", "sha256", "n32"),
+        ("SHA256", "N24", "sha256", "n24"),
+        ("SHAKE", "N32", "shake256", "n32"),
+        ("SHAKE", "N24", "shake256", "n24"),
+    ];
+    for (hash, n, bc_hash, bc_n) in families {
+        let m = n.replace('N', "M");
+        let level = |w: u8| {
+            (
+                lms_by_name(&format!("LMS_{hash}_{m}_H5")).expect("LMS"),
+                ots_by_name(&format!("LMOTS_{hash}_{n}_W{w}")).expect("LM-OTS"),
+            )
+        };
+        let d = dir.join(format!("{hash}-{n}"));
+        std::fs::create_dir_all(&d).expect("mkdir");
+
+        // pqkit signs, BC verifies.
+        let mut key = StatefulKey::create(&d.join("k.hss"), &[level(8), level(4)], 2).expect("key");
+        let pk_file = write(&d, "pqkit.pk", &key.public_key().to_bytes());
+        for i in 0..3 {
+            let msg = write(
+                &d,
+                &format!("m{i}"),
+                format!("pqkit -> BC, HSS {hash} {n} #{i}").as_bytes(),
+            );
+            let sig = write(
+                &d,
+                &format!("pqkit{i}.sig"),
+                &key.sign(&read(&msg)).expect("sign"),
+            );
+            let verify = |msg: &Path| {
+                verdict(
+                    &bc.cmd("oracle")
+                        .args(["verify", "--alg", "HSS", "--pk"])
+                        .arg(raw(&pk_file))
+                        .arg("--msg")
+                        .arg(raw(msg))
+                        .arg("--sig")
+                        .arg(raw(&sig))
+                        .output()
+                        .expect("run java"),
+                )
+            };
+            assert!(
+                verify(&msg),
+                "BC rejects pqkit's HSS {hash} {n} signature #{i}"
+            );
+            let other = write(&d, "other", b"another message");
+            assert!(
+                !verify(&other),
+                "BC accepts pqkit's signature on another message"
+            );
+        }
+
+        // BC signs, pqkit verifies.
+        let alg = format!(
+            "HSS:lms_{bc_hash}_{bc_n}_h5:{bc_hash}_{bc_n}_w8,lms_{bc_hash}_{bc_n}_h5:{bc_hash}_{bc_n}_w4"
+        );
+        let (pk_hex, sk_hex) = (d.join("bc.pk"), d.join("bc.sk"));
+        run_ok(
+            bc.cmd("oracle")
+                .args(["keygen", "--alg", &alg, "--pk"])
+                .arg(&pk_hex)
+                .arg("--sk")
+                .arg(&sk_hex),
+        );
+        let pk = HssPublicKey::from_bytes(&read_hex(&pk_hex)).expect("BC's HSS public key");
+        let mut leaves = Vec::new();
+        for i in 0..3 {
+            let msg = format!("BC -> pqkit, HSS {hash} {n} #{i}").into_bytes();
+            let msg_file = write(&d, &format!("b{i}"), &msg);
+            let sig_hex = d.join(format!("bc{i}.sig"));
+            run_ok(
+                bc.cmd("oracle")
+                    .args(["sign", "--alg", "HSS", "--sk"])
+                    .arg(&sk_hex)
+                    .arg("--msg")
+                    .arg(raw(&msg_file))
+                    .arg("--sig")
+                    .arg(&sig_hex),
+            );
+            let sig = read_hex(&sig_hex);
+            assert_eq!(
+                pk.verify(&msg, &sig),
+                Ok(()),
+                "pqkit rejects BC's HSS {hash} {n} #{i}"
+            );
+            assert!(pk.verify(b"another message", &sig).is_err());
+            leaves.push(pk.leaf_indices(&sig).expect("indices"));
+        }
+        leaves.dedup();
+        assert_eq!(leaves.len(), 3, "BC reused a one-time key: {leaves:?}");
+    }
 }

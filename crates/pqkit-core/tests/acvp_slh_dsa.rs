@@ -240,6 +240,7 @@ fn siggen(interface: &str, prehash: &str) -> Tally {
                 group: header,
                 test: test.clone(),
                 expected: Value::Null,
+                expected_group: Value::Null,
             };
             let label = siggen_case(&c, alg, deterministic, &mut tally);
             *tally.signed.entry(label).or_insert(0) += 1;

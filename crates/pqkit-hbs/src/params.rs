@@ -172,6 +172,26 @@ pub fn lms_by_code(code: u32) -> Result<&'static LmsParams, Error> {
         .ok_or(Error::UnknownType("LMS", code))
 }
 
+/// The LMS parameter set with this name, e.g. "LMS_SHA256_M32_H10" (case-insensitive).
+///
+/// # Errors
+/// [`Error::Malformed`] for any other name.
+pub fn lms_by_name(name: &str) -> Result<&'static LmsParams, Error> {
+    LMS.iter()
+        .find(|p| p.name.eq_ignore_ascii_case(name.trim()))
+        .ok_or(Error::Malformed("unknown LMS parameter set name"))
+}
+
+/// The LM-OTS parameter set with this name, e.g. "LMOTS_SHA256_N32_W4" (case-insensitive).
+///
+/// # Errors
+/// [`Error::Malformed`] for any other name.
+pub fn ots_by_name(name: &str) -> Result<&'static OtsParams, Error> {
+    OTS.iter()
+        .find(|p| p.name.eq_ignore_ascii_case(name.trim()))
+        .ok_or(Error::Malformed("unknown LM-OTS parameter set name"))
+}
+
 /// Checks that an LMS set and an LM-OTS set may be combined: same hash, m = n
 /// (SP 800-208 §4).
 ///

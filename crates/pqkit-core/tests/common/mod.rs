@@ -72,6 +72,25 @@ pub(crate) struct Case {
     pub(crate) group: Value,
     pub(crate) test: Value,
     pub(crate) expected: Value,
+    /// The expected results' group (without `tests`): group-level outputs such as a
+    /// `publicKey`.
+    pub(crate) expected_group: Value,
+}
+
+/// A tgId or tcId: a number, or a number in a string (pqc-kat writes "1").
+fn id_of(v: &Value, what: &str) -> u64 {
+    v.as_u64()
+        .or_else(|| v.as_str().and_then(|s| s.parse().ok()))
+        .unwrap_or_else(|| panic!("bad {what}: {v}"))
+}
+
+/// A group without its `tests`.
+fn header(group: &Value) -> Value {
+    let mut h = group.clone();
+    if let Some(o) = h.as_object_mut() {
+        o.remove("tests");
+    }
+    h
 }
 
 impl Case {
@@ -92,29 +111,28 @@ pub(crate) fn join(dir: &str, inputs: &str, outputs: &str) -> Vec<Case> {
     let prompt = read_json(&format!("{dir}/{inputs}"));
     let expected = read_json(&format!("{dir}/{outputs}"));
     let mut results: HashMap<(u64, u64), Value> = HashMap::new();
+    let mut groups: HashMap<u64, Value> = HashMap::new();
     for group in array(&expected["testGroups"]) {
-        let tg = group["tgId"].as_u64().expect("tgId");
+        let tg = id_of(&group["tgId"], "tgId");
+        groups.insert(tg, header(group));
         for test in array(&group["tests"]) {
-            results.insert((tg, test["tcId"].as_u64().expect("tcId")), test.clone());
+            results.insert((tg, id_of(&test["tcId"], "tcId")), test.clone());
         }
     }
     let mut out = Vec::new();
     for group in array(&prompt["testGroups"]) {
-        let tg = group["tgId"].as_u64().expect("tgId");
-        let mut header = group.clone();
-        header
-            .as_object_mut()
-            .expect("group object")
-            .remove("tests");
+        let tg = id_of(&group["tgId"], "tgId");
+        let head = header(group);
         for test in array(&group["tests"]) {
-            let tc = test["tcId"].as_u64().expect("tcId");
+            let tc = id_of(&test["tcId"], "tcId");
             let expected = results
                 .remove(&(tg, tc))
                 .unwrap_or_else(|| panic!("{dir}: no expected result for tgId {tg} tcId {tc}"));
             out.push(Case {
-                group: header.clone(),
+                group: head.clone(),
                 test: test.clone(),
                 expected,
+                expected_group: groups.get(&tg).cloned().unwrap_or(Value::Null),
             });
         }
     }
