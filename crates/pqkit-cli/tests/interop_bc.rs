@@ -15,7 +15,8 @@
 //!   accepts when told to with `--sigalgs`).
 //!
 //! - HSS/LMS (RFC 8554) with SHA-256 and SHAKE256 at n = 32 and 24, two levels: pqkit's
-//!   signatures verify in BC's `HSSSigner`, BC's in pqkit.
+//!   signatures verify in BC's `HSSSigner`, BC's in pqkit; the same for XMSS^MT
+//!   (XMSSMT-SHA2_20/4_256) and XMSS (XMSS-SHA2_10_256).
 //!
 //! Fails (does not skip) when Java, Maven or the peer is missing.
 
@@ -768,6 +769,92 @@ fn tls_with_slh_dsa_sha2_128f_certificates_and_x25519mlkem768_both_ways() {
 
 // ------------------------------------------------------------------------------------ HSS/LMS
 
+/// The oracle's verdict on a stateful signature (`alg`: HSS, XMSS or XMSSMT; raw files).
+fn oracle_verify(bc: &Bc, alg: &str, pk: &Path, msg: &Path, sig: &Path) -> bool {
+    verdict(
+        &bc.cmd("oracle")
+            .args(["verify", "--alg", alg, "--pk"])
+            .arg(raw(pk))
+            .arg("--msg")
+            .arg(raw(msg))
+            .arg("--sig")
+            .arg(raw(sig))
+            .output()
+            .expect("run java"),
+    )
+}
+
+/// A stateful key made by the oracle in `dir`: its public key bytes and its private key file.
+fn oracle_keygen(bc: &Bc, alg: &str, dir: &Path) -> (Vec<u8>, PathBuf) {
+    let (pk_hex, sk_hex) = (dir.join("bc.pk"), dir.join("bc.sk"));
+    run_ok(
+        bc.cmd("oracle")
+            .args(["keygen", "--alg", alg, "--pk"])
+            .arg(&pk_hex)
+            .arg("--sk")
+            .arg(&sk_hex),
+    );
+    (read_hex(&pk_hex), sk_hex)
+}
+
+/// The oracle signs `msg` with its stateful key (the key file is rewritten, advanced).
+fn oracle_sign(bc: &Bc, alg: &str, sk_hex: &Path, dir: &Path, msg: &[u8]) -> Vec<u8> {
+    let msg_file = write(dir, "bc.msg", msg);
+    let sig_hex = dir.join("bc.sig");
+    run_ok(
+        bc.cmd("oracle")
+            .args(["sign", "--alg", alg, "--sk"])
+            .arg(sk_hex)
+            .arg("--msg")
+            .arg(raw(&msg_file))
+            .arg("--sig")
+            .arg(&sig_hex),
+    );
+    read_hex(&sig_hex)
+}
+
+/// pqkit's signatures (from `sign`, on three messages) verify in the oracle under `pk`, and
+/// not on another message.
+fn bc_verifies(bc: &Bc, alg: &str, dir: &Path, pk: &[u8], mut sign: impl FnMut(&[u8]) -> Vec<u8>) {
+    let pk_file = write(dir, "pqkit.pk", pk);
+    let other = write(dir, "other", b"another message");
+    for i in 0..3 {
+        let msg = format!("pqkit -> BC, {alg} #{i}").into_bytes();
+        let msg_file = write(dir, &format!("m{i}"), &msg);
+        let sig = write(dir, &format!("pqkit{i}.sig"), &sign(&msg));
+        assert!(
+            oracle_verify(bc, alg, &pk_file, &msg_file, &sig),
+            "BC rejects pqkit's {alg} #{i}"
+        );
+        assert!(
+            !oracle_verify(bc, alg, &pk_file, &other, &sig),
+            "BC accepts another message"
+        );
+    }
+}
+
+/// The oracle's signatures on three messages verify in pqkit (`verify`), not on another
+/// message, and use three different one-time keys (`index`).
+fn pqkit_verifies<I: PartialEq + std::fmt::Debug>(
+    bc: &Bc,
+    alg: &str,
+    sk_hex: &Path,
+    dir: &Path,
+    verify: impl Fn(&[u8], &[u8]) -> bool,
+    index: impl Fn(&[u8]) -> I,
+) {
+    let mut used = Vec::new();
+    for i in 0..3 {
+        let msg = format!("BC -> pqkit, {alg} #{i}").into_bytes();
+        let sig = oracle_sign(bc, alg, sk_hex, dir, &msg);
+        assert!(verify(&msg, &sig), "pqkit rejects BC's {alg} #{i}");
+        assert!(!verify(b"another message", &sig));
+        used.push(index(&sig));
+    }
+    used.dedup();
+    assert_eq!(used.len(), 3, "BC reused a one-time key: {used:?}");
+}
+
 /// HSS across: for each hash family (SHA-256 and SHAKE256, n = 32 and 24), a two-level key
 /// with different Winternitz widths per level. pqkit's signatures (from its state file) verify
 /// in BC's `HSSSigner` and an altered message does not; BC's signatures (its private key
@@ -780,13 +867,12 @@ fn hss_signatures_interoperate_with_the_bouncy_castle_oracle() {
 
     let bc = bc();
     let dir = scratch("interop-bc-hss");
-    let families = [
+    for (hash, n, bc_hash, bc_n) in [
         ("SHA256", "N32", "sha256", "n32"),
         ("SHA256", "N24", "sha256", "n24"),
         ("SHAKE", "N32", "shake256", "n32"),
         ("SHAKE", "N24", "shake256", "n24"),
-    ];
-    for (hash, n, bc_hash, bc_n) in families {
+    ] {
         let m = n.replace('N', "M");
         let level = |w: u8| {
             (
@@ -796,82 +882,60 @@ fn hss_signatures_interoperate_with_the_bouncy_castle_oracle() {
         };
         let d = dir.join(format!("{hash}-{n}"));
         std::fs::create_dir_all(&d).expect("mkdir");
-
-        // pqkit signs, BC verifies.
         let mut key = StatefulKey::create(&d.join("k.hss"), &[level(8), level(4)], 2).expect("key");
-        let pk_file = write(&d, "pqkit.pk", &key.public_key().to_bytes());
-        for i in 0..3 {
-            let msg = write(
-                &d,
-                &format!("m{i}"),
-                format!("pqkit -> BC, HSS {hash} {n} #{i}").as_bytes(),
-            );
-            let sig = write(
-                &d,
-                &format!("pqkit{i}.sig"),
-                &key.sign(&read(&msg)).expect("sign"),
-            );
-            let verify = |msg: &Path| {
-                verdict(
-                    &bc.cmd("oracle")
-                        .args(["verify", "--alg", "HSS", "--pk"])
-                        .arg(raw(&pk_file))
-                        .arg("--msg")
-                        .arg(raw(msg))
-                        .arg("--sig")
-                        .arg(raw(&sig))
-                        .output()
-                        .expect("run java"),
-                )
-            };
-            assert!(
-                verify(&msg),
-                "BC rejects pqkit's HSS {hash} {n} signature #{i}"
-            );
-            let other = write(&d, "other", b"another message");
-            assert!(
-                !verify(&other),
-                "BC accepts pqkit's signature on another message"
-            );
-        }
+        let pk = key.public_key().to_bytes();
+        bc_verifies(bc, "HSS", &d, &pk, |msg| key.sign(msg).expect("sign"));
 
-        // BC signs, pqkit verifies.
         let alg = format!(
             "HSS:lms_{bc_hash}_{bc_n}_h5:{bc_hash}_{bc_n}_w8,lms_{bc_hash}_{bc_n}_h5:{bc_hash}_{bc_n}_w4"
         );
-        let (pk_hex, sk_hex) = (d.join("bc.pk"), d.join("bc.sk"));
-        run_ok(
-            bc.cmd("oracle")
-                .args(["keygen", "--alg", &alg, "--pk"])
-                .arg(&pk_hex)
-                .arg("--sk")
-                .arg(&sk_hex),
+        let (pk, sk_hex) = oracle_keygen(bc, &alg, &d);
+        let pk = HssPublicKey::from_bytes(&pk).expect("BC's HSS public key");
+        pqkit_verifies(
+            bc,
+            &alg,
+            &sk_hex,
+            &d,
+            |m, s| pk.verify(m, s).is_ok(),
+            |s| pk.leaf_indices(s).expect("indices"),
         );
-        let pk = HssPublicKey::from_bytes(&read_hex(&pk_hex)).expect("BC's HSS public key");
-        let mut leaves = Vec::new();
-        for i in 0..3 {
-            let msg = format!("BC -> pqkit, HSS {hash} {n} #{i}").into_bytes();
-            let msg_file = write(&d, &format!("b{i}"), &msg);
-            let sig_hex = d.join(format!("bc{i}.sig"));
-            run_ok(
-                bc.cmd("oracle")
-                    .args(["sign", "--alg", "HSS", "--sk"])
-                    .arg(&sk_hex)
-                    .arg("--msg")
-                    .arg(raw(&msg_file))
-                    .arg("--sig")
-                    .arg(&sig_hex),
-            );
-            let sig = read_hex(&sig_hex);
-            assert_eq!(
-                pk.verify(&msg, &sig),
-                Ok(()),
-                "pqkit rejects BC's HSS {hash} {n} #{i}"
-            );
-            assert!(pk.verify(b"another message", &sig).is_err());
-            leaves.push(pk.leaf_indices(&sig).expect("indices"));
-        }
-        leaves.dedup();
-        assert_eq!(leaves.len(), 3, "BC reused a one-time key: {leaves:?}");
+    }
+}
+
+/// XMSS^MT (and XMSS) across: pqkit's XMSSMT-SHA2_20/4_256 and XMSS-SHA2_10_256 signatures
+/// verify in BC (`XMSSMTSigner` / `XMSSSigner`), and BC's verify in pqkit, at distinct
+/// indices.
+#[test]
+fn xmss_and_xmss_mt_signatures_interoperate_with_the_bouncy_castle_oracle() {
+    use pqkit_hbs::xmss::{XmssPublicKey, XmssSigner, by_name};
+
+    let bc = bc();
+    let dir = scratch("interop-bc-xmss");
+    for (name, bc_alg, multi_tree) in [
+        ("XMSSMT-SHA2_20/4_256", "XMSSMT:SHA2_20/4_256", true),
+        ("XMSS-SHA2_10_256", "XMSS:SHA2_10_256", false),
+    ] {
+        let kind = if multi_tree { "XMSSMT" } else { "XMSS" };
+        let d = dir.join(kind);
+        std::fs::create_dir_all(&d).expect("mkdir");
+        let params = by_name(name).expect("set");
+        let mut key = XmssSigner::generate(params, &[7; 32], &[8; 32], &[9; 32], 2).expect("key");
+        let pk = key.public_key().to_bytes();
+        let mut idx = [0u64, 33, 1000].into_iter();
+        bc_verifies(bc, kind, &d, &pk, |msg| {
+            key.sign(idx.next().expect("index"), msg).expect("sign")
+        });
+
+        let (pk, sk_hex) = oracle_keygen(bc, bc_alg, &d);
+        let pk = XmssPublicKey::from_bytes(&pk, multi_tree).expect("BC's public key");
+        assert_eq!(pk.params.name, name);
+        pqkit_verifies(
+            bc,
+            bc_alg,
+            &sk_hex,
+            &d,
+            |m, s| pk.verify(m, s).is_ok(),
+            |s| pk.index(s).expect("index"),
+        );
     }
 }

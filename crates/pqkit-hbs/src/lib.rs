@@ -5,6 +5,7 @@
 //! - [`tree`]: one LMS tree's signing side, multithreaded key generation, cached nodes.
 //! - [`hss`]: an HSS signing key of 1–8 levels, derived from one top (I, SEED).
 //! - [`preset`]: the manual's named shapes ("L2_H10_W4").
+//! - [`xmss`]: XMSS and XMSS^MT (RFC 8391, SP 800-208): sets, signing, verification.
 //! - [`state`]: the key on disk: reserve before signing, fsync + rename, one signer at a time.
 
 pub mod hss;
@@ -13,6 +14,7 @@ pub mod params;
 pub mod preset;
 pub mod state;
 pub mod tree;
+pub mod xmss;
 
 /// Errors of parsing, verifying and signing.
 #[derive(Clone, Debug, thiserror::Error, PartialEq, Eq)]

@@ -1,11 +1,12 @@
-//! One LMS tree's signing side: its leaves computed on every thread asked for, the top of the
-//! tree kept, and the bottom subtree of the current leaf kept, so that a signature costs one
-//! LM-OTS signature plus, amortised, one leaf — not the 2^h leaves of a recomputed tree.
+//! A Merkle tree's signing side, for LMS and XMSS alike: its leaves computed on every thread
+//! asked for, the top of the tree kept, and the bottom subtree of the current leaf kept, so
+//! that an authentication path costs, amortised, one leaf — not the 2^h leaves of a
+//! recomputed tree.
 //!
 //! The tree of height h is cut at height k = min(h, [`SUBTREE_HEIGHT`]): every node at height
-//! ≥ k is computed at key generation and kept ([`LmsTree::top_bytes`]: (2^(h−k+1) − 1)·m
+//! ≥ k is computed at key generation and kept ([`MerkleTree::top_bytes`]: (2^(h−k+1) − 1)·n
 //! bytes), and the 2^(k+1) − 1 nodes of the subtree holding the current leaf are computed when
-//! signing enters it (2^k leaves once every 2^k signatures).
+//! signing enters it (2^k leaves once every 2^k signatures). [`LmsTree`] is the LMS tree on it.
 
 use zeroize::Zeroizing;
 
@@ -15,26 +16,29 @@ use crate::params::{LmsParams, OtsParams};
 /// Height of the bottom subtrees, k (at most h).
 pub const SUBTREE_HEIGHT: u8 = 10;
 
-/// Computes leaves `first .. first + count` of the tree on `threads` threads.
-fn leaves(
-    lms: &LmsParams,
-    ots: &OtsParams,
-    id: &Identifier,
-    seed: &[u8],
-    first: u32,
-    count: usize,
-    threads: usize,
-) -> Vec<Node> {
+/// What a Merkle tree is made of: its leaves and how two children make a parent.
+pub trait TreeHasher: Sync {
+    /// Tree height h.
+    fn height(&self) -> u8;
+    /// Node length, in bytes.
+    fn node_len(&self) -> usize;
+    /// Leaf `index` (a one-time key's compressed public key).
+    fn leaf(&self, index: u32) -> Node;
+    /// The node at `height` (≥ 1) and position `index` in its level, from its children.
+    fn parent(&self, height: u8, index: u32, left: &Node, right: &Node) -> Node;
+}
+
+/// Leaves `first .. first + count` on `threads` threads.
+fn leaves<H: TreeHasher>(hasher: &H, first: u32, count: usize, threads: usize) -> Vec<Node> {
     let mut out = vec![[0u8; 32]; count];
     let per = count.div_ceil(threads.max(1)).max(1);
     std::thread::scope(|s| {
         for (c, chunk) in out.chunks_mut(per).enumerate() {
             s.spawn(move || {
                 for (j, node) in chunk.iter_mut().enumerate() {
-                    // count ≤ 2^25: the index fits in u32.
+                    // count ≤ 2^25: the offset fits in u32.
                     let q = first + u32::try_from(c * per + j).unwrap_or(u32::MAX);
-                    let k = lms::ots_public_key(ots, id, seed, q);
-                    *node = lms::leaf(lms, id, q, &k);
+                    *node = hasher.leaf(q);
                 }
             });
         }
@@ -42,25 +46,26 @@ fn leaves(
     out
 }
 
-/// Levels of a subtree whose leaves are `level0`: level t holds its 2^(k−t) nodes; `base_r`
-/// is the global node number of its leftmost leaf's level-0 row (2^h + first leaf).
-fn build_levels(
-    lms: &LmsParams,
-    id: &Identifier,
+/// The levels above `level0` (whose first node is at height `height`, position `first`) up
+/// to a single node: level t holds the nodes at height `height + t`.
+fn build_levels<H: TreeHasher>(
+    hasher: &H,
     level0: Vec<Node>,
-    base_r: u32,
+    height: u8,
+    first: u32,
 ) -> Vec<Vec<Node>> {
     let mut levels = vec![level0];
-    let mut r0 = base_r;
+    let (mut height, mut first) = (height, first);
     while levels.last().is_some_and(|l| l.len() > 1) {
         let below = levels.last().map(Vec::as_slice).unwrap_or_default();
-        r0 /= 2;
+        height += 1;
+        first /= 2;
         let up: Vec<Node> = below
             .chunks_exact(2)
             .enumerate()
             .map(|(j, pair)| {
-                let r = r0 + u32::try_from(j).unwrap_or(u32::MAX);
-                lms::interior(lms, id, r, &pair[0], &pair[1])
+                let index = first + u32::try_from(j).unwrap_or(u32::MAX);
+                hasher.parent(height, index, &pair[0], &pair[1])
             })
             .collect();
         levels.push(up);
@@ -68,15 +73,10 @@ fn build_levels(
     levels
 }
 
-/// The signing side of one LMS key pair.
-pub struct LmsTree {
-    /// LMS parameters.
-    pub lms: &'static LmsParams,
-    /// LM-OTS parameters.
-    pub ots: &'static OtsParams,
-    /// I.
-    pub id: Identifier,
-    seed: Zeroizing<Vec<u8>>,
+/// A Merkle tree kept as its top levels and the subtree in use.
+pub struct MerkleTree<H: TreeHasher> {
+    /// The leaves and node function.
+    pub hasher: H,
     k: u8,
     /// Levels k..=h of the whole tree.
     top: Vec<Vec<Node>>,
@@ -84,6 +84,113 @@ pub struct LmsTree {
     current: Option<(u32, Vec<Vec<Node>>)>,
     threads: usize,
 }
+
+impl<H: TreeHasher> MerkleTree<H> {
+    /// Computes the tree (2^h leaves) on `threads` threads, cut at height `k`.
+    pub fn generate(hasher: H, threads: usize, k: u8) -> Self {
+        let h = hasher.height();
+        let k = h.min(k);
+        let mut roots = Vec::with_capacity(1 << (h - k));
+        let mut first = None;
+        for s in 0..1u32 << (h - k) {
+            let levels = Self::subtree(&hasher, k, s, threads);
+            roots.push(levels[usize::from(k)][0]);
+            if s == 0 {
+                first = Some(levels);
+            }
+        }
+        let top = build_levels(&hasher, roots, k, 0);
+        Self {
+            hasher,
+            k,
+            top,
+            current: first.map(|l| (0, l)),
+            threads,
+        }
+    }
+
+    fn subtree(hasher: &H, k: u8, s: u32, threads: usize) -> Vec<Vec<Node>> {
+        let first = s << k;
+        build_levels(hasher, leaves(hasher, first, 1 << k, threads), 0, first)
+    }
+
+    /// The root.
+    pub fn root(&self) -> Node {
+        self.top
+            .last()
+            .and_then(|l| l.first())
+            .copied()
+            .unwrap_or_default()
+    }
+
+    /// The authentication path of leaf `q`: its sibling at each height 0..h, bottom first.
+    /// Computes the subtree holding `q` when it is not the one kept.
+    pub fn auth_path(&mut self, q: u32) -> Vec<Node> {
+        let s = q >> self.k;
+        if self.current.as_ref().is_none_or(|(cur, _)| *cur != s) {
+            self.current = Some((s, Self::subtree(&self.hasher, self.k, s, self.threads)));
+        }
+        let empty = Vec::new();
+        let subtree = self.current.as_ref().map_or(&empty, |(_, l)| l);
+        (0..self.hasher.height())
+            .map(|t| {
+                let sibling = ((q >> t) ^ 1) as usize;
+                if t < self.k {
+                    subtree[usize::from(t)][sibling - ((s as usize) << (self.k - t))]
+                } else {
+                    self.top[usize::from(t - self.k)][sibling]
+                }
+            })
+            .collect()
+    }
+
+    /// Bytes of nodes kept: the top levels and one subtree.
+    pub fn cache_bytes(&self) -> usize {
+        let top: usize = self.top.iter().map(Vec::len).sum();
+        let sub: usize = self
+            .current
+            .as_ref()
+            .map_or(0, |(_, l)| l.iter().map(Vec::len).sum());
+        (top + sub) * self.hasher.node_len()
+    }
+
+    /// Bytes of the kept top levels (heights k..=h).
+    pub fn top_bytes(&self) -> usize {
+        self.top.iter().map(Vec::len).sum::<usize>() * self.hasher.node_len()
+    }
+}
+
+/// An LMS key's leaves (RFC 8554 §5.3): leaf q = H(I ‖ u32str(2^h + q) ‖ D_LEAF ‖ K_q).
+pub struct LmsLeaves {
+    lms: &'static LmsParams,
+    ots: &'static OtsParams,
+    id: Identifier,
+    seed: Zeroizing<Vec<u8>>,
+}
+
+impl TreeHasher for LmsLeaves {
+    fn height(&self) -> u8 {
+        self.lms.h
+    }
+
+    fn node_len(&self) -> usize {
+        self.lms.m
+    }
+
+    fn leaf(&self, q: u32) -> Node {
+        let k = lms::ots_public_key(self.ots, &self.id, &self.seed, q);
+        lms::leaf(self.lms, &self.id, q, &k)
+    }
+
+    fn parent(&self, height: u8, index: u32, left: &Node, right: &Node) -> Node {
+        // Node number r = 2^(h − height) + index (RFC 8554 §5.3).
+        let r = (1u32 << (self.lms.h - height)) + index;
+        lms::interior(self.lms, &self.id, r, left, right)
+    }
+}
+
+/// The signing side of one LMS key pair.
+pub struct LmsTree(MerkleTree<LmsLeaves>);
 
 impl LmsTree {
     /// Generates the tree of key (I, SEED) on `threads` threads (RFC 8554 Algorithm 5 with
@@ -108,110 +215,52 @@ impl LmsTree {
         threads: usize,
         k: u8,
     ) -> Self {
-        let k = lms.h.min(k);
-        let subtrees = 1u32 << (lms.h - k);
-        let mut roots = Vec::with_capacity(subtrees as usize);
-        let mut first_levels = None;
-        for s in 0..subtrees {
-            let levels = Self::subtree_levels(lms, ots, &id, seed, k, s, threads);
-            roots.push(levels[usize::from(k)][0]);
-            if s == 0 {
-                first_levels = Some(levels);
-            }
-        }
-        let top = build_levels(lms, &id, roots, 1u32 << (lms.h - k));
-        Self {
+        let leaves = LmsLeaves {
             lms,
             ots,
             id,
             seed: Zeroizing::new(seed.to_vec()),
-            k,
-            top,
-            current: first_levels.map(|l| (0, l)),
-            threads,
-        }
-    }
-
-    fn subtree_levels(
-        lms: &LmsParams,
-        ots: &OtsParams,
-        id: &Identifier,
-        seed: &[u8],
-        k: u8,
-        s: u32,
-        threads: usize,
-    ) -> Vec<Vec<Node>> {
-        let first = s << k;
-        let level0 = leaves(lms, ots, id, seed, first, 1 << k, threads);
-        build_levels(lms, id, level0, (1u32 << lms.h) + first)
+        };
+        Self(MerkleTree::generate(leaves, threads, k))
     }
 
     /// The public key.
     pub fn public_key(&self) -> LmsPublicKey {
+        let l = &self.0.hasher;
         LmsPublicKey {
-            lms: self.lms,
-            ots: self.ots,
-            id: self.id,
-            root: self
-                .top
-                .last()
-                .and_then(|l| l.first())
-                .copied()
-                .unwrap_or_default(),
+            lms: l.lms,
+            ots: l.ots,
+            id: l.id,
+            root: self.0.root(),
         }
     }
 
     /// I and SEED (secret).
     pub(crate) fn identity(&self) -> (Identifier, &[u8]) {
-        (self.id, &self.seed)
+        (self.0.hasher.id, &self.0.hasher.seed)
     }
 
-    /// Bytes of tree nodes this key keeps: the top levels and one subtree.
+    /// Bytes of tree nodes this key keeps.
     pub fn cache_bytes(&self) -> usize {
-        let top: usize = self.top.iter().map(Vec::len).sum();
-        let sub: usize = self
-            .current
-            .as_ref()
-            .map_or(0, |(_, l)| l.iter().map(Vec::len).sum());
-        (top + sub) * self.lms.m
+        self.0.cache_bytes()
     }
 
-    /// Bytes of the kept top levels (heights k..=h).
+    /// Bytes of the kept top levels.
     pub fn top_bytes(&self) -> usize {
-        self.top.iter().map(Vec::len).sum::<usize>() * self.lms.m
+        self.0.top_bytes()
     }
 
     /// Signs `message` with one-time key `q` (RFC 8554 Algorithm 3 + §5.4): u32str(q) ‖ LM-OTS
     /// signature ‖ u32str(LMS type) ‖ path. The caller guarantees `q` is used once.
     pub fn sign(&mut self, q: u32, message: &[u8]) -> Vec<u8> {
-        let s = q >> self.k;
-        if self.current.as_ref().is_none_or(|(cur, _)| *cur != s) {
-            let levels = Self::subtree_levels(
-                self.lms,
-                self.ots,
-                &self.id,
-                &self.seed,
-                self.k,
-                s,
-                self.threads,
-            );
-            self.current = Some((s, levels));
-        }
-        let mut out = Vec::with_capacity(self.lms.signature_len(self.ots));
+        let path = self.0.auth_path(q);
+        let l = &self.0.hasher;
+        let mut out = Vec::with_capacity(l.lms.signature_len(l.ots));
         out.extend_from_slice(&q.to_be_bytes());
-        out.extend_from_slice(&lms::ots_sign(self.ots, &self.id, &self.seed, q, message));
-        out.extend_from_slice(&self.lms.code.to_be_bytes());
-        let m = self.lms.m;
-        let empty = Vec::new();
-        let subtree = self.current.as_ref().map_or(&empty, |(_, l)| l);
-        for t in 0..self.lms.h {
-            let sibling = ((q >> t) ^ 1) as usize;
-            let node = if t < self.k {
-                subtree[usize::from(t)][sibling - ((s as usize) << (self.k - t))]
-            } else {
-                self.top[usize::from(t - self.k)][sibling]
-            };
-            out.extend_from_slice(&node[..m]);
+        out.extend_from_slice(&lms::ots_sign(l.ots, &l.id, &l.seed, q, message));
+        out.extend_from_slice(&l.lms.code.to_be_bytes());
+        for node in path {
+            out.extend_from_slice(&node[..l.lms.m]);
         }
         out
     }

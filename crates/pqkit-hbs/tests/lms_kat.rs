@@ -12,7 +12,7 @@
 #[path = "../../pqkit-core/tests/common/mod.rs"]
 mod common;
 
-use common::{Case, hex, join, vectors_dir};
+use common::{Case, hex, join};
 use pqkit_hbs::lms::LmsPublicKey;
 use pqkit_hbs::params::{LmsParams, OtsParams, lms_by_name, ots_by_name};
 use pqkit_hbs::tree::LmsTree;
@@ -46,19 +46,7 @@ fn identifier(v: &Value) -> [u8; 16] {
 
 /// The directories of `pqc-kat/LMS` whose names start with `prefix`, sorted.
 fn kat_dirs(prefix: &str) -> Vec<String> {
-    let root = vectors_dir().join("pqc-kat/LMS");
-    let mut dirs: Vec<String> = std::fs::read_dir(&root)
-        .unwrap_or_else(|e| panic!("{}: {e}", root.display()))
-        .map(|e| e.expect("entry").file_name().to_string_lossy().into_owned())
-        .filter(|n| n.starts_with(prefix))
-        .collect();
-    dirs.sort();
-    assert!(
-        !dirs.is_empty(),
-        "{}: no {prefix}* directories",
-        root.display()
-    );
-    dirs
+    common::dirs("pqc-kat/LMS", prefix)
 }
 
 fn kat_cases(dir: &str) -> Vec<Case> {

@@ -157,6 +157,24 @@ pub(crate) fn acvp_triples(dir: &str) -> Vec<(Value, Value, Value)> {
         .collect()
 }
 
+/// The directories under `<vectors>/<rel>` whose names start with `prefix`, sorted; fails
+/// naming the path when there are none.
+pub(crate) fn dirs(rel: &str, prefix: &str) -> Vec<String> {
+    let root = vectors_dir().join(rel);
+    let mut out: Vec<String> = std::fs::read_dir(&root)
+        .unwrap_or_else(|e| panic!("{}: {e}", root.display()))
+        .map(|e| e.expect("entry").file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with(prefix))
+        .collect();
+    out.sort();
+    assert!(
+        !out.is_empty(),
+        "{}: no {prefix}* directories",
+        root.display()
+    );
+    out
+}
+
 /// The elements of a JSON array (panics on anything else).
 pub(crate) fn array(v: &Value) -> &Vec<Value> {
     v.as_array()
