@@ -3,9 +3,10 @@
 
 use std::path::Path;
 
-use pqkit_hbs::lms::HssPublicKey;
 use pqkit_hbs::preset::{PRESETS, Shape};
+use pqkit_hbs::public::PublicKey;
 use pqkit_hbs::state::StatefulKey;
+use pqkit_hbs::xmss::{XMSS, XMSS_MT, XmssParams};
 
 use crate::commands::Result;
 
@@ -19,13 +20,24 @@ pub(crate) fn params(json: bool) -> Result<()> {
             Ok((s.name(), s.signature_len(), s.signatures()))
         })
         .collect::<std::result::Result<_, pqkit_hbs::Error>>()?;
+    let xmss: Vec<&XmssParams> = XMSS.iter().chain(XMSS_MT.iter()).collect();
     if json {
-        let v: Vec<serde_json::Value> = rows
+        let lms: Vec<serde_json::Value> = rows
             .iter()
             .map(|(n, len, count)| {
                 serde_json::json!({"preset": n, "signature_bytes": len, "signatures": count})
             })
             .collect();
+        let xmss: Vec<serde_json::Value> = xmss
+            .iter()
+            .map(|p| {
+                serde_json::json!({
+                    "set": p.name, "oid": p.oid, "n": p.n, "w": 16, "h": p.h, "d": p.d,
+                    "signature_bytes": p.signature_len(), "signatures": p.signatures(),
+                })
+            })
+            .collect();
+        let v = serde_json::json!({"lms": lms, "xmss": xmss});
         println!("{}", serde_json::to_string_pretty(&v)?);
         return Ok(());
     }
@@ -37,6 +49,23 @@ pub(crate) fn params(json: bool) -> Result<()> {
     for (n, len, count) in rows {
         println!("{n:<10}  {len:>16}  {count:>20}");
     }
+    println!("\nXMSS / XMSS^MT sets (WOTS+ w = 16; RFC 8391, SP 800-208)");
+    println!(
+        "{:<26}  {:>4}  {:>3}  {:>3}  {:>3}  {:>2}  {:>16}",
+        "set", "OID", "n", "w", "h", "d", "signature bytes"
+    );
+    for p in xmss {
+        println!(
+            "{:<26}  {:>4}  {:>3}  {:>3}  {:>3}  {:>2}  {:>16}",
+            p.name,
+            format!("0x{:02x}", p.oid),
+            p.n,
+            16,
+            p.h,
+            p.d,
+            p.signature_len()
+        );
+    }
     Ok(())
 }
 
@@ -46,29 +75,33 @@ fn threads(requested: Option<usize>) -> usize {
         .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
 }
 
-/// `pqkit hbs keygen`.
+/// `pqkit hbs keygen`: an HSS shape ("L2_H10_W4") or an XMSS / XMSS^MT set name.
 pub(crate) fn keygen(
     preset: &str,
     state: &Path,
     public: &Path,
     threads_opt: Option<usize>,
 ) -> Result<()> {
-    let shape = Shape::parse(preset)?;
     let start = std::time::Instant::now();
-    let key = StatefulKey::create(state, &shape.levels(), threads(threads_opt))?;
-    let pk = key.public_key().to_bytes();
-    std::fs::write(public, &pk).map_err(|e| format!("{}: {e}", public.display()))?;
+    let (key, name, signatures, signature_len) = if preset.to_ascii_uppercase().starts_with("XMSS")
+    {
+        let p = pqkit_hbs::xmss::by_name(preset)?;
+        let key = StatefulKey::create_xmss(state, p, threads(threads_opt))?;
+        (key, p.name.to_owned(), p.signatures(), p.signature_len())
+    } else {
+        let shape = Shape::parse(preset)?;
+        let key = StatefulKey::create(state, &shape.levels(), threads(threads_opt))?;
+        (key, shape.name(), shape.signatures(), shape.signature_len())
+    };
+    let pem = key.public_key().to_pem()?;
+    std::fs::write(public, &pem).map_err(|e| format!("{}: {e}", public.display()))?;
     eprintln!(
-        "{}: {} signatures, {}-byte signatures; key generated in {:.2} s on {} threads; \
-         state {}, public key {} ({} bytes)",
-        shape.name(),
-        shape.signatures(),
-        shape.signature_len(),
+        "{name}: {signatures} signatures of {signature_len} bytes; key generated in {:.2} s on \
+         {} threads; state {} (secret), public key {} (PEM SubjectPublicKeyInfo, RFC 9802)",
         start.elapsed().as_secs_f64(),
         threads(threads_opt),
         state.display(),
         public.display(),
-        pk.len()
     );
     Ok(())
 }
@@ -137,8 +170,8 @@ pub(crate) fn sign(
 
 /// `pqkit hbs verify`.
 pub(crate) fn verify(public: &Path, file: &Path, signature: &Path) -> Result<()> {
-    let pk = std::fs::read(public).map_err(|e| format!("{}: {e}", public.display()))?;
-    let pk = HssPublicKey::from_bytes(&pk)?;
+    let pk = std::fs::read_to_string(public).map_err(|e| format!("{}: {e}", public.display()))?;
+    let pk = PublicKey::from_pem(&pk).map_err(|e| format!("{}: {e}", public.display()))?;
     let message = std::fs::read(file).map_err(|e| format!("{}: {e}", file.display()))?;
     let sig = std::fs::read(signature).map_err(|e| format!("{}: {e}", signature.display()))?;
     pk.verify(&message, &sig)?;

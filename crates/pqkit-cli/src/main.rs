@@ -71,7 +71,8 @@ enum Command {
     /// Certificate signing requests (PKCS#10): create, show, sign.
     #[command(subcommand)]
     Csr(CsrCommand),
-    /// Stateful hash-based signatures (LMS/HSS): a state file that never reuses a one-time key.
+    /// Stateful hash-based signatures (LMS/HSS, XMSS, XMSS^MT): a state file that never reuses
+    /// a one-time key.
     #[command(subcommand)]
     Hbs(HbsCommand),
     /// Print every algorithm: names, aliases, kind, NIST category, TLS code point, OID, sizes.
@@ -340,18 +341,20 @@ enum HbsCommand {
         #[arg(long)]
         json: bool,
     },
-    /// Generate an HSS key: its state file (secret; never copy it) and its public key.
+    /// Generate an HSS, XMSS or XMSS^MT key: its state file (secret; never copy it) and its
+    /// public key (PEM SubjectPublicKeyInfo, RFC 9802).
     #[command(
         after_help = "Example:\n  pqkit hbs keygen --preset L2_H10_W4 --state fw.hss --pub fw.pub"
     )]
     Keygen {
-        /// Shape L<levels>_H<height>_W<winternitz>, e.g. L2_H10_W4 (`pqkit hbs params`).
+        /// HSS shape L<levels>_H<height>_W<winternitz> (e.g. L2_H10_W4) or an XMSS / XMSS^MT
+        /// set (e.g. XMSS-SHA2_10_256, XMSSMT-SHA2_20/2_256); see `pqkit hbs params`.
         #[arg(long)]
         preset: String,
         /// State file to create (refuses to overwrite one).
         #[arg(long)]
         state: PathBuf,
-        /// Public key output (raw HSS public key, RFC 8554 §6.1).
+        /// Public key output (PEM SubjectPublicKeyInfo).
         #[arg(long = "pub")]
         public: PathBuf,
         /// Threads for key generation (default: all cores).
@@ -386,12 +389,12 @@ enum HbsCommand {
         #[arg(required = true)]
         files: Vec<PathBuf>,
     },
-    /// Verify an HSS signature.
+    /// Verify an HSS, XMSS or XMSS^MT signature.
     #[command(
         after_help = "Example:\n  pqkit hbs verify --pub fw.pub --signature fw.bin.sig fw.bin"
     )]
     Verify {
-        /// Public key (raw HSS public key).
+        /// Public key (PEM SubjectPublicKeyInfo from `pqkit hbs keygen`).
         #[arg(long = "pub")]
         public: PathBuf,
         /// Signature file.

@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::time::{Duration, Instant};
 
-use pqkit_hbs::lms::HssPublicKey;
+use pqkit_hbs::public::PublicKey;
 use support::{pqkit, run_ok, scratch};
 
 fn path(p: &Path) -> &str {
@@ -20,8 +20,25 @@ fn path(p: &Path) -> &str {
 fn params_prints_the_manual_presets() {
     let out = run_ok(pqkit().args(["hbs", "params", "--json"]));
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
-    let rows = v.as_array().expect("rows");
+    let rows = v["lms"].as_array().expect("rows");
     assert_eq!(rows.len(), 10);
+    let xmss = v["xmss"].as_array().expect("xmss");
+    let sha2_10 = xmss
+        .iter()
+        .find(|r| r["set"] == "XMSS-SHA2_10_256")
+        .expect("set");
+    assert_eq!(
+        (sha2_10["n"].as_u64(), sha2_10["signature_bytes"].as_u64()),
+        (Some(32), Some(2500))
+    );
+    let mt = xmss
+        .iter()
+        .find(|r| r["set"] == "XMSSMT-SHA2_60/12_256")
+        .expect("set");
+    assert_eq!(
+        (mt["d"].as_u64(), mt["signature_bytes"].as_u64()),
+        (Some(12), Some(27688))
+    );
     assert_eq!(rows[0]["preset"], "L1_H15_W2");
     assert_eq!(rows[0]["signature_bytes"], 4784);
     assert_eq!(rows[9]["preset"], "L4_H5_W8");
@@ -30,68 +47,81 @@ fn params_prints_the_manual_presets() {
 
 #[test]
 fn keygen_sign_verify_status() {
-    let dir = scratch("hbs-cli");
-    let (state, public) = (dir.join("fw.hss"), dir.join("fw.pub"));
-    let file = dir.join("fw.bin");
-    std::fs::write(&file, b"firmware image").expect("write");
-    run_ok(pqkit().args([
-        "hbs",
-        "keygen",
-        "--preset",
-        "L2_H5_W8",
-        "--state",
-        path(&state),
-        "--pub",
-        path(&public),
-    ]));
-    let sig = dir.join("fw.bin.sig");
-    run_ok(pqkit().args([
-        "hbs",
-        "sign",
-        "--state",
-        path(&state),
-        "-o",
-        path(&sig),
-        path(&file),
-    ]));
-    let verify = || {
-        pqkit()
-            .args([
-                "hbs",
-                "verify",
-                "--pub",
-                path(&public),
-                "--signature",
-                path(&sig),
-            ])
-            .arg(&file)
-            .output()
-            .expect("run")
-    };
-    assert!(verify().status.success());
-    std::fs::write(&file, b"firmware imagf").expect("write");
-    assert!(!verify().status.success(), "a changed file must not verify");
-    let out = run_ok(pqkit().args(["hbs", "status", "--state", path(&state), "--json"]));
-    let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
-    assert_eq!(
-        (v["used"].as_u64(), v["capacity"].as_u64()),
-        (Some(1), Some(1024))
-    );
-    // keygen never overwrites a key.
-    let again = pqkit()
-        .args([
+    // An HSS shape, an XMSS^MT set and an XMSS set.
+    for (preset, capacity) in [
+        ("L2_H5_W8", 1u64 << 10),
+        ("XMSSMT-SHA2_20/4_256", 1 << 20),
+        ("XMSS-SHA2_10_192", 1 << 10),
+    ] {
+        let dir = scratch(&format!("hbs-cli-{}", preset.replace('/', "-")));
+        let (state, public) = (dir.join("fw.state"), dir.join("fw.pub"));
+        let file = dir.join("fw.bin");
+        std::fs::write(&file, b"firmware image").expect("write");
+        let keygen = |preset: &str| {
+            pqkit()
+                .args([
+                    "hbs",
+                    "keygen",
+                    "--preset",
+                    preset,
+                    "--state",
+                    path(&state),
+                    "--pub",
+                    path(&public),
+                ])
+                .output()
+                .expect("run")
+        };
+        assert!(keygen(preset).status.success(), "{preset}");
+        assert!(
+            std::fs::read_to_string(&public)
+                .expect("pub")
+                .starts_with("-----BEGIN PUBLIC KEY-----"),
+            "{preset}: PEM SubjectPublicKeyInfo"
+        );
+        let sig = dir.join("fw.bin.sig");
+        run_ok(pqkit().args([
             "hbs",
-            "keygen",
-            "--preset",
-            "L1_H5_W8",
+            "sign",
             "--state",
             path(&state),
-            "--pub",
-            path(&public),
-        ])
-        .output()
-        .expect("run");
-    assert!(!again.status.success());
+            "-o",
+            path(&sig),
+            path(&file),
+        ]));
+        let verify = || {
+            pqkit()
+                .args([
+                    "hbs",
+                    "verify",
+                    "--pub",
+                    path(&public),
+                    "--signature",
+                    path(&sig),
+                ])
+                .arg(&file)
+                .output()
+                .expect("run")
+        };
+        assert!(verify().status.success(), "{preset}");
+        std::fs::write(&file, b"firmware imagf").expect("write");
+        assert!(
+            !verify().status.success(),
+            "{preset}: a changed file must not verify"
+        );
+        let out = run_ok(pqkit().args(["hbs", "status", "--state", path(&state), "--json"]));
+        let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
+        assert_eq!(
+            (v["used"].as_u64(), v["capacity"].as_u64()),
+            (Some(1), Some(capacity)),
+            "{preset}"
+        );
+        // keygen never overwrites a key.
+        assert!(
+            !keygen("L1_H5_W8").status.success(),
+            "{preset}: overwrote a key"
+        );
+    }
 }
 
 /// A small xorshift generator: random kill moments without a dependency.
@@ -124,7 +154,7 @@ fn sigkill_at_random_moments_never_reuses_a_one_time_key() {
         "--pub",
         path(&public),
     ]));
-    let pk = HssPublicKey::from_bytes(&std::fs::read(&public).expect("pub")).expect("pub");
+    let pk = PublicKey::from_pem(&std::fs::read_to_string(&public).expect("pub")).expect("pub");
     let seed = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(1, |d| d.subsec_nanos().into())
@@ -201,7 +231,7 @@ fn sigkill_at_random_moments_never_reuses_a_one_time_key() {
     ]));
     runs.push(last.clone());
 
-    let mut used: HashMap<Vec<u32>, PathBuf> = HashMap::new();
+    let mut used: HashMap<u64, PathBuf> = HashMap::new();
     let mut signatures = 0usize;
     for run in &runs {
         let sig_dir = if run == &last {
@@ -228,8 +258,8 @@ fn sigkill_at_random_moments_never_reuses_a_one_time_key() {
                 "{} does not verify",
                 sig_path.display()
             );
-            let leaves = pk.leaf_indices(&sig).expect("indices");
-            if let Some(other) = used.insert(leaves.clone(), sig_path.clone()) {
+            let leaves = pk.counter(&sig).expect("counter");
+            if let Some(other) = used.insert(leaves, sig_path.clone()) {
                 panic!(
                     "one-time key {leaves:?} used twice: {} and {}",
                     other.display(),

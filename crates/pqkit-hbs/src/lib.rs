@@ -6,12 +6,14 @@
 //! - [`hss`]: an HSS signing key of 1–8 levels, derived from one top (I, SEED).
 //! - [`preset`]: the manual's named shapes ("L2_H10_W4").
 //! - [`xmss`]: XMSS and XMSS^MT (RFC 8391, SP 800-208): sets, signing, verification.
+//! - [`public`]: any scheme's public key, and its SubjectPublicKeyInfo (RFC 9802).
 //! - [`state`]: the key on disk: reserve before signing, fsync + rename, one signer at a time.
 
 pub mod hss;
 pub mod lms;
 pub mod params;
 pub mod preset;
+pub mod public;
 pub mod state;
 pub mod tree;
 pub mod xmss;

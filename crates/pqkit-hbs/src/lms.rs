@@ -348,6 +348,26 @@ impl HssPublicKey {
 }
 
 impl HssPublicKey {
+    /// The tree height of each level of an HSS signature under this key, top first. Does not
+    /// verify.
+    ///
+    /// # Errors
+    /// [`Error::Malformed`] for an undecodable signature.
+    pub fn level_heights(&self, signature: &[u8]) -> Result<Vec<u8>, Error> {
+        let nspk = u32_at(signature, 0)?;
+        let mut key = self.top.clone();
+        let mut rest = signature.get(4..).ok_or(Error::Malformed("truncated"))?;
+        let mut out = vec![key.lms.h];
+        for _ in 0..nspk {
+            let len = signed_len(&key, rest)?;
+            let (next, after) = LmsPublicKey::parse(&rest[len..])?;
+            out.push(next.lms.h);
+            key = next;
+            rest = after;
+        }
+        Ok(out)
+    }
+
     /// The leaf index q of each level in an HSS signature under this key, top first —
     /// which one-time keys it used. Does not verify.
     ///

@@ -13,9 +13,10 @@
 //! (flock) and a second opener gets [`StateError::Locked`]. Exhaustion is an error, never a
 //! wrap-around.
 //!
-//! Layout (version 1), big-endian: "PQKIT-HBS\0" ‖ u8 version ‖ u8 kind (1 = HSS) ‖ u8 L ‖
-//! (u32 LMS type ‖ u32 LM-OTS type) × L ‖ I (16) ‖ SEED (m) ‖ u64 next ‖ SHA-256 of all
-//! before it (32).
+//! Layout (version 1), big-endian: "PQKIT-HBS\0" ‖ u8 version ‖ u8 kind ‖ key ‖ u64 next ‖
+//! SHA-256 of all before it (32), where kind 1 (HSS) has key = u8 L ‖ (u32 LMS type ‖ u32
+//! LM-OTS type) × L ‖ I (16) ‖ SEED (m), and kinds 2 (XMSS) and 3 (XMSS^MT) have key = u32 OID ‖
+//! S_XMSS (n) ‖ SK_PRF (n) ‖ SEED (n).
 
 use std::fs::{self, File, OpenOptions};
 use std::io::Write;
@@ -26,12 +27,16 @@ use sha2::{Digest, Sha256};
 use zeroize::Zeroizing;
 
 use crate::hss::{HssSigner, Level};
-use crate::lms::{HssPublicKey, Identifier, u32_at};
+use crate::lms::{Identifier, u32_at};
 use crate::params::{lms_by_code, ots_by_code};
+use crate::public::PublicKey;
+use crate::xmss::{XmssParams, XmssSigner, by_oid};
 
 const MAGIC: &[u8; 10] = b"PQKIT-HBS\0";
 const VERSION: u8 = 1;
 const KIND_HSS: u8 = 1;
+const KIND_XMSS: u8 = 2;
+const KIND_XMSS_MT: u8 = 3;
 
 /// Errors of a state file.
 #[derive(Debug, thiserror::Error)]
@@ -64,15 +69,49 @@ pub struct Status {
     pub capacity: u64,
 }
 
+enum Signer {
+    Hss(HssSigner),
+    Xmss(XmssSigner),
+}
+
+impl Signer {
+    fn capacity(&self) -> u64 {
+        match self {
+            Self::Hss(s) => s.capacity(),
+            Self::Xmss(s) => s.capacity(),
+        }
+    }
+
+    fn sign(&mut self, counter: u64, message: &[u8]) -> Result<Vec<u8>, crate::Error> {
+        match self {
+            Self::Hss(s) => s.sign(counter, message),
+            Self::Xmss(s) => s.sign(counter, message),
+        }
+    }
+
+    fn public_key(&self) -> PublicKey {
+        match self {
+            Self::Hss(s) => PublicKey::Hss(s.public_key()),
+            Self::Xmss(s) => PublicKey::Xmss(s.public_key()),
+        }
+    }
+
+    fn cache_bytes(&self) -> usize {
+        match self {
+            Self::Hss(s) => s.cache_bytes(),
+            Self::Xmss(s) => s.cache_bytes(),
+        }
+    }
+}
+
 /// A signing key bound to its state file. Not `Clone`: one object per key, signing through
 /// `&mut self`.
 pub struct StatefulKey {
     path: PathBuf,
     _lock: File,
-    levels: Vec<Level>,
-    id: Identifier,
-    seed: Zeroizing<Vec<u8>>,
-    signer: HssSigner,
+    /// The state file's bytes before `next`: header, parameters and secrets.
+    key: Zeroizing<Vec<u8>>,
+    signer: Signer,
     /// The next counter value to use in memory.
     next: u64,
     /// The `next` on disk: values in `next..reserved_end` are reserved for this process.
@@ -104,7 +143,7 @@ fn lock(path: &Path) -> Result<File, StateError> {
     }
 }
 
-fn encode(levels: &[Level], id: &Identifier, seed: &[u8], next: u64) -> Zeroizing<Vec<u8>> {
+fn hss_key(levels: &[Level], id: &Identifier, seed: &[u8]) -> Zeroizing<Vec<u8>> {
     let mut out = Zeroizing::new(Vec::with_capacity(128));
     out.extend_from_slice(MAGIC);
     out.extend_from_slice(&[VERSION, KIND_HSS, u8::try_from(levels.len()).unwrap_or(0)]);
@@ -114,50 +153,99 @@ fn encode(levels: &[Level], id: &Identifier, seed: &[u8], next: u64) -> Zeroizin
     }
     out.extend_from_slice(id);
     out.extend_from_slice(seed);
+    out
+}
+
+fn xmss_key(params: &XmssParams, s_xmss: &[u8], sk_prf: &[u8], seed: &[u8]) -> Zeroizing<Vec<u8>> {
+    let kind = if params.multi_tree {
+        KIND_XMSS_MT
+    } else {
+        KIND_XMSS
+    };
+    let mut out = Zeroizing::new(Vec::with_capacity(128));
+    out.extend_from_slice(MAGIC);
+    out.extend_from_slice(&[VERSION, kind]);
+    out.extend_from_slice(&params.oid.to_be_bytes());
+    out.extend_from_slice(s_xmss);
+    out.extend_from_slice(sk_prf);
+    out.extend_from_slice(seed);
+    out
+}
+
+/// The whole file: key ‖ u64 next ‖ SHA-256.
+fn encode(key: &[u8], next: u64) -> Zeroizing<Vec<u8>> {
+    let mut out = Zeroizing::new(Vec::with_capacity(key.len() + 40));
+    out.extend_from_slice(key);
     out.extend_from_slice(&next.to_be_bytes());
     let digest = Sha256::digest(&out[..]);
     out.extend_from_slice(&digest);
     out
 }
 
-/// What a state file holds.
-type Decoded = (Vec<Level>, Identifier, Zeroizing<Vec<u8>>, u64);
-
-fn decode(path: &Path, bytes: &[u8]) -> Result<Decoded, StateError> {
+/// Checks the file and returns (key bytes, next, signer).
+fn decode(
+    path: &Path,
+    bytes: &[u8],
+    threads: usize,
+) -> Result<(Zeroizing<Vec<u8>>, u64, Signer), StateError> {
     let bad = |why| StateError::Corrupt(path.to_path_buf(), why);
-    if bytes.len() < MAGIC.len() + 3 + 32 || &bytes[..MAGIC.len()] != MAGIC {
+    if bytes.len() < MAGIC.len() + 2 + 8 + 32 || &bytes[..MAGIC.len()] != MAGIC {
         return Err(bad("no pqkit-hbs header"));
     }
     let (body, digest) = bytes.split_at(bytes.len() - 32);
     if Sha256::digest(body)[..] != digest[..] {
         return Err(bad("checksum mismatch"));
     }
+    let (key, next) = body.split_at(body.len() - 8);
+    let next = u64::from_be_bytes(next.try_into().map_err(|_| bad("wrong length"))?);
     let at = MAGIC.len();
-    if body[at] != VERSION || body[at + 1] != KIND_HSS {
-        return Err(bad("unsupported version or kind"));
+    if key[at] != VERSION {
+        return Err(bad("unsupported version"));
     }
-    let l = usize::from(body[at + 2]);
-    if !(1..=8).contains(&l) {
-        return Err(bad("levels outside 1–8"));
-    }
-    let mut pos = at + 3;
-    let mut levels = Vec::with_capacity(l);
-    for _ in 0..l {
-        let lms = lms_by_code(u32_at(body, pos)?)?;
-        let ots = ots_by_code(u32_at(body, pos + 4)?)?;
-        levels.push((lms, ots));
-        pos += 8;
-    }
-    let m = levels[0].0.m;
-    if body.len() != pos + 16 + m + 8 {
-        return Err(bad("wrong length"));
-    }
-    let mut id = [0u8; 16];
-    id.copy_from_slice(&body[pos..pos + 16]);
-    let seed = Zeroizing::new(body[pos + 16..pos + 16 + m].to_vec());
-    let mut next = [0u8; 8];
-    next.copy_from_slice(&body[pos + 16 + m..]);
-    Ok((levels, id, seed, u64::from_be_bytes(next)))
+    let rest = &key[at + 2..];
+    let signer = match key[at + 1] {
+        KIND_HSS => {
+            let l = usize::from(*rest.first().ok_or(bad("wrong length"))?);
+            if !(1..=8).contains(&l) {
+                return Err(bad("levels outside 1–8"));
+            }
+            let mut levels = Vec::with_capacity(l);
+            for i in 0..l {
+                let lms = lms_by_code(u32_at(rest, 1 + 8 * i)?)?;
+                let ots = ots_by_code(u32_at(rest, 5 + 8 * i)?)?;
+                levels.push((lms, ots));
+            }
+            let secrets = &rest[1 + 8 * l..];
+            let m = levels[0].0.m;
+            if secrets.len() != 16 + m {
+                return Err(bad("wrong length"));
+            }
+            let mut id = [0u8; 16];
+            id.copy_from_slice(&secrets[..16]);
+            Signer::Hss(HssSigner::generate(&levels, id, &secrets[16..], threads)?)
+        }
+        kind @ (KIND_XMSS | KIND_XMSS_MT) => {
+            let params = by_oid(u32_at(rest, 0)?, kind == KIND_XMSS_MT)?;
+            let n = params.n;
+            let secrets = &rest[4..];
+            if secrets.len() != 3 * n {
+                return Err(bad("wrong length"));
+            }
+            let (s_xmss, sk_prf, seed) = (&secrets[..n], &secrets[n..2 * n], &secrets[2 * n..]);
+            Signer::Xmss(XmssSigner::generate(params, s_xmss, sk_prf, seed, threads)?)
+        }
+        _ => return Err(bad("unsupported kind")),
+    };
+    Ok((Zeroizing::new(key.to_vec()), next, signer))
+}
+
+/// `len` bytes from the OS RNG.
+fn random(path: &Path, len: usize) -> Result<Zeroizing<Vec<u8>>, StateError> {
+    let mut out = Zeroizing::new(vec![0u8; len]);
+    OsRng
+        .try_fill_bytes(&mut out)
+        .map_err(|e| StateError::Io(path.to_path_buf(), std::io::Error::other(e.to_string())))?;
+    Ok(out)
 }
 
 /// Writes `bytes` as `path` atomically and durably: temp file in the same directory, fsync,
@@ -198,12 +286,8 @@ impl StatefulKey {
     pub fn create(path: &Path, levels: &[Level], threads: usize) -> Result<Self, StateError> {
         let m = levels.first().map_or(32, |(l, _)| l.m);
         let mut id = [0u8; 16];
-        let mut seed = Zeroizing::new(vec![0u8; m]);
-        let rng_error = |e: rand_core::Error| {
-            StateError::Io(path.to_path_buf(), std::io::Error::other(e.to_string()))
-        };
-        OsRng.try_fill_bytes(&mut id).map_err(rng_error)?;
-        OsRng.try_fill_bytes(&mut seed).map_err(rng_error)?;
+        let seed = random(path, m)?;
+        id.copy_from_slice(&random(path, 16)?);
         Self::create_from_seed(path, levels, id, &seed, threads)
     }
 
@@ -218,18 +302,45 @@ impl StatefulKey {
         seed: &[u8],
         threads: usize,
     ) -> Result<Self, StateError> {
+        Self::create_with(path, hss_key(levels, &id, seed), || {
+            Ok(Signer::Hss(HssSigner::generate(levels, id, seed, threads)?))
+        })
+    }
+
+    /// Generates a new XMSS or XMSS^MT key (S_XMSS, SK_PRF, SEED from the OS RNG) on
+    /// `threads` threads and writes its state file (refusing to overwrite one).
+    ///
+    /// # Errors
+    /// As [`StatefulKey::create`].
+    pub fn create_xmss(
+        path: &Path,
+        params: &'static XmssParams,
+        threads: usize,
+    ) -> Result<Self, StateError> {
+        let n = params.n;
+        let (s_xmss, sk_prf, seed) = (random(path, n)?, random(path, n)?, random(path, n)?);
+        Self::create_with(path, xmss_key(params, &s_xmss, &sk_prf, &seed), || {
+            Ok(Signer::Xmss(XmssSigner::generate(
+                params, &s_xmss, &sk_prf, &seed, threads,
+            )?))
+        })
+    }
+
+    fn create_with(
+        path: &Path,
+        key: Zeroizing<Vec<u8>>,
+        signer: impl FnOnce() -> Result<Signer, StateError>,
+    ) -> Result<Self, StateError> {
         let lock = lock(path)?;
         if path.exists() {
             return Err(StateError::Exists(path.to_path_buf()));
         }
-        let signer = HssSigner::generate(levels, id, seed, threads)?;
-        persist(path, &encode(levels, &id, seed, 0))?;
+        let signer = signer()?;
+        persist(path, &encode(&key, 0))?;
         Ok(Self {
             path: path.to_path_buf(),
             _lock: lock,
-            levels: levels.to_vec(),
-            id,
-            seed: Zeroizing::new(seed.to_vec()),
+            key,
             signer,
             next: 0,
             reserved_end: 0,
@@ -245,14 +356,11 @@ impl StatefulKey {
     pub fn open(path: &Path, threads: usize) -> Result<Self, StateError> {
         let lock = lock(path)?;
         let bytes = Zeroizing::new(fs::read(path).map_err(io(path))?);
-        let (levels, id, seed, next) = decode(path, &bytes)?;
-        let signer = HssSigner::generate(&levels, id, &seed, threads)?;
+        let (key, next, signer) = decode(path, &bytes, threads)?;
         Ok(Self {
             path: path.to_path_buf(),
             _lock: lock,
-            levels,
-            id,
-            seed,
+            key,
             signer,
             next,
             reserved_end: next,
@@ -260,7 +368,7 @@ impl StatefulKey {
     }
 
     /// The public key.
-    pub fn public_key(&self) -> HssPublicKey {
+    pub fn public_key(&self) -> PublicKey {
         self.signer.public_key()
     }
 
@@ -296,7 +404,7 @@ impl StatefulKey {
             return Err(crate::Error::Exhausted.into());
         }
         let end = self.reserved_end.saturating_add(count.max(1)).min(capacity);
-        persist(&self.path, &encode(&self.levels, &self.id, &self.seed, end))?;
+        persist(&self.path, &encode(&self.key, end))?;
         self.reserved_end = end;
         Ok(())
     }

@@ -4,8 +4,8 @@
 
 use std::path::{Path, PathBuf};
 
-use pqkit_hbs::lms::HssPublicKey;
 use pqkit_hbs::params::{LMS, OTS};
+use pqkit_hbs::public::PublicKey;
 use pqkit_hbs::state::{StateError, StatefulKey};
 
 /// LMS_SHA256_M32_H5 / LMOTS_SHA256_N32_W8 at each level: small and quick.
@@ -18,15 +18,11 @@ fn scratch(name: &str) -> PathBuf {
     dir
 }
 
-/// The counter an HSS signature used: its levels' leaf indices, joined (5 bits each here).
-fn counter(pk: &HssPublicKey, sig: &[u8]) -> u64 {
-    pk.leaf_indices(sig)
-        .expect("indices")
-        .iter()
-        .fold(0u64, |acc, &q| (acc << 5) | u64::from(q))
+fn counter(pk: &PublicKey, sig: &[u8]) -> u64 {
+    pk.counter(sig).expect("counter")
 }
 
-fn verify(pk: &HssPublicKey, msg: &[u8], sig: &[u8]) {
+fn verify(pk: &PublicKey, msg: &[u8], sig: &[u8]) {
     assert_eq!(pk.verify(msg, sig), Ok(()));
 }
 
@@ -200,4 +196,23 @@ fn an_unwritable_directory_gives_an_error_and_no_signature() {
         }),
         "no temporary file left behind"
     );
+}
+
+#[test]
+fn an_xmss_mt_state_file_reopens_and_continues() {
+    let dir = scratch("xmss-mt");
+    let path = dir.join("key.xmssmt");
+    let params = pqkit_hbs::xmss::by_name("XMSSMT-SHA2_20/4_256").expect("set");
+    let mut key = StatefulKey::create_xmss(&path, params, 2).expect("create");
+    let pk = key.public_key();
+    let first = key.sign(b"one").expect("sign");
+    verify(&pk, b"one", &first);
+    key.reserve(40).expect("reserve");
+    drop(key);
+    let mut key = StatefulKey::open(&path, 2).expect("open");
+    assert_eq!(key.public_key(), pk);
+    let sig = key.sign(b"two").expect("sign");
+    verify(&pk, b"two", &sig);
+    assert_eq!((counter(&pk, &first), counter(&pk, &sig)), (0, 41));
+    assert_eq!(key.status().capacity, 1 << 20);
 }
