@@ -14,6 +14,7 @@ use pqkit_core::sig::{SignatureAlgorithm, SigningRandomness};
 use serde::Serialize;
 
 use crate::Progress;
+use crate::stateful::{self, Scheme};
 use crate::timing::{Budget, Timing, measure, measure_with};
 
 /// Size of the signed message, in bytes.
@@ -24,7 +25,7 @@ pub const MESSAGE_SIZE: usize = 64;
 pub struct Row {
     /// Canonical algorithm name.
     pub algorithm: &'static str,
-    /// "signature", "KEM" or "group".
+    /// "signature", "KEM", "group" or "stateful".
     pub kind: &'static str,
     /// "keygen", "sign", "verify", "encapsulate" or "decapsulate".
     pub operation: &'static str,
@@ -79,44 +80,54 @@ pub struct Options {
     pub deterministic: bool,
 }
 
-/// The catalogue entries `names` select (all when empty).
+/// What `bench crypto` runs.
+#[derive(Clone, Debug, Default)]
+pub struct Selection {
+    /// Signature algorithms.
+    pub signatures: Vec<&'static SignatureAlgorithm>,
+    /// KEMs.
+    pub kems: Vec<&'static KemAlgorithm>,
+    /// Key-exchange groups.
+    pub groups: Vec<&'static KeyExchangeGroup>,
+    /// Stateful hash-based schemes (pqkit-hbs).
+    pub stateful: Vec<Scheme>,
+}
+
+/// The catalogue entries and stateful schemes `names` select; all catalogue entries and
+/// [`stateful::DEFAULT`] when empty.
 ///
 /// # Errors
-/// A name that is no catalogue algorithm or group.
-#[allow(clippy::type_complexity)]
-pub fn select(
-    names: &[String],
-) -> Result<
-    (
-        Vec<&'static SignatureAlgorithm>,
-        Vec<&'static KemAlgorithm>,
-        Vec<&'static KeyExchangeGroup>,
-    ),
-    String,
-> {
+/// A name that is no catalogue algorithm, group, HSS preset or XMSS set.
+pub fn select(names: &[String]) -> Result<Selection, String> {
     if names.is_empty() {
-        return Ok((
-            catalogue::signatures().to_vec(),
-            catalogue::kems().to_vec(),
-            catalogue::groups().to_vec(),
-        ));
+        return Ok(Selection {
+            signatures: catalogue::signatures().to_vec(),
+            kems: catalogue::kems().to_vec(),
+            groups: catalogue::groups().to_vec(),
+            stateful: stateful::DEFAULT
+                .iter()
+                .filter_map(|n| Scheme::parse(n))
+                .collect(),
+        });
     }
-    let (mut sigs, mut kems, mut groups) = (Vec::new(), Vec::new(), Vec::new());
+    let mut out = Selection::default();
     for name in names {
         let name = name.trim();
         if let Ok(a) = catalogue::signature(name) {
-            sigs.push(a);
+            out.signatures.push(a);
         } else if let Ok(k) = catalogue::kem(name) {
-            kems.push(k);
+            out.kems.push(k);
         } else if let Ok(g) = catalogue::group(name) {
-            groups.push(g);
+            out.groups.push(g);
+        } else if let Some(s) = Scheme::parse(name) {
+            out.stateful.push(s);
         } else {
             return Err(format!(
-                "unknown algorithm {name:?} (see `pqkit list` for every name)"
+                "unknown algorithm {name:?} (see `pqkit list` and `pqkit hbs params` for every name)"
             ));
         }
     }
-    Ok((sigs, kems, groups))
+    Ok(out)
 }
 
 /// The peers' rows for one algorithm, as one progress step.
@@ -143,12 +154,17 @@ fn peers(
 /// # Errors
 /// An unknown name, or an operation that failed (the algorithm's error as text).
 pub fn run(options: &Options) -> Result<Vec<Row>, String> {
-    let (sigs, kems, groups) = select(&options.algorithms)?;
+    let Selection {
+        signatures: sigs,
+        kems,
+        groups,
+        stateful: schemes,
+    } = select(&options.algorithms)?;
     // keygen and two operations each, and one step for the peers of signatures and KEMs.
     let peer_steps = if cfg!(feature = "peers") { 1 } else { 0 };
     let progress = Progress::new(
         "bench crypto",
-        ((3 + peer_steps) * (sigs.len() + kems.len()) + 3 * groups.len()) as u64,
+        ((3 + peer_steps) * (sigs.len() + kems.len()) + 3 * groups.len() + schemes.len()) as u64,
     );
     let mut rows = Vec::new();
     let e = |e: pqkit_core::Error| e.to_string();
@@ -271,6 +287,10 @@ pub fn run(options: &Options) -> Result<Vec<Row>, String> {
         )
         .map_err(e)?;
         rows.push(row("decapsulate", decapsulate));
+    }
+    for scheme in &schemes {
+        progress.step(&format!("{} keygen/sign/verify", scheme.name()));
+        rows.extend(stateful::rows(scheme, options.budget)?);
     }
     progress.finish();
     ratios(&mut rows);

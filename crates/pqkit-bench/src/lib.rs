@@ -1,6 +1,7 @@
 //! pqkit-bench: measurement on the user's own machine, peers side by side in the same run.
 //!
-//! - [`crypto`]: ops/s, µs and TSC cycles per operation for every catalogue algorithm.
+//! - [`crypto`]: ops/s, µs and TSC cycles per operation for every catalogue algorithm and the
+//!   stateful hash-based schemes ([`stateful`]).
 //! - [`handshake`]: the (signature × named group) TLS 1.3 matrix — time, bytes on the wire by
 //!   message type ([`wire`]), heap per side ([`heap`]), stack per side ([`stack`]).
 //! - [`tls`]: connections/s, connect time and bulk MB/s each way (tls_bench style).
@@ -23,6 +24,7 @@ pub mod plot;
 pub mod render;
 pub mod session;
 pub mod stack;
+pub mod stateful;
 pub mod suite;
 pub mod timing;
 pub mod tls;

@@ -48,7 +48,7 @@ fn bench_crypto_json() {
         "crypto",
         "--json",
         "--alg",
-        "ML-DSA-44,ML-KEM-512,p256_mlkem512,Ed25519",
+        "ML-DSA-44,ML-KEM-512,p256_mlkem512,Ed25519,L3_H5_W8",
         "--min-time",
         "0",
         "--min-iters",
@@ -57,8 +57,11 @@ fn bench_crypto_json() {
     assert_eq!(v["kind"], "crypto");
     assert_eq!(v["signing"], "hedged");
     let rows = v["rows"].as_array().expect("rows");
-    // keygen/sign/verify × 2 signatures, keygen/encapsulate/decapsulate × KEM and group.
-    assert_eq!(rows.len(), 12);
+    // keygen/sign/verify × 2 signatures, keygen/encapsulate/decapsulate × KEM and group, and
+    // for the stateful preset keygen on 1 thread and on every core (one row on one core),
+    // sign, verify.
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    assert_eq!(rows.len(), 12 + 3 + usize::from(cores > 1));
     for r in rows {
         numbers(
             r,
@@ -77,6 +80,9 @@ fn bench_crypto_json() {
                 .expect("impl")
                 .starts_with("pqkit")
         );
+        if r["kind"] == "stateful" {
+            assert_eq!(r["algorithm"], "L3_H5_W8");
+        }
         assert!(r["tsc_cycles_per_op"].is_number() || r["tsc_cycles_per_op"].is_null());
     }
     let ops: Vec<&str> = rows

@@ -7,6 +7,7 @@
 //! - [`preset`]: the manual's named shapes ("L2_H10_W4").
 //! - [`xmss`]: XMSS and XMSS^MT (RFC 8391, SP 800-208): sets, signing, verification.
 //! - [`public`]: any scheme's public key, and its SubjectPublicKeyInfo (RFC 9802).
+//! - [`signer`]: an in-memory signer of any scheme.
 //! - [`state`]: the key on disk: reserve before signing, fsync + rename, one signer at a time.
 
 pub mod hss;
@@ -14,6 +15,7 @@ pub mod lms;
 pub mod params;
 pub mod preset;
 pub mod public;
+pub mod signer;
 pub mod state;
 pub mod tree;
 pub mod xmss;

@@ -30,6 +30,7 @@ use crate::hss::{HssSigner, Level};
 use crate::lms::{Identifier, u32_at};
 use crate::params::{lms_by_code, ots_by_code};
 use crate::public::PublicKey;
+use crate::signer::Signer;
 use crate::xmss::{XmssParams, XmssSigner, by_oid};
 
 const MAGIC: &[u8; 10] = b"PQKIT-HBS\0";
@@ -67,41 +68,6 @@ pub struct Status {
     pub remaining: u64,
     /// Total signatures the key can make.
     pub capacity: u64,
-}
-
-enum Signer {
-    Hss(HssSigner),
-    Xmss(XmssSigner),
-}
-
-impl Signer {
-    fn capacity(&self) -> u64 {
-        match self {
-            Self::Hss(s) => s.capacity(),
-            Self::Xmss(s) => s.capacity(),
-        }
-    }
-
-    fn sign(&mut self, counter: u64, message: &[u8]) -> Result<Vec<u8>, crate::Error> {
-        match self {
-            Self::Hss(s) => s.sign(counter, message),
-            Self::Xmss(s) => s.sign(counter, message),
-        }
-    }
-
-    fn public_key(&self) -> PublicKey {
-        match self {
-            Self::Hss(s) => PublicKey::Hss(s.public_key()),
-            Self::Xmss(s) => PublicKey::Xmss(s.public_key()),
-        }
-    }
-
-    fn cache_bytes(&self) -> usize {
-        match self {
-            Self::Hss(s) => s.cache_bytes(),
-            Self::Xmss(s) => s.cache_bytes(),
-        }
-    }
 }
 
 /// A signing key bound to its state file. Not `Clone`: one object per key, signing through
