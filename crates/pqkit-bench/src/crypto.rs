@@ -291,6 +291,12 @@ pub fn run(options: &Options) -> Result<Vec<Row>, String> {
     for scheme in &schemes {
         progress.step(&format!("{} keygen/sign/verify", scheme.name()));
         rows.extend(stateful::rows(scheme, options.budget)?);
+        #[cfg(feature = "peers")]
+        rows.extend(crate::peers::stateful_rows(
+            scheme.name(),
+            options.budget,
+            &[0x5au8; MESSAGE_SIZE],
+        )?);
     }
     progress.finish();
     ratios(&mut rows);

@@ -7,6 +7,8 @@
 //! the same number of hash calls, a slightly different message hashing; its rows are labelled
 //! so. RustCrypto `ml-dsa` signs deterministically through its `Signer` (the row says so);
 //! every other peer signs hedged when pqkit does, with fresh randomness per call from the OS.
+//! Stateful schemes: RustCrypto `lms-signature` (single LMS trees — it has no HSS — so each
+//! HSS preset is compared with one tree of its level's shape) and RustCrypto `xmss`.
 
 use std::hint::black_box;
 
@@ -38,6 +40,8 @@ struct Peer {
     implementation: String,
     budget: Budget,
     signing: &'static str,
+    /// For stateful peers: log2 of the signatures one key makes.
+    capacity_bits: u8,
 }
 
 impl Peer {
@@ -47,7 +51,7 @@ impl Peer {
             kind: self.kind,
             operation,
             implementation: self.implementation.clone(),
-            signing: (operation == "sign").then_some(self.signing),
+            signing: (operation == "sign" && !self.signing.is_empty()).then_some(self.signing),
             timing,
             ratio_to_fastest_peer: None,
         }
@@ -271,6 +275,7 @@ pub fn rows(
         implementation,
         budget,
         signing,
+        capacity_bits: 0,
     };
     let hedged = !deterministic;
     let mut out = Vec::new();
@@ -364,4 +369,132 @@ pub fn rows(
         }
     }
     Ok(out)
+}
+
+// ------------------------------------------------------------------------ stateful schemes
+
+/// RustCrypto lms-signature: one LMS tree with the shape of each HSS level (it has no HSS),
+/// keygen (whole tree, one thread), sign (consecutive q; a fresh key, outside the timing, when
+/// one runs out), verify.
+fn lms_tree<M: lms_signature::lms::LmsMode>(p: &Peer, message: &[u8]) -> Result<Vec<Row>, String> {
+    use lms_signature::lms::SigningKey;
+    use signature3::{RandomizedSignerMut, Verifier};
+    let fresh = || SigningKey::<M>::new_from_seed(random::<16>(), random_vec(M::M)).map_err(e);
+    let key = std::cell::RefCell::new(fresh()?);
+    let leaves = 1u64 << M::H;
+    let mut keygen = || fresh().map(drop);
+    let keygen = measure(p.budget, &mut keygen)?;
+    let sign = crate::timing::measure_with(
+        p.budget,
+        || {
+            if u64::from(key.borrow().q()) >= leaves {
+                *key.borrow_mut() = fresh()?;
+            }
+            Ok::<(), String>(())
+        },
+        |()| {
+            key.borrow_mut()
+                .try_sign_with_rng(&mut getrandom04::SysRng, message)
+                .map(drop)
+                .map_err(e)
+        },
+    )?;
+    let mut k = fresh()?;
+    let signature = k
+        .try_sign_with_rng(&mut getrandom04::SysRng, message)
+        .map_err(e)?;
+    let public = k.public();
+    let verify = measure(p.budget, || public.verify(message, &signature).map_err(e))?;
+    Ok(vec![
+        p.row("keygen", keygen),
+        p.row("sign", sign),
+        p.row("verify", verify),
+    ])
+}
+
+/// RustCrypto xmss: keygen from a seed, sign (detached; a fresh key when one runs out),
+/// verify.
+fn xmss_key<P: rustcrypto_xmss::XmssParameter>(
+    p: &Peer,
+    message: &[u8],
+) -> Result<Vec<Row>, String> {
+    use rustcrypto_xmss::KeyPair;
+    let fresh = || KeyPair::<P>::from_seed(&random_vec(P::SEED_LEN)).map_err(e);
+    let keygen = measure(p.budget, || fresh().map(drop))?;
+    let pair = std::cell::RefCell::new((fresh()?, 0u64));
+    let capacity = 1u64 << p.capacity_bits;
+    let sign = crate::timing::measure_with(
+        p.budget,
+        || {
+            if pair.borrow().1 >= capacity {
+                *pair.borrow_mut() = (fresh()?, 0);
+            }
+            Ok::<(), String>(())
+        },
+        |()| {
+            let mut kp = pair.borrow_mut();
+            kp.1 += 1;
+            kp.0.signing_key()
+                .sign_detached(message)
+                .map(drop)
+                .map_err(e)
+        },
+    )?;
+    let mut kp = fresh()?;
+    let signature = kp.signing_key().sign_detached(message).map_err(e)?;
+    let verify = measure(p.budget, || {
+        kp.verifying_key()
+            .verify_detached(&signature, message)
+            .map_err(e)
+    })?;
+    Ok(vec![
+        p.row("keygen", keygen),
+        p.row("sign", sign),
+        p.row("verify", verify),
+    ])
+}
+
+/// The peer rows for a stateful scheme of `bench crypto` (named as pqkit-hbs names it).
+///
+/// # Errors
+/// A peer's failure, as text.
+pub fn stateful_rows(
+    algorithm: &'static str,
+    budget: Budget,
+    message: &[u8],
+) -> Result<Vec<Row>, String> {
+    // lms-signature 0.1.0-rc.2 has no H15 trees (hybrid-array sizes): the L1_H15 presets have
+    // no peer.
+    use lms_signature::lms::{LmsSha256M32H5, LmsSha256M32H10};
+    use lms_signature::ots::{LmsOtsSha256N32W2, LmsOtsSha256N32W4, LmsOtsSha256N32W8};
+    let peer = |implementation: &str, capacity_bits| Peer {
+        algorithm,
+        kind: "stateful",
+        implementation: implementation.to_owned(),
+        budget,
+        signing: "",
+        capacity_bits,
+    };
+    let lms = |h: u8, w: u8| {
+        peer(
+            &format!("{RUSTCRYPTO} lms-signature (one LMS_SHA256_M32_H{h}/W{w} tree)"),
+            h,
+        )
+    };
+    let xmss = peer(&format!("{RUSTCRYPTO} xmss 0.1.0-pre.0"), 10);
+    match algorithm {
+        "L2_H10_W2" => lms_tree::<LmsSha256M32H10<LmsOtsSha256N32W2>>(&lms(10, 2), message),
+        "L2_H10_W4" | "L3_H10_W4" => {
+            lms_tree::<LmsSha256M32H10<LmsOtsSha256N32W4>>(&lms(10, 4), message)
+        }
+        "L2_H10_W8" => lms_tree::<LmsSha256M32H10<LmsOtsSha256N32W8>>(&lms(10, 8), message),
+        "L3_H5_W2" => lms_tree::<LmsSha256M32H5<LmsOtsSha256N32W2>>(&lms(5, 2), message),
+        "L3_H5_W4" => lms_tree::<LmsSha256M32H5<LmsOtsSha256N32W4>>(&lms(5, 4), message),
+        "L3_H5_W8" | "L4_H5_W8" => {
+            lms_tree::<LmsSha256M32H5<LmsOtsSha256N32W8>>(&lms(5, 8), message)
+        }
+        "XMSS-SHA2_10_256" => xmss_key::<rustcrypto_xmss::XmssSha2_10_256>(&xmss, message),
+        "XMSS-SHA2_10_192" => xmss_key::<rustcrypto_xmss::XmssSha2_10_192>(&xmss, message),
+        _ => Ok(Vec::new()),
+    }
 }
