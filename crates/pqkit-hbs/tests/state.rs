@@ -1,6 +1,7 @@
 //! The state file: counters are never handed out twice — across reopen, with reservations
 //! skipped after a "crash" (a dropped key with unused reserved values), with a second signer
-//! locked out, at exhaustion, and with a directory that cannot be written (no signature).
+//! locked out, at exhaustion, and with a directory that cannot be written or a disk that is
+//! full (no signature either way).
 
 use std::path::{Path, PathBuf};
 
@@ -215,4 +216,72 @@ fn an_xmss_mt_state_file_reopens_and_continues() {
     verify(&pk, b"two", &sig);
     assert_eq!((counter(&pk, &first), counter(&pk, &sig)), (0, 41));
     assert_eq!(key.status().capacity, 1 << 20);
+}
+
+/// A 64 KiB tmpfs mounted for the test (root only), unmounted when dropped.
+struct SmallDisk(PathBuf);
+
+impl SmallDisk {
+    fn mount(dir: &Path) -> Self {
+        let ok = std::process::Command::new("mount")
+            .args(["-t", "tmpfs", "-o", "size=64k", "tmpfs"])
+            .arg(dir)
+            .status()
+            .is_ok_and(|s| s.success());
+        assert!(
+            ok,
+            "mounting a 64 KiB tmpfs on {} failed: the disk-full test needs root (CAP_SYS_ADMIN)",
+            dir.display()
+        );
+        Self(dir.to_path_buf())
+    }
+}
+
+impl Drop for SmallDisk {
+    fn drop(&mut self) {
+        let _ = std::process::Command::new("umount").arg(&self.0).status();
+    }
+}
+
+#[test]
+fn a_full_disk_gives_an_error_and_no_signature() {
+    let root = std::process::Command::new("id")
+        .arg("-u")
+        .output()
+        .is_ok_and(|o| o.stdout.starts_with(b"0"));
+    if !root {
+        // Without root there is no way to make a small file system here; the read-only
+        // directory test covers the same path (a failed persist makes no signature).
+        eprintln!("not root: the disk-full case is covered by the read-only directory test only");
+        return;
+    }
+    let dir = scratch("diskfull");
+    let _disk = SmallDisk::mount(&dir);
+    let path = dir.join("key.hss");
+    let mut key = StatefulKey::create(&path, &[LEVEL], 1).expect("create");
+    key.sign(b"before").expect("sign with room on the disk");
+    let before = std::fs::read(&path).expect("state");
+    // Fill the file system.
+    let filler = dir.join("filler");
+    let mut f = std::fs::File::create(&filler).expect("filler");
+    let block = vec![0u8; 4096];
+    while std::io::Write::write_all(&mut f, &block).is_ok() {}
+    drop(f);
+    match key.sign(b"while full") {
+        Err(StateError::Io(p, e)) => {
+            assert_eq!(p, path);
+            assert_eq!(e.raw_os_error(), Some(28), "ENOSPC expected, got {e}");
+        }
+        other => panic!("expected an I/O error and no signature, got {other:?}"),
+    }
+    assert_eq!(
+        std::fs::read(&path).expect("state"),
+        before,
+        "state unchanged"
+    );
+    std::fs::remove_file(&filler).expect("free the disk");
+    let pk = key.public_key();
+    let sig = key.sign(b"after").expect("sign after freeing space");
+    verify(&pk, b"after", &sig);
+    assert_eq!(counter(&pk, &sig), 1);
 }
