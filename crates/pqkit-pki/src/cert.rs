@@ -38,6 +38,9 @@ pub enum Profile {
     Server,
     /// A TLS client: digitalSignature, clientAuth, SAN from the request.
     Client,
+    /// Code or firmware signing: digitalSignature, codeSigning (RFC 5280 §4.2.1.12), no SAN
+    /// unless the request has one.
+    CodeSigning,
 }
 
 /// The subject-specific fields of a certificate to issue.
@@ -60,7 +63,9 @@ impl CertRequest {
     /// `localhost` and `127.0.0.1` for servers and clients.
     pub fn new(profile: Profile, common_name: &str) -> Self {
         let (dns_names, ip_addresses) = match profile {
-            Profile::RootCa | Profile::IntermediateCa => (Vec::new(), Vec::new()),
+            Profile::RootCa | Profile::IntermediateCa | Profile::CodeSigning => {
+                (Vec::new(), Vec::new())
+            }
             Profile::Server | Profile::Client => (
                 vec!["localhost".to_owned()],
                 vec![IpAddr::from([127, 0, 0, 1])],
@@ -118,14 +123,8 @@ pub(crate) fn issue_named(
             "the signing key is not the CA certificate's key",
         ));
     }
-    // RFC 5280 §4.2.1.1: the AKI repeats the issuer's SKI, however the issuer computed it.
-    let issuer_ski = ca_tbs
-        .get::<SubjectKeyIdentifier>()
-        .map_err(bad)?
-        .map_or_else(
-            || key_identifier(ca_spki.subject_public_key.raw_bytes()),
-            |(_, ski)| ski.0.as_bytes().to_vec(),
-        );
+    let issuer_ski = issuer_ski(ca_tbs)?;
+    let mut sign = |tbs: &[u8]| Ok(issuer.key.sign(tbs, &[])?);
     build(
         request,
         subject,
@@ -133,7 +132,7 @@ pub(crate) fn issue_named(
         spki(subject_key)?,
         key_identifier(subject_key.as_bytes()),
         issuer_ski,
-        issuer.key,
+        Signer::of_key(issuer.key, &mut sign)?,
     )
 }
 
@@ -145,6 +144,7 @@ pub fn issue_self_signed(request: &CertRequest, key: &SigningKey) -> Result<Vec<
     let subject = Name::from_str(&request.subject).map_err(|e| Error::malformed("subject", e))?;
     let vk = key.verifying_key();
     let ski = key_identifier(vk.as_bytes());
+    let mut sign = |tbs: &[u8]| Ok(key.sign(tbs, &[])?);
     build(
         request,
         subject.clone(),
@@ -152,7 +152,7 @@ pub fn issue_self_signed(request: &CertRequest, key: &SigningKey) -> Result<Vec<
         spki(&vk)?,
         ski.clone(),
         ski,
-        key,
+        Signer::of_key(key, &mut sign)?,
     )
 }
 
@@ -166,6 +166,14 @@ pub fn verify_signed_by(cert: &[u8], issuer: &[u8]) -> Result<(), Error> {
     let cert = Certificate::from_der(cert).map_err(bad)?;
     let issuer = Certificate::from_der(issuer).map_err(bad)?;
     let tbs = cert.tbs_certificate.to_der().map_err(bad)?;
+    if crate::stateful::is_stateful(&cert.signature_algorithm) {
+        return crate::stateful::verify_signature(
+            &cert.signature_algorithm,
+            &issuer.tbs_certificate.subject_public_key_info,
+            &tbs,
+            &cert.signature,
+        );
+    }
     verify_signature(
         &cert.signature_algorithm,
         &issuer.tbs_certificate.subject_public_key_info,
@@ -208,17 +216,37 @@ pub(crate) fn verify_signature(
     Ok(key)
 }
 
-fn build(
+/// The CA side of [`build`]: its signature AlgorithmIdentifier and how it signs the DER
+/// TBSCertificate.
+pub(crate) struct Signer<'a> {
+    pub(crate) algorithm: AlgorithmIdentifierOwned,
+    pub(crate) sign: &'a mut SignFn<'a>,
+}
+
+/// Signs a DER TBSCertificate.
+pub(crate) type SignFn<'a> = dyn FnMut(&[u8]) -> Result<Vec<u8>, Error> + 'a;
+
+impl<'a> Signer<'a> {
+    /// A catalogue signing key's signer (pure signing, empty context).
+    fn of_key(key: &'a SigningKey, sign: &'a mut SignFn<'a>) -> Result<Self, Error> {
+        Ok(Self {
+            algorithm: algorithm_identifier(key.algorithm().signature_algorithm_id)?,
+            sign,
+        })
+    }
+}
+
+pub(crate) fn build(
     request: &CertRequest,
     subject: Name,
     issuer: Name,
     subject_public_key_info: SubjectPublicKeyInfoOwned,
     ski: Vec<u8>,
     issuer_ski: Vec<u8>,
-    signing_key: &SigningKey,
+    signer: Signer<'_>,
 ) -> Result<Vec<u8>, Error> {
     let enc = |e| Error::malformed("certificate", e);
-    let signature_algorithm = algorithm_identifier(signing_key.algorithm().signature_algorithm_id)?;
+    let signature_algorithm = signer.algorithm;
     let tbs = TbsCertificate {
         version: Version::V3,
         serial_number: random_serial()?,
@@ -232,7 +260,7 @@ fn build(
         extensions: Some(extensions(request, ski, issuer_ski)?),
     };
     let tbs_der = tbs.to_der().map_err(enc)?;
-    let signature = signing_key.sign(&tbs_der, &[])?;
+    let signature = (signer.sign)(&tbs_der)?;
     let cert = Certificate {
         tbs_certificate: tbs,
         signature_algorithm,
@@ -251,7 +279,9 @@ fn extensions(
     let (ca, path_len, usages) = match request.profile {
         Profile::RootCa => (true, None, KeyUsages::KeyCertSign | KeyUsages::CRLSign),
         Profile::IntermediateCa => (true, Some(0), KeyUsages::KeyCertSign | KeyUsages::CRLSign),
-        Profile::Server | Profile::Client => (false, None, KeyUsages::DigitalSignature.into()),
+        Profile::Server | Profile::Client | Profile::CodeSigning => {
+            (false, None, KeyUsages::DigitalSignature.into())
+        }
     };
     out.push(extension(
         &BasicConstraints {
@@ -277,6 +307,7 @@ fn extensions(
         Profile::RootCa | Profile::IntermediateCa => None,
         Profile::Server => Some(const_oid::db::rfc5280::ID_KP_SERVER_AUTH),
         Profile::Client => Some(const_oid::db::rfc5280::ID_KP_CLIENT_AUTH),
+        Profile::CodeSigning => Some(const_oid::db::rfc5280::ID_KP_CODE_SIGNING),
     };
     if let Some(eku) = eku {
         out.push(extension(&ExtendedKeyUsage(vec![eku]), false)?);
@@ -336,7 +367,26 @@ fn validity(duration: Duration) -> Result<Validity, Error> {
 }
 
 /// RFC 5280 §4.2.1.2 method: the first 20 bytes of SHA-256 over the public key bits.
-fn key_identifier(public_key: &[u8]) -> Vec<u8> {
+/// The key identifier for an AKI: RFC 5280 §4.2.1.1 repeats the issuer's SKI, however the
+/// issuer computed it (or ours of its key when it has none).
+pub(crate) fn issuer_ski(ca_tbs: &TbsCertificate) -> Result<Vec<u8>, Error> {
+    Ok(ca_tbs
+        .get::<SubjectKeyIdentifier>()
+        .map_err(|e| Error::malformed("issuer certificate", e))?
+        .map_or_else(
+            || {
+                key_identifier(
+                    ca_tbs
+                        .subject_public_key_info
+                        .subject_public_key
+                        .raw_bytes(),
+                )
+            },
+            |(_, ski)| ski.0.as_bytes().to_vec(),
+        ))
+}
+
+pub(crate) fn key_identifier(public_key: &[u8]) -> Vec<u8> {
     let digest = aws_lc_rs::digest::digest(&aws_lc_rs::digest::SHA256, public_key);
     digest.as_ref()[..20].to_vec()
 }

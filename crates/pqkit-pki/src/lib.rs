@@ -12,6 +12,7 @@ pub mod csr;
 mod error;
 pub mod key;
 pub mod pem;
+pub mod stateful;
 
 use std::path::{Path, PathBuf};
 
