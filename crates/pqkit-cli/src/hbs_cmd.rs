@@ -83,16 +83,26 @@ pub(crate) fn keygen(
     threads_opt: Option<usize>,
 ) -> Result<()> {
     let start = std::time::Instant::now();
-    let (key, name, signatures, signature_len) = if preset.to_ascii_uppercase().starts_with("XMSS")
-    {
+    let xmss = preset.to_ascii_uppercase().starts_with("XMSS");
+    // The leaves key generation computes: one tree per level / layer on the first path.
+    let leaves = if xmss {
         let p = pqkit_hbs::xmss::by_name(preset)?;
-        let key = StatefulKey::create_xmss(state, p, threads(threads_opt))?;
-        (key, p.name.to_owned(), p.signatures(), p.signature_len())
+        u64::from(p.d) << p.tree_height()
     } else {
-        let shape = Shape::parse(preset)?;
-        let key = StatefulKey::create(state, &shape.levels(), threads(threads_opt))?;
-        (key, shape.name(), shape.signatures(), shape.signature_len())
+        let s = Shape::parse(preset)?;
+        u64::from(s.levels) << s.height
     };
+    let (key, name, signatures, signature_len) = with_progress(leaves, || {
+        Ok(if xmss {
+            let p = pqkit_hbs::xmss::by_name(preset)?;
+            let key = StatefulKey::create_xmss(state, p, threads(threads_opt))?;
+            (key, p.name.to_owned(), p.signatures(), p.signature_len())
+        } else {
+            let shape = Shape::parse(preset)?;
+            let key = StatefulKey::create(state, &shape.levels(), threads(threads_opt))?;
+            (key, shape.name(), shape.signatures(), shape.signature_len())
+        })
+    })?;
     let pem = key.public_key().to_pem()?;
     std::fs::write(public, &pem).map_err(|e| format!("{}: {e}", public.display()))?;
     eprintln!(
@@ -104,6 +114,31 @@ pub(crate) fn keygen(
         public.display(),
     );
     Ok(())
+}
+
+/// Runs `f` with a progress bar on stderr over `leaves` one-time public keys (drawn only when
+/// stderr is a terminal), fed by [`pqkit_hbs::tree::leaves_computed`].
+fn with_progress<T>(leaves: u64, f: impl FnOnce() -> Result<T>) -> Result<T> {
+    let bar = indicatif::ProgressBar::new(leaves);
+    if let Ok(style) =
+        indicatif::ProgressStyle::with_template("keygen [{bar:30}] {pos}/{len} leaves {eta}")
+    {
+        bar.set_style(style.progress_chars("=> "));
+    }
+    let base = pqkit_hbs::tree::leaves_computed();
+    let done = std::sync::atomic::AtomicBool::new(false);
+    std::thread::scope(|s| {
+        s.spawn(|| {
+            while !done.load(std::sync::atomic::Ordering::Relaxed) {
+                bar.set_position(pqkit_hbs::tree::leaves_computed() - base);
+                std::thread::sleep(std::time::Duration::from_millis(100));
+            }
+            bar.finish_and_clear();
+        });
+        let out = f();
+        done.store(true, std::sync::atomic::Ordering::Relaxed);
+        out
+    })
 }
 
 /// Where `pqkit hbs sign` writes.

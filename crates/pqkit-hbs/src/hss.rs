@@ -179,6 +179,19 @@ mod tests {
     use crate::params::{LMS, OTS};
 
     #[test]
+    fn multithreaded_keygen_gives_the_single_threaded_key() {
+        // LMS_SHA256_M24_H10 / LMOTS_SHA256_N24_W4 over two levels.
+        let level = (&LMS[6], &OTS[6]);
+        let key = |threads| {
+            HssSigner::generate(&[level, level], [3u8; 16], &[4u8; 24], threads)
+                .expect("key")
+                .public_key()
+        };
+        assert_eq!(key(1), key(2));
+        assert_eq!(key(1), key(7));
+    }
+
+    #[test]
     fn three_levels_sign_across_every_boundary() {
         // LMS_SHA256_M32_H5 / LMOTS_SHA256_N32_W8 at every level: 2^15 signatures.
         let level = (&LMS[0], &OTS[3]);

@@ -16,6 +16,15 @@ use crate::params::{LmsParams, OtsParams};
 /// Height of the bottom subtrees, k (at most h).
 pub const SUBTREE_HEIGHT: u8 = 10;
 
+/// Leaves computed by this process so far, across every tree and thread: what a progress bar
+/// for key generation reads ([`leaves_computed`]).
+static LEAVES: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
+/// Leaves (one-time public keys) computed by this process so far.
+pub fn leaves_computed() -> u64 {
+    LEAVES.load(std::sync::atomic::Ordering::Relaxed)
+}
+
 /// What a Merkle tree is made of: its leaves and how two children make a parent.
 pub trait TreeHasher: Sync {
     /// Tree height h.
@@ -39,6 +48,7 @@ fn leaves<H: TreeHasher>(hasher: &H, first: u32, count: usize, threads: usize) -
                     // count ≤ 2^25: the offset fits in u32.
                     let q = first + u32::try_from(c * per + j).unwrap_or(u32::MAX);
                     *node = hasher.leaf(q);
+                    LEAVES.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
                 }
             });
         }

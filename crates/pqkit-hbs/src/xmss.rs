@@ -701,6 +701,21 @@ mod tests {
     }
 
     #[test]
+    fn multithreaded_keygen_gives_the_single_threaded_key() {
+        for name in ["XMSS-SHA2_10_192", "XMSSMT-SHA2_20/4_256"] {
+            let p = by_name(name).expect("set");
+            let one = XmssSigner::generate(p, &[4; 32][..p.n], &[5; 32][..p.n], &[6; 32][..p.n], 1);
+            let four =
+                XmssSigner::generate(p, &[4; 32][..p.n], &[5; 32][..p.n], &[6; 32][..p.n], 4);
+            assert_eq!(
+                one.expect("1 thread").public_key(),
+                four.expect("4 threads").public_key(),
+                "{name}"
+            );
+        }
+    }
+
+    #[test]
     fn xmss_mt_signs_across_tree_boundaries() {
         // XMSSMT-SHA2_20/4_256: four layers of height-5 trees.
         let p = by_name("XMSSMT-SHA2_20/4_256").expect("set");
