@@ -328,43 +328,57 @@ impl HssPublicKey {
     /// [`Error::Malformed`] for an undecodable signature, [`Error::Invalid`] for one that does
     /// not verify.
     pub fn verify(&self, message: &[u8], signature: &[u8]) -> Result<(), Error> {
-        let nspk = u32_at(signature, 0)?;
-        if nspk + 1 != self.levels {
+        if u32_at(signature, 0)? + 1 != self.levels {
             return Err(Error::Invalid);
         }
-        let mut key = self.top.clone();
-        let mut rest = &signature[4..];
-        for _ in 0..nspk {
-            // The signed public key follows the signature: find its end by parsing both.
-            let sig_len = signed_len(&key, rest)?;
-            let (next, after) = LmsPublicKey::parse(&rest[sig_len..])?;
-            let pk_bytes = &rest[sig_len..rest.len() - after.len()];
-            key.verify(pk_bytes, &rest[..sig_len])?;
-            key = next;
-            rest = after;
+        for level in self.split(signature)? {
+            level
+                .key
+                .verify(level.signed.unwrap_or(message), level.signature)?;
         }
-        key.verify(message, rest)
+        Ok(())
     }
 }
 
+/// One level of an HSS signature.
+struct Level<'s> {
+    /// The level's LMS public key (the top key, or the one the level above signed).
+    key: LmsPublicKey,
+    /// Its LMS signature (the last level's: everything after the signed keys).
+    signature: &'s [u8],
+    /// What it signed: the next level's public key, or `None` for the message.
+    signed: Option<&'s [u8]>,
+}
+
 impl HssPublicKey {
-    /// The tree height of each level of an HSS signature under this key, top first. Does not
-    /// verify.
-    ///
-    /// # Errors
-    /// [`Error::Malformed`] for an undecodable signature.
-    pub fn level_heights(&self, signature: &[u8]) -> Result<Vec<u8>, Error> {
+    /// The levels of an HSS signature under this key, top first (RFC 8554 §6.2: u32str(Nspk)
+    /// ‖ (LMS signature, LMS public key) × Nspk ‖ final LMS signature). Does not verify.
+    fn split<'s>(&self, signature: &'s [u8]) -> Result<Vec<Level<'s>>, Error> {
         let nspk = u32_at(signature, 0)?;
+        if nspk + 1 != self.levels {
+            return Err(Error::Malformed("HSS signature level count"));
+        }
         let mut key = self.top.clone();
-        let mut rest = signature.get(4..).ok_or(Error::Malformed("truncated"))?;
-        let mut out = vec![key.lms.h];
+        let mut rest = &signature[4..];
+        let mut out = Vec::with_capacity(self.levels as usize);
         for _ in 0..nspk {
+            // The signed public key follows the signature: find its end by parsing both.
             let len = signed_len(&key, rest)?;
             let (next, after) = LmsPublicKey::parse(&rest[len..])?;
-            out.push(next.lms.h);
+            out.push(Level {
+                key,
+                signature: &rest[..len],
+                signed: Some(&rest[len..rest.len() - after.len()]),
+            });
             key = next;
             rest = after;
         }
+        signed_len(&key, rest)?;
+        out.push(Level {
+            key,
+            signature: rest,
+            signed: None,
+        });
         Ok(out)
     }
 
@@ -374,23 +388,21 @@ impl HssPublicKey {
     /// # Errors
     /// [`Error::Malformed`] for an undecodable signature.
     pub fn leaf_indices(&self, signature: &[u8]) -> Result<Vec<u32>, Error> {
-        let nspk = u32_at(signature, 0)?;
-        if nspk + 1 != self.levels {
-            return Err(Error::Malformed("HSS signature level count"));
-        }
-        let mut key = self.top.clone();
-        let mut rest = &signature[4..];
-        let mut out = Vec::with_capacity(self.levels as usize);
-        for level in 0..=nspk {
-            out.push(u32_at(rest, 0)?);
-            let len = signed_len(&key, rest)?;
-            if level < nspk {
-                let (next, after) = LmsPublicKey::parse(&rest[len..])?;
-                key = next;
-                rest = after;
-            }
-        }
-        Ok(out)
+        self.split(signature)?
+            .iter()
+            .map(|l| u32_at(l.signature, 0))
+            .collect()
+    }
+
+    /// The signer's counter value an HSS signature used: the levels' leaf indices joined, h
+    /// bits each (as [`crate::hss::HssSigner`] splits it). Does not verify.
+    ///
+    /// # Errors
+    /// [`Error::Malformed`] for an undecodable signature.
+    pub fn counter(&self, signature: &[u8]) -> Result<u64, Error> {
+        self.split(signature)?.iter().try_fold(0u64, |acc, l| {
+            Ok((acc << l.key.lms.h) | u64::from(u32_at(l.signature, 0)?))
+        })
     }
 }
 

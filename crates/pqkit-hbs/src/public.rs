@@ -56,14 +56,7 @@ impl PublicKey {
     /// [`Error::Malformed`] for an undecodable signature.
     pub fn counter(&self, signature: &[u8]) -> Result<u64, Error> {
         match self {
-            Self::Hss(k) => {
-                let heights = k.level_heights(signature)?;
-                let leaves = k.leaf_indices(signature)?;
-                Ok(heights
-                    .iter()
-                    .zip(leaves)
-                    .fold(0u64, |acc, (&h, q)| (acc << h) | u64::from(q)))
-            }
+            Self::Hss(k) => k.counter(signature),
             Self::Xmss(k) => k.index(signature),
         }
     }
