@@ -14,11 +14,14 @@ pub(crate) fn parse_profile(s: &str) -> std::result::Result<Profile, String> {
         "server" => Ok(Profile::Server),
         "client" => Ok(Profile::Client),
         "intermediate" => Ok(Profile::IntermediateCa),
-        _ => Err(format!("{s:?}: expected server, client or intermediate")),
+        "code-signing" | "codesigning" | "firmware" => Ok(Profile::CodeSigning),
+        _ => Err(format!(
+            "{s:?}: expected server, client, intermediate or code-signing"
+        )),
     }
 }
 
-fn read_csr(path: &Path) -> Result<csr::VerifiedCsr> {
+pub(crate) fn read_csr(path: &Path) -> Result<csr::VerifiedCsr> {
     let der = crate::files::read_pem(path, pem::CERTIFICATE_REQUEST)?;
     Ok(csr::verify(&der).map_err(|e| format!("{}: {e}", path.display()))?)
 }

@@ -366,6 +366,19 @@ struct CertInfo {
     ca: bool,
 }
 
+/// A stateful key's name, when `spki` is an HSS, XMSS or XMSS^MT key (RFC 9802 puts the
+/// parameters in the key, not the AlgorithmIdentifier).
+fn stateful_name(spki: &spki::SubjectPublicKeyInfoOwned) -> Option<String> {
+    use der::Encode;
+    if !pqkit_pki::stateful::is_stateful(&spki.algorithm) {
+        return None;
+    }
+    let der = spki.to_der().ok()?;
+    pqkit_hbs::public::PublicKey::from_spki_der(&der)
+        .ok()
+        .map(|k| k.name())
+}
+
 fn cert_info(
     der: &[u8],
     issuer_spki: Option<&spki::SubjectPublicKeyInfoOwned>,
@@ -399,14 +412,27 @@ fn cert_info(
         serial: tbs.serial_number.to_string(),
         not_before: tbs.validity.not_before.to_string(),
         not_after: tbs.validity.not_after.to_string(),
-        public_key_algorithm: algorithm_name(&spki.algorithm, &spki.algorithm, key_len, false),
+        public_key_algorithm: stateful_name(spki)
+            .unwrap_or_else(|| algorithm_name(&spki.algorithm, &spki.algorithm, key_len, false)),
         public_key_bytes: key_len,
-        signature_algorithm: algorithm_name(
-            &cert.signature_algorithm,
-            &signer.algorithm,
-            signer.subject_public_key.raw_bytes().len(),
-            true,
-        ),
+        signature_algorithm: match stateful_name(signer) {
+            Some(name) if signer.algorithm.oid == cert.signature_algorithm.oid => name,
+            // Without the issuer's key, RFC 9802's OID names only the scheme.
+            _ if pqkit_pki::stateful::is_stateful(&cert.signature_algorithm) => {
+                let oid = cert.signature_algorithm.oid;
+                match oid {
+                    pqkit_hbs::public::HSS_OID => "HSS".to_owned(),
+                    pqkit_hbs::public::XMSS_OID => "XMSS".to_owned(),
+                    _ => "XMSS^MT".to_owned(),
+                }
+            }
+            _ => algorithm_name(
+                &cert.signature_algorithm,
+                &signer.algorithm,
+                signer.subject_public_key.raw_bytes().len(),
+                true,
+            ),
+        },
         signature_bytes: cert.signature.raw_bytes().len(),
         certificate_bytes: der.len(),
         subject_alt_names: sans,

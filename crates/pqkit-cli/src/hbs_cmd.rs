@@ -2,11 +2,14 @@
 //! file never hands out a one-time key twice (pqkit-hbs).
 
 use std::path::Path;
+use std::time::Duration;
 
 use pqkit_hbs::preset::{PRESETS, Shape};
 use pqkit_hbs::public::PublicKey;
 use pqkit_hbs::state::StatefulKey;
 use pqkit_hbs::xmss::{XMSS, XMSS_MT, XmssParams};
+use pqkit_pki::cert::{CertRequest, Profile};
+use pqkit_pki::pem;
 
 use crate::commands::Result;
 
@@ -107,10 +110,12 @@ pub(crate) fn keygen(
     std::fs::write(public, &pem).map_err(|e| format!("{}: {e}", public.display()))?;
     eprintln!(
         "{name}: {signatures} signatures of {signature_len} bytes; key generated in {:.2} s on \
-         {} threads; state {} (secret), public key {} (PEM SubjectPublicKeyInfo, RFC 9802)",
+         {} threads; state {} (secret), tree cache {} (public nodes, so that opening the key \
+         computes no trees), public key {} (PEM SubjectPublicKeyInfo, RFC 9802)",
         start.elapsed().as_secs_f64(),
         threads(threads_opt),
         state.display(),
+        key.cache_path().display(),
         public.display(),
     );
     Ok(())
@@ -131,7 +136,7 @@ fn with_progress<T>(leaves: u64, f: impl FnOnce() -> Result<T>) -> Result<T> {
         s.spawn(|| {
             while !done.load(std::sync::atomic::Ordering::Relaxed) {
                 bar.set_position(pqkit_hbs::tree::leaves_computed() - base);
-                std::thread::sleep(std::time::Duration::from_millis(100));
+                std::thread::sleep(Duration::from_millis(100));
             }
             bar.finish_and_clear();
         });
@@ -241,5 +246,105 @@ pub(crate) fn status(state: &Path, json: bool) -> Result<()> {
             key.cache_bytes()
         );
     }
+    Ok(())
+}
+
+/// `pqkit hbs ca`: a self-signed root CA certificate for a stateful key (RFC 9802). Spends
+/// one one-time key.
+pub(crate) fn ca(state: &Path, subject: &str, days: u64, out: &Path) -> Result<()> {
+    let mut key = StatefulKey::open(state, threads(None))?;
+    let mut request = CertRequest::new(Profile::RootCa, "root");
+    request.subject = subject.to_owned();
+    request.validity = Duration::from_secs(days.saturating_mul(24 * 3600));
+    let der = pqkit_pki::stateful::issue_self_signed(&request, &mut key)?;
+    pem::write(out, &pem::encode(pem::CERTIFICATE, &der)?, false)?;
+    let status = key.status();
+    println!(
+        "root CA {subject} ({}, {} bytes), valid {days} days, written to {}; {} one-time keys \
+         remaining",
+        key.public_key().name(),
+        der.len(),
+        out.display(),
+        status.remaining
+    );
+    Ok(())
+}
+
+/// What `pqkit hbs issue` certifies: a CSR (its signature verified; subject and SAN from
+/// it), or a bare public key with a subject — the way to certify another stateful key, which
+/// should not spend a one-time key on a CSR.
+pub(crate) enum Subject<'a> {
+    /// A PKCS#10 request (PEM).
+    Csr(&'a Path),
+    /// A SubjectPublicKeyInfo PEM of any algorithm, and the subject name (RFC 4514).
+    Key(&'a Path, &'a str),
+}
+
+impl<'a> Subject<'a> {
+    /// From the command line's `--csr`, `--pub` and `--subject`.
+    ///
+    /// # Errors
+    /// Neither a CSR nor a key with a subject.
+    pub(crate) fn from_args(
+        csr: Option<&'a Path>,
+        public: Option<&'a Path>,
+        subject: Option<&'a str>,
+    ) -> Result<Self> {
+        match (csr, public, subject) {
+            (Some(c), None, _) => Ok(Self::Csr(c)),
+            (None, Some(p), Some(s)) => Ok(Self::Key(p, s)),
+            _ => Err("give --csr FILE, or --pub FILE with --subject NAME".into()),
+        }
+    }
+}
+
+/// `pqkit hbs issue`: the stateful CA key in `state` (whose certificate is `ca_cert`) issues
+/// a certificate. Spends one one-time key.
+pub(crate) fn issue(
+    state: &Path,
+    ca_cert: &Path,
+    subject: Subject<'_>,
+    profile: Profile,
+    days: u64,
+    out: &Path,
+) -> Result<()> {
+    let ca = pem::read_certificates(ca_cert)?
+        .into_iter()
+        .next()
+        .ok_or("CA certificate file is empty")?;
+    let (request, spki_der) = match subject {
+        Subject::Csr(path) => {
+            let csr = crate::csr_cmd::read_csr(path)?;
+            let request = CertRequest {
+                subject: csr.subject.to_string(),
+                dns_names: csr.dns_names.clone(),
+                ip_addresses: csr.ip_addresses.clone(),
+                validity: Duration::ZERO,
+                profile,
+            };
+            (request, pqkit_pki::key::spki_der(&csr.public_key)?)
+        }
+        Subject::Key(path, name) => {
+            let mut request = CertRequest::new(profile, "subject");
+            request.subject = name.to_owned();
+            (request, crate::files::read_pem(path, pem::PUBLIC_KEY)?)
+        }
+    };
+    let request = CertRequest {
+        validity: Duration::from_secs(days.saturating_mul(24 * 3600)),
+        ..request
+    };
+    let mut key = StatefulKey::open(state, threads(None))?;
+    let der = pqkit_pki::stateful::issue(&request, &spki_der, &ca, &mut key)?;
+    pem::write(out, &pem::encode(pem::CERTIFICATE, &der)?, false)?;
+    println!(
+        "{profile:?} certificate for {} ({} bytes), signed by {}, valid {days} days, written to \
+         {}; {} one-time keys remaining",
+        request.subject,
+        der.len(),
+        key.public_key().name(),
+        out.display(),
+        key.status().remaining
+    );
     Ok(())
 }

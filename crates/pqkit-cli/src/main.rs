@@ -403,6 +403,60 @@ enum HbsCommand {
         /// The signed file.
         file: PathBuf,
     },
+    /// A self-signed root CA certificate for a stateful key (RFC 9802; spends one one-time
+    /// key).
+    #[command(
+        after_help = "Example:\n  pqkit hbs keygen --preset L2_H10_W4 --state ca.hss --pub ca.pub\n  \
+                      pqkit hbs ca --state ca.hss --subject 'CN=Firmware Root,O=pqkit' -o ca.pem"
+    )]
+    Ca {
+        /// The CA's state file.
+        #[arg(long)]
+        state: PathBuf,
+        /// Subject distinguished name, RFC 4514 form.
+        #[arg(long)]
+        subject: String,
+        /// Validity in days from now.
+        #[arg(long, default_value_t = 3650)]
+        days: u64,
+        /// Output certificate (PEM).
+        #[arg(short, long)]
+        out: PathBuf,
+    },
+    /// Issue a certificate signed by a stateful CA key (RFC 9802; spends one one-time key):
+    /// for a CSR, or for a public key and a subject (e.g. another stateful key).
+    #[command(
+        after_help = "Examples:\n  pqkit hbs keygen --preset XMSSMT-SHA2_20/4_256 --state fw.xmssmt --pub fw.pub\n  \
+                      pqkit hbs issue --state ca.hss --ca ca.pem --pub fw.pub \
+                      --subject 'CN=firmware signing' --profile code-signing -o fw.pem\n  \
+                      pqkit hbs issue --state ca.hss --ca ca.pem --csr device.csr --profile client -o device.pem"
+    )]
+    Issue {
+        /// The CA's state file.
+        #[arg(long)]
+        state: PathBuf,
+        /// The CA's certificate (PEM; the first certificate is used).
+        #[arg(long)]
+        ca: PathBuf,
+        /// Certify this CSR (PEM; its signature must verify).
+        #[arg(long, required_unless_present = "public", conflicts_with = "public")]
+        csr: Option<PathBuf>,
+        /// Certify this public key (PEM SubjectPublicKeyInfo, any algorithm)…
+        #[arg(long = "pub", requires = "subject")]
+        public: Option<PathBuf>,
+        /// …with this subject distinguished name (RFC 4514).
+        #[arg(long)]
+        subject: Option<String>,
+        /// Certificate profile: code-signing, server, client or intermediate.
+        #[arg(long, default_value = "code-signing", value_parser = csr_cmd::parse_profile)]
+        profile: pqkit_pki::cert::Profile,
+        /// Validity in days from now.
+        #[arg(long, default_value_t = 365)]
+        days: u64,
+        /// Output certificate (PEM).
+        #[arg(short, long)]
+        out: PathBuf,
+    },
     /// Used and remaining one-time keys of a state file.
     #[command(after_help = "Example:\n  pqkit hbs status --state fw.hss")]
     Status {
@@ -778,6 +832,23 @@ fn main() -> ExitCode {
             file,
         }) => hbs_cmd::verify(&public, &file, &signature),
         Command::Hbs(HbsCommand::Status { state, json }) => hbs_cmd::status(&state, json),
+        Command::Hbs(HbsCommand::Ca {
+            state,
+            subject,
+            days,
+            out,
+        }) => hbs_cmd::ca(&state, &subject, days, &out),
+        Command::Hbs(HbsCommand::Issue {
+            state,
+            ca,
+            csr,
+            public,
+            subject,
+            profile,
+            days,
+            out,
+        }) => hbs_cmd::Subject::from_args(csr.as_deref(), public.as_deref(), subject.as_deref())
+            .and_then(|subject| hbs_cmd::issue(&state, &ca, subject, profile, days, &out)),
         Command::Csr(CsrCommand::Create {
             key,
             subject,

@@ -1,4 +1,5 @@
-//! `pqkit hbs`: params, keygen/sign/verify/status through the CLI, and the crash test — a
+//! `pqkit hbs`: params, keygen/sign/verify/status through the CLI, an HSS CA issuing RFC 9802
+//! certificates (`hbs ca`, `hbs issue`, checked by `x509 verify`), and the crash test — a
 //! signer signing in a loop is killed with SIGKILL at random moments, at least 200 times;
 //! afterwards every signature it left verifies and no one-time key appears twice.
 
@@ -122,6 +123,108 @@ fn keygen_sign_verify_status() {
             "{preset}: overwrote a key"
         );
     }
+}
+
+#[test]
+fn an_hss_ca_issues_firmware_and_client_certificates() {
+    let dir = scratch("hbs-cli-ca");
+    let p = |name: &str| dir.join(name);
+    let keygen = |preset: &str, state: &str, public: &str| {
+        run_ok(
+            pqkit()
+                .args(["hbs", "keygen", "--preset", preset, "--state"])
+                .args([p(state), "--pub".into(), p(public)]),
+        )
+    };
+    let root = |state: &str, out: &str| {
+        run_ok(
+            pqkit()
+                .args([
+                    "hbs",
+                    "ca",
+                    "--subject",
+                    "CN=Firmware Root,O=pqkit",
+                    "--state",
+                ])
+                .args([p(state), "-o".into(), p(out)]),
+        )
+    };
+    keygen("L2_H5_W8", "ca.hss", "ca.pub");
+    root("ca.hss", "ca.pem");
+    // A firmware-signing certificate for an XMSS^MT key (no CSR: that would spend one of its
+    // one-time keys) and a client certificate for an ML-DSA-65 key's CSR.
+    keygen("XMSSMT-SHA2_20/4_256", "fw.state", "fw.pub");
+    let issue = |extra: &[&str], out: &str| {
+        run_ok(
+            pqkit()
+                .args(["hbs", "issue", "--state"])
+                .args([p("ca.hss"), "--ca".into(), p("ca.pem"), "-o".into(), p(out)])
+                .args(extra),
+        )
+    };
+    issue(
+        &[
+            "--pub",
+            path(&p("fw.pub")),
+            "--subject",
+            "CN=firmware signing",
+        ],
+        "fw.pem",
+    );
+    run_ok(pqkit().args(["keygen", "--alg", "ML-DSA-65", "-o", path(&p("dev.key"))]));
+    run_ok(
+        pqkit()
+            .args(["csr", "create", "--subject", "CN=device 7", "--key"])
+            .args([p("dev.key"), "-o".into(), p("dev.csr")]),
+    );
+    issue(
+        &["--csr", path(&p("dev.csr")), "--profile", "client"],
+        "dev.pem",
+    );
+
+    for (leaf, algorithm) in [("fw.pem", "XMSSMT-SHA2_20/4_256"), ("dev.pem", "ML-DSA-65")] {
+        let chain = std::fs::read_to_string(p(leaf)).expect("leaf")
+            + &std::fs::read_to_string(p("ca.pem")).expect("root");
+        std::fs::write(p("chain.pem"), chain).expect("chain");
+        let out = run_ok(
+            pqkit()
+                .args(["x509", "verify", "--ca"])
+                .args([p("ca.pem"), p("chain.pem")]),
+        );
+        assert!(
+            String::from_utf8_lossy(&out.stdout).contains("chain OK"),
+            "{leaf}"
+        );
+        let out = run_ok(pqkit().args(["x509", "show", "--json"]).arg(p("chain.pem")));
+        let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
+        assert_eq!(v[0]["public_key_algorithm"], algorithm, "{leaf}");
+        assert!(
+            v[0]["signature_algorithm"]
+                .as_str()
+                .is_some_and(|a| a.starts_with("HSS L=2")),
+            "{leaf}: {}",
+            v[0]["signature_algorithm"]
+        );
+    }
+    // Each certificate spent one one-time key of the CA.
+    let out = run_ok(
+        pqkit()
+            .args(["hbs", "status", "--json", "--state"])
+            .arg(p("ca.hss")),
+    );
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
+    assert_eq!(v["used"], 3);
+    // A certificate signed by another HSS key does not verify under this root.
+    keygen("L2_H5_W8", "other.hss", "other.pub");
+    root("other.hss", "other.pem");
+    let chain = std::fs::read_to_string(p("fw.pem")).expect("leaf");
+    std::fs::write(p("chain.pem"), chain).expect("chain");
+    let out = pqkit()
+        .args(["x509", "verify", "--ca"])
+        .args([p("other.pem"), p("chain.pem")])
+        .output()
+        .expect("run");
+    assert!(!out.status.success(), "verified under the wrong root");
 }
 
 /// A small xorshift generator: random kill moments without a dependency.

@@ -14,20 +14,29 @@ use zeroize::Zeroizing;
 use crate::Error;
 use crate::lms::{HssPublicKey, Identifier, hash};
 use crate::params::{LmsParams, OtsParams, check_pair};
-use crate::tree::LmsTree;
+use crate::tree::{
+    LmsLeaves, LmsTree, SUBTREE_HEIGHT, TreeCache, Upcoming, kept_bytes, next_start, saved,
+};
 
 /// One level's parameter pair.
 pub type Level = (&'static LmsParams, &'static OtsParams);
 
-/// An HSS signing key in memory: the trees of the current path and the signatures linking
-/// them. Which counter values are still unused is [`crate::state`]'s business.
+/// An HSS signing key in memory: the trees of the current path, the signatures linking them,
+/// and each lower level's next tree, built a few leaves per signature. Which counter values
+/// are still unused is [`crate::state`]'s business.
 pub struct HssSigner {
     levels: Vec<Level>,
+    id: Identifier,
+    seed: Zeroizing<Vec<u8>>,
     trees: Vec<LmsTree>,
-    /// For each tree below the top: the parent leaf it was derived from.
-    parents: Vec<u32>,
+    /// The leaf index at each level above the bottom that the trees below were derived along.
+    path: Vec<u32>,
     /// links[i]: the level-i signature of level i+1's public key.
     links: Vec<Vec<u8>>,
+    /// upcoming[i − 1]: level i's next tree.
+    upcoming: Vec<Option<Upcoming<LmsLeaves>>>,
+    /// Saved trees and builders not taken yet (until the first signature).
+    cache: TreeCache,
     threads: usize,
 }
 
@@ -54,6 +63,22 @@ impl HssSigner {
         seed: &[u8],
         threads: usize,
     ) -> Result<Self, Error> {
+        Self::open(levels, id, seed, 0, threads, TreeCache::default())
+    }
+
+    /// The key ready to sign counter value `counter`: the trees of its path taken from
+    /// `cache` where it holds them and computed on `threads` threads where not.
+    ///
+    /// # Errors
+    /// As [`HssSigner::generate`].
+    pub fn open(
+        levels: &[Level],
+        id: Identifier,
+        seed: &[u8],
+        counter: u64,
+        threads: usize,
+        cache: TreeCache,
+    ) -> Result<Self, Error> {
         if levels.is_empty() || levels.len() > 8 {
             return Err(Error::Malformed("HSS needs 1–8 levels"));
         }
@@ -65,19 +90,20 @@ impl HssSigner {
         }
         let mut me = Self {
             levels: levels.to_vec(),
+            id,
+            seed: Zeroizing::new(seed.to_vec()),
             trees: Vec::new(),
-            parents: Vec::new(),
+            path: Vec::new(),
             links: Vec::new(),
+            upcoming: (1..levels.len()).map(|_| None).collect(),
+            cache,
             threads,
         };
-        me.trees.push(LmsTree::generate(
-            levels[0].0,
-            levels[0].1,
-            id,
-            seed,
-            threads,
-        ));
-        me.rebuild_from(1, &me.split(0));
+        let qs = me.split(counter.min(me.capacity() - 1));
+        let top = me.leaves_at(&qs, 0);
+        me.trees
+            .push(LmsTree(me.cache.take_tree(top, threads, SUBTREE_HEIGHT)));
+        me.rebuild_from(1, &qs);
         Ok(me)
     }
 
@@ -95,9 +121,14 @@ impl HssSigner {
         }
     }
 
-    /// Bytes of tree nodes kept in memory across all levels.
+    /// Bytes of tree nodes kept in memory across all levels, next trees included.
     pub fn cache_bytes(&self) -> usize {
-        self.trees.iter().map(LmsTree::cache_bytes).sum()
+        kept_bytes(self.trees.iter().map(|t| &t.0), &self.upcoming)
+    }
+
+    /// The trees and next trees, to save; with the saved entries not taken yet.
+    pub fn save_cache(&self) -> TreeCache {
+        saved(&self.cache, self.trees.iter().map(|t| &t.0), &self.upcoming)
     }
 
     /// The per-level leaf indices of counter value `counter`, top first.
@@ -111,28 +142,61 @@ impl HssSigner {
         out
     }
 
-    /// Regenerates levels `from..` for the leaf indices `qs`, and their link signatures.
+    /// The leaves of the level-`level` tree on the path of leaf indices `qs`: (I, SEED)
+    /// derived down from the top.
+    fn leaves_at(&self, qs: &[u32], level: usize) -> LmsLeaves {
+        let (mut id, mut seed) = (self.id, self.seed.clone());
+        for (l, q) in self.levels.iter().zip(qs).take(level) {
+            (id, seed) = derive(l, &id, &seed, *q);
+        }
+        let (lms, ots) = self.levels[level];
+        LmsLeaves::new(lms, ots, id, &seed)
+    }
+
+    /// Makes levels `from..` the trees of the leaf indices `qs` (the paced next trees, or
+    /// saved or computed ones after a jump) and signs their links.
     fn rebuild_from(&mut self, from: usize, qs: &[u32]) {
         self.trees.truncate(from);
-        self.parents.truncate(from.saturating_sub(1));
         self.links.truncate(from.saturating_sub(1));
         for i in from..self.levels.len() {
-            let parent = &self.trees[i - 1];
-            let q = qs[i - 1];
-            let (pid, pseed) = parent.identity();
-            let (id, seed) = derive(&self.levels[i - 1], &pid, pseed, q);
-            let child =
-                LmsTree::generate(self.levels[i].0, self.levels[i].1, id, &seed, self.threads);
-            let link = self.trees[i - 1].sign(q, &child.public_key().to_bytes());
+            let leaves = self.leaves_at(qs, i);
+            let child = LmsTree(self.cache.next_tree(
+                &mut self.upcoming[i - 1],
+                leaves,
+                self.threads,
+            ));
+            let link = self.trees[i - 1].sign(qs[i - 1], &child.public_key().to_bytes());
             self.trees.push(child);
-            self.parents.push(q);
             self.links.push(link);
+        }
+        self.path = qs[..self.levels.len() - 1].to_vec();
+    }
+
+    /// Advances every lower level's next tree at counter value `counter`.
+    fn pace(&mut self, counter: u64) {
+        let capacity = self.capacity();
+        // Saved builders are taken here at the first signature; the rest is stale.
+        let mut cache = std::mem::take(&mut self.cache);
+        for i in 1..self.levels.len() {
+            let bits: u32 = self.levels[i..].iter().map(|(l, _)| u32::from(l.h)).sum();
+            let mut slot = self.upcoming[i - 1].take();
+            Upcoming::keep(
+                &mut slot,
+                next_start(counter, bits, capacity),
+                counter,
+                |start| {
+                    let leaves = self.leaves_at(&self.split(start), i);
+                    cache.take_builder(leaves, SUBTREE_HEIGHT)
+                },
+            );
+            self.upcoming[i - 1] = slot;
         }
     }
 
     /// Signs `message` with counter value `counter` (RFC 8554 Algorithm 7): u32str(L − 1) ‖
     /// (link signature, child public key)… ‖ the bottom tree's signature. The caller
-    /// guarantees each counter value is used once.
+    /// guarantees each counter value is used once. Costs one LM-OTS signature plus, paced,
+    /// about one leaf per level; at most one leaf per level when the counter goes up by one.
     ///
     /// # Errors
     /// [`Error::Exhausted`] when `counter` ≥ [`HssSigner::capacity`].
@@ -141,10 +205,8 @@ impl HssSigner {
             return Err(Error::Exhausted);
         }
         let qs = self.split(counter);
-        if let Some(first_stale) =
-            (1..self.levels.len()).find(|&i| self.parents[i - 1] != qs[i - 1])
-        {
-            self.rebuild_from(first_stale, &qs);
+        if let Some(first_stale) = self.path.iter().zip(&qs).position(|(a, b)| a != b) {
+            self.rebuild_from(first_stale + 1, &qs);
         }
         let last = self.levels.len() - 1;
         let mut out = u32::try_from(last).unwrap_or(0).to_be_bytes().to_vec();
@@ -153,6 +215,7 @@ impl HssSigner {
             out.extend_from_slice(&self.trees[i + 1].public_key().to_bytes());
         }
         out.extend_from_slice(&self.trees[last].sign(qs[last], message));
+        self.pace(counter);
         Ok(out)
     }
 }

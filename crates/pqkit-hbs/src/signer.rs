@@ -3,6 +3,7 @@
 use crate::Error;
 use crate::hss::HssSigner;
 use crate::public::PublicKey;
+use crate::tree::TreeCache;
 use crate::xmss::XmssSigner;
 
 /// An in-memory signer of any scheme here. The caller picks each counter value and must never
@@ -47,6 +48,14 @@ impl Signer {
         match self {
             Self::Hss(s) => s.cache_bytes(),
             Self::Xmss(s) => s.cache_bytes(),
+        }
+    }
+
+    /// The trees in memory, to save for the next process ([`crate::state`]).
+    pub fn save_cache(&self) -> TreeCache {
+        match self {
+            Self::Hss(s) => s.save_cache(),
+            Self::Xmss(s) => s.save_cache(),
         }
     }
 }

@@ -13,6 +13,13 @@
 //! (flock) and a second opener gets [`StateError::Locked`]. Exhaustion is an error, never a
 //! wrap-around.
 //!
+//! The trees are not secret and not state: `<state>.cache` keeps them (leaves and subtree
+//! roots of the trees in use and of the next trees being built) so that opening a key
+//! computes no leaves — an H20 tree takes minutes to compute. It is written at key generation
+//! and when a key that signed is dropped ([`StatefulKey::save_cache`]), MACed with a key
+//! derived from the signing key; a cache that is missing, stale, damaged or not this key's is
+//! ignored and the trees are computed. Which counter values are used never depends on it.
+//!
 //! Layout (version 1), big-endian: "PQKIT-HBS\0" ‖ u8 version ‖ u8 kind ‖ key ‖ u64 next ‖
 //! SHA-256 of all before it (32), where kind 1 (HSS) has key = u8 L ‖ (u32 LMS type ‖ u32
 //! LM-OTS type) × L ‖ I (16) ‖ SEED (m), and kinds 2 (XMSS) and 3 (XMSS^MT) have key = u32 OID ‖
@@ -22,6 +29,7 @@ use std::fs::{self, File, OpenOptions};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
+use hmac::{Hmac, Mac};
 use rand_core::{OsRng, RngCore};
 use sha2::{Digest, Sha256};
 use zeroize::Zeroizing;
@@ -31,6 +39,7 @@ use crate::lms::{Identifier, u32_at};
 use crate::params::{lms_by_code, ots_by_code};
 use crate::public::PublicKey;
 use crate::signer::Signer;
+use crate::tree::TreeCache;
 use crate::xmss::{XmssParams, XmssSigner, by_oid};
 
 const MAGIC: &[u8; 10] = b"PQKIT-HBS\0";
@@ -38,6 +47,7 @@ const VERSION: u8 = 1;
 const KIND_HSS: u8 = 1;
 const KIND_XMSS: u8 = 2;
 const KIND_XMSS_MT: u8 = 3;
+const CACHE_MAGIC: &[u8; 16] = b"PQKIT-HBS-CACHE\0";
 
 /// Errors of a state file.
 #[derive(Debug, thiserror::Error)]
@@ -82,6 +92,8 @@ pub struct StatefulKey {
     next: u64,
     /// The `next` on disk: values in `next..reserved_end` are reserved for this process.
     reserved_end: u64,
+    /// Whether the trees changed since the cache file was written (or it was unusable).
+    dirty: bool,
 }
 
 fn io(path: &Path) -> impl Fn(std::io::Error) -> StateError + '_ {
@@ -92,6 +104,36 @@ fn lock_path(path: &Path) -> PathBuf {
     let mut p = path.as_os_str().to_owned();
     p.push(".lock");
     PathBuf::from(p)
+}
+
+fn cache_path(path: &Path) -> PathBuf {
+    let mut p = path.as_os_str().to_owned();
+    p.push(".cache");
+    PathBuf::from(p)
+}
+
+/// HMAC-SHA-256 keyed with SHA-256("pqkit-hbs tree cache v1" ‖ the key's state bytes).
+fn cache_mac(key: &[u8]) -> Hmac<Sha256> {
+    let mac_key: Zeroizing<[u8; 32]> = Zeroizing::new(
+        Sha256::new()
+            .chain_update(b"pqkit-hbs tree cache v1")
+            .chain_update(key)
+            .finalize()
+            .into(),
+    );
+    // HMAC takes keys of any length.
+    Hmac::<Sha256>::new_from_slice(&mac_key[..]).unwrap_or_else(|_| unreachable!())
+}
+
+/// The cache file's trees when the file is present, whole and this key's; empty otherwise.
+fn read_cache(path: &Path, key: &[u8]) -> Option<TreeCache> {
+    let bytes = fs::read(cache_path(path)).ok()?;
+    let rest = bytes.strip_prefix(&CACHE_MAGIC[..])?;
+    let (&version, rest) = rest.split_first()?;
+    (version == VERSION && rest.len() >= 32).then_some(())?;
+    let (body, tag) = rest.split_at(rest.len() - 32);
+    cache_mac(key).chain_update(body).verify_slice(tag).ok()?;
+    TreeCache::from_bytes(body)
 }
 
 fn lock(path: &Path) -> Result<File, StateError> {
@@ -148,12 +190,19 @@ fn encode(key: &[u8], next: u64) -> Zeroizing<Vec<u8>> {
     out
 }
 
-/// Checks the file and returns (key bytes, next, signer).
-fn decode(
-    path: &Path,
-    bytes: &[u8],
-    threads: usize,
-) -> Result<(Zeroizing<Vec<u8>>, u64, Signer), StateError> {
+/// A state file, checked and opened.
+struct Decoded {
+    /// The bytes before `next`.
+    key: Zeroizing<Vec<u8>>,
+    next: u64,
+    /// Ready for counter value `next`, its trees from the cache file where it has them.
+    signer: Signer,
+    /// Whether the cache file was usable.
+    cached: bool,
+}
+
+/// Checks the file and opens its signer.
+fn decode(path: &Path, bytes: &[u8], threads: usize) -> Result<Decoded, StateError> {
     let bad = |why| StateError::Corrupt(path.to_path_buf(), why);
     if bytes.len() < MAGIC.len() + 2 + 8 + 32 || &bytes[..MAGIC.len()] != MAGIC {
         return Err(bad("no pqkit-hbs header"));
@@ -168,6 +217,9 @@ fn decode(
     if key[at] != VERSION {
         return Err(bad("unsupported version"));
     }
+    let cache = read_cache(path, key);
+    let cached = cache.as_ref().is_some_and(|c| !c.is_empty());
+    let cache = cache.unwrap_or_default();
     let rest = &key[at + 2..];
     let signer = match key[at + 1] {
         KIND_HSS => {
@@ -188,7 +240,14 @@ fn decode(
             }
             let mut id = [0u8; 16];
             id.copy_from_slice(&secrets[..16]);
-            Signer::Hss(HssSigner::generate(&levels, id, &secrets[16..], threads)?)
+            Signer::Hss(HssSigner::open(
+                &levels,
+                id,
+                &secrets[16..],
+                next,
+                threads,
+                cache,
+            )?)
         }
         kind @ (KIND_XMSS | KIND_XMSS_MT) => {
             let params = by_oid(u32_at(rest, 0)?, kind == KIND_XMSS_MT)?;
@@ -198,11 +257,18 @@ fn decode(
                 return Err(bad("wrong length"));
             }
             let (s_xmss, sk_prf, seed) = (&secrets[..n], &secrets[n..2 * n], &secrets[2 * n..]);
-            Signer::Xmss(XmssSigner::generate(params, s_xmss, sk_prf, seed, threads)?)
+            Signer::Xmss(XmssSigner::open(
+                params, s_xmss, sk_prf, seed, next, threads, cache,
+            )?)
         }
         _ => return Err(bad("unsupported kind")),
     };
-    Ok((Zeroizing::new(key.to_vec()), next, signer))
+    Ok(Decoded {
+        key: Zeroizing::new(key.to_vec()),
+        next,
+        signer,
+        cached,
+    })
 }
 
 /// `len` bytes from the OS RNG.
@@ -215,8 +281,8 @@ fn random(path: &Path, len: usize) -> Result<Zeroizing<Vec<u8>>, StateError> {
 }
 
 /// Writes `bytes` as `path` atomically and durably: temp file in the same directory, fsync,
-/// rename, fsync of the directory.
-fn persist(path: &Path, bytes: &[u8]) -> Result<(), StateError> {
+/// rename, fsync of the directory. Without `durable`, the fsyncs are left out (atomic only).
+fn persist(path: &Path, bytes: &[u8], durable: bool) -> Result<(), StateError> {
     let dir = match path.parent() {
         Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
         _ => PathBuf::from("."),
@@ -231,10 +297,15 @@ fn persist(path: &Path, bytes: &[u8]) -> Result<(), StateError> {
             .write(true)
             .open(&tmp)?;
         f.write_all(bytes)?;
-        f.sync_all()?;
+        if durable {
+            f.sync_all()?;
+        }
         drop(f);
         fs::rename(&tmp, path)?;
-        File::open(&dir)?.sync_all()
+        if durable {
+            File::open(&dir)?.sync_all()?;
+        }
+        Ok(())
     })();
     if let Err(e) = result {
         let _ = fs::remove_file(&tmp);
@@ -302,19 +373,23 @@ impl StatefulKey {
             return Err(StateError::Exists(path.to_path_buf()));
         }
         let signer = signer()?;
-        persist(path, &encode(&key, 0))?;
-        Ok(Self {
+        persist(path, &encode(&key, 0), true)?;
+        let mut me = Self {
             path: path.to_path_buf(),
             _lock: lock,
             key,
             signer,
             next: 0,
             reserved_end: 0,
-        })
+            dirty: true,
+        };
+        me.save_cache()?;
+        Ok(me)
     }
 
-    /// Opens a key's state file, taking its lock, and regenerates the trees of the current
-    /// path on `threads` threads. Values reserved by an earlier process are skipped.
+    /// Opens a key's state file, taking its lock, and takes the trees of the current path
+    /// from the cache file — or computes them on `threads` threads when it is missing or
+    /// unusable. Values reserved by an earlier process are skipped.
     ///
     /// # Errors
     /// [`StateError::Locked`] when another signer holds the key; [`StateError::Corrupt`];
@@ -322,14 +397,15 @@ impl StatefulKey {
     pub fn open(path: &Path, threads: usize) -> Result<Self, StateError> {
         let lock = lock(path)?;
         let bytes = Zeroizing::new(fs::read(path).map_err(io(path))?);
-        let (key, next, signer) = decode(path, &bytes, threads)?;
+        let d = decode(path, &bytes, threads)?;
         Ok(Self {
             path: path.to_path_buf(),
             _lock: lock,
-            key,
-            signer,
-            next,
-            reserved_end: next,
+            key: d.key,
+            signer: d.signer,
+            next: d.next,
+            reserved_end: d.next,
+            dirty: !d.cached,
         })
     }
 
@@ -370,7 +446,7 @@ impl StatefulKey {
             return Err(crate::Error::Exhausted.into());
         }
         let end = self.reserved_end.saturating_add(count.max(1)).min(capacity);
-        persist(&self.path, &encode(&self.key, end))?;
+        persist(&self.path, &encode(&self.key, end), true)?;
         self.reserved_end = end;
         Ok(())
     }
@@ -386,7 +462,43 @@ impl StatefulKey {
         }
         let counter = self.next;
         self.next += 1;
+        self.dirty = true;
         Ok(self.signer.sign(counter, message)?)
+    }
+
+    /// The cache file, `<state>.cache`.
+    pub fn cache_path(&self) -> PathBuf {
+        cache_path(&self.path)
+    }
+
+    /// Writes the trees in memory to the cache file (atomically, not fsynced: a lost cache
+    /// costs only time). Done at key generation and when a key that signed is dropped.
+    ///
+    /// # Errors
+    /// I/O errors.
+    pub fn save_cache(&mut self) -> Result<(), StateError> {
+        let body = self.signer.save_cache().to_bytes();
+        let tag = cache_mac(&self.key)
+            .chain_update(&body)
+            .finalize()
+            .into_bytes();
+        let mut out = Vec::with_capacity(CACHE_MAGIC.len() + 1 + body.len() + 32);
+        out.extend_from_slice(CACHE_MAGIC);
+        out.push(VERSION);
+        out.extend_from_slice(&body);
+        out.extend_from_slice(&tag);
+        persist(&self.cache_path(), &out, false)?;
+        self.dirty = false;
+        Ok(())
+    }
+}
+
+impl Drop for StatefulKey {
+    /// Saves the cache when the trees changed; a failure only costs the next open time.
+    fn drop(&mut self) {
+        if self.dirty {
+            let _ = self.save_cache();
+        }
     }
 }
 

@@ -10,7 +10,9 @@ use zeroize::Zeroizing;
 use crate::Error;
 use crate::lms::{Node, hash};
 use crate::params::HashFn;
-use crate::tree::{MerkleTree, SUBTREE_HEIGHT, TreeHasher};
+use crate::tree::{
+    MerkleTree, SUBTREE_HEIGHT, TreeCache, TreeHasher, Upcoming, kept_bytes, next_start, saved,
+};
 
 /// An XMSS or XMSS^MT parameter set.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -490,6 +492,13 @@ impl TreeHasher for XmssLeaves {
         self.params.n
     }
 
+    /// u32 layer ‖ u64 tree index.
+    fn identity(&self) -> Vec<u8> {
+        let mut out = self.layer.to_be_bytes().to_vec();
+        out.extend_from_slice(&self.tree.to_be_bytes());
+        out
+    }
+
     fn leaf(&self, leaf: u32) -> Node {
         let p = self.params;
         let ots = Adrs::new(self.layer, self.tree, OTS).with(4, leaf);
@@ -516,9 +525,10 @@ impl TreeHasher for XmssLeaves {
     }
 }
 
-/// An XMSS or XMSS^MT signing key in memory: one tree per layer on the current path, and the
-/// signatures linking each tree's root to the layer above. Which indices are unused is the
-/// caller's business ([`crate::state`]).
+/// An XMSS or XMSS^MT signing key in memory: one tree per layer on the current path, the
+/// signatures linking each tree's root to the layer above, and each lower layer's next tree,
+/// built a few leaves per signature. Which indices are unused is the caller's business
+/// ([`crate::state`]).
 pub struct XmssSigner {
     params: &'static XmssParams,
     sk_prf: Zeroizing<Vec<u8>>,
@@ -529,6 +539,10 @@ pub struct XmssSigner {
     trees: Vec<MerkleTree<XmssLeaves>>,
     /// links[j]: layer j+1's WOTS+ signature and path over layer j's root.
     links: Vec<Vec<u8>>,
+    /// upcoming[j]: layer j's next tree (the top layer has one tree).
+    upcoming: Vec<Option<Upcoming<XmssLeaves>>>,
+    /// Saved trees and builders not taken yet (until the first signature).
+    cache: TreeCache,
     threads: usize,
 }
 
@@ -545,6 +559,31 @@ impl XmssSigner {
         seed: &[u8],
         threads: usize,
     ) -> Result<Self, Error> {
+        Self::open(
+            params,
+            s_xmss,
+            sk_prf,
+            seed,
+            0,
+            threads,
+            TreeCache::default(),
+        )
+    }
+
+    /// The key ready to sign index `idx`: the trees of its path taken from `cache` where it
+    /// holds them and computed on `threads` threads where not.
+    ///
+    /// # Errors
+    /// As [`XmssSigner::generate`].
+    pub fn open(
+        params: &'static XmssParams,
+        s_xmss: &[u8],
+        sk_prf: &[u8],
+        seed: &[u8],
+        idx: u64,
+        threads: usize,
+        cache: TreeCache,
+    ) -> Result<Self, Error> {
         let n = params.n;
         if s_xmss.len() != n || sk_prf.len() != n || seed.len() != n {
             return Err(Error::Malformed("XMSS seeds must be n bytes each"));
@@ -557,26 +596,30 @@ impl XmssSigner {
             root: [0u8; 32],
             trees: Vec::new(),
             links: Vec::new(),
+            upcoming: (0..params.d).map(|_| None).collect(),
+            cache,
             threads,
         };
-        // Index 0's path: tree 0 of every layer; the top one's root is the public root.
-        me.trees = (0..u32::from(params.d))
-            .map(|layer| me.tree(layer, 0))
-            .collect();
+        let path = me.path(idx.min(params.signatures() - 1));
+        for (layer, &(tree, _)) in (0u32..).zip(&path) {
+            let leaves = me.leaves(layer, tree);
+            let tree = me.cache.take_tree(leaves, threads, SUBTREE_HEIGHT);
+            me.trees.push(tree);
+        }
+        // The top layer's single tree's root is the public root.
         me.root = me.trees[usize::from(params.d) - 1].root();
-        me.links = me.links_for(0);
+        me.links = me.links_for(&path);
         Ok(me)
     }
 
-    fn tree(&self, layer: u32, tree: u64) -> MerkleTree<XmssLeaves> {
-        let leaves = XmssLeaves {
+    fn leaves(&self, layer: u32, tree: u64) -> XmssLeaves {
+        XmssLeaves {
             params: self.params,
             layer,
             tree,
             s_xmss: self.s_xmss.clone(),
             seed: self.seed.clone(),
-        };
-        MerkleTree::generate(leaves, self.threads, SUBTREE_HEIGHT)
+        }
     }
 
     /// The public key.
@@ -590,9 +633,14 @@ impl XmssSigner {
         }
     }
 
-    /// Bytes of tree nodes kept in memory.
+    /// Bytes of tree nodes kept in memory, next trees included.
     pub fn cache_bytes(&self) -> usize {
-        self.trees.iter().map(MerkleTree::cache_bytes).sum()
+        kept_bytes(&self.trees, &self.upcoming)
+    }
+
+    /// The trees and next trees, to save; with the saved entries not taken yet.
+    pub fn save_cache(&self) -> TreeCache {
+        saved(&self.cache, &self.trees, &self.upcoming)
     }
 
     /// Number of signatures, 2^h.
@@ -613,10 +661,9 @@ impl XmssSigner {
             .collect()
     }
 
-    /// The link signatures for index `idx`: each layer above 0 signs the root of the tree
-    /// below with its leaf (WOTS+ signature ‖ auth path).
-    fn links_for(&mut self, idx: u64) -> Vec<Vec<u8>> {
-        let path = self.path(idx);
+    /// The link signatures along `path`: each layer above 0 signs the root of the tree below
+    /// with its leaf (WOTS+ signature ‖ auth path).
+    fn links_for(&mut self, path: &[(u64, u32)]) -> Vec<Vec<u8>> {
         let n = self.params.n;
         (1..usize::from(self.params.d))
             .map(|layer| {
@@ -631,25 +678,52 @@ impl XmssSigner {
             .collect()
     }
 
-    /// Makes every layer's tree the one index `idx` passes through; recomputes the links when
-    /// a tree changed.
+    /// Makes every layer's tree the one index `idx` passes through (the paced next tree, or a
+    /// saved or computed one after a jump); re-signs the links when a tree changed.
     fn sync(&mut self, idx: u64) {
         let path = self.path(idx);
         let mut changed = false;
         for (layer, &(tree, _)) in (0u32..).zip(&path) {
             let slot = layer as usize;
             if self.trees[slot].hasher.tree != tree {
-                self.trees[slot] = self.tree(layer, tree);
+                let leaves = self.leaves(layer, tree);
+                self.trees[slot] =
+                    self.cache
+                        .next_tree(&mut self.upcoming[slot], leaves, self.threads);
                 changed = true;
             }
         }
         if changed {
-            self.links = self.links_for(idx);
+            self.links = self.links_for(&path);
+        }
+    }
+
+    /// Advances every lower layer's next tree at index `idx`.
+    fn pace(&mut self, idx: u64) {
+        let th = u32::from(self.params.tree_height());
+        let capacity = self.capacity();
+        // Saved builders are taken here at the first signature; the rest is stale.
+        let mut cache = std::mem::take(&mut self.cache);
+        for layer in 0..self.params.d - 1 {
+            let bits = th * (u32::from(layer) + 1);
+            let slot = usize::from(layer);
+            let mut upcoming = self.upcoming[slot].take();
+            Upcoming::keep(
+                &mut upcoming,
+                next_start(idx, bits, capacity),
+                idx,
+                |start| {
+                    let leaves = self.leaves(u32::from(layer), start >> bits);
+                    cache.take_builder(leaves, SUBTREE_HEIGHT)
+                },
+            );
+            self.upcoming[slot] = upcoming;
         }
     }
 
     /// Signs `message` with index `idx` (RFC 8391 Algorithms 12 and 16). The caller
-    /// guarantees each index is used once.
+    /// guarantees each index is used once. Costs one WOTS+ signature plus, paced, about one
+    /// leaf per layer.
     ///
     /// # Errors
     /// [`Error::Exhausted`] when `idx` ≥ 2^h.
@@ -672,6 +746,7 @@ impl XmssSigner {
         for link in &self.links {
             out.extend_from_slice(link);
         }
+        self.pace(idx);
         Ok(out)
     }
 }
