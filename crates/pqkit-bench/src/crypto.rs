@@ -292,6 +292,8 @@ pub fn run(options: &Options) -> Result<Vec<Row>, String> {
         progress.step(&format!("{} keygen/sign/verify", scheme.name()));
         rows.extend(stateful::rows(scheme, options.budget)?);
         #[cfg(feature = "peers")]
+        rows.extend(stateful::one_tree_rows(scheme, options.budget)?);
+        #[cfg(feature = "peers")]
         rows.extend(crate::peers::stateful_rows(
             scheme.name(),
             options.budget,

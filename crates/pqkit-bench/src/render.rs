@@ -186,9 +186,17 @@ pub fn crypto_peers(rows: &[crypto::Row]) -> Option<Table> {
         &headers,
     );
     for r in rows.iter().filter(|r| r.ratio_to_fastest_peer.is_some()) {
+        // Stateful schemes have several pqkit rows per operation (threads, one tree): the
+        // operation names which.
+        let operation = match r.implementation.split_once(" (") {
+            Some((_, which)) if r.kind == "stateful" => {
+                format!("{} ({which}", r.operation)
+            }
+            _ => r.operation.to_owned(),
+        };
         let mut cells = vec![
             r.algorithm.to_owned(),
-            r.operation.to_owned(),
+            operation,
             fixed(r.timing.mean_us(), 1),
         ];
         for f in &families {

@@ -155,12 +155,18 @@ pub(crate) enum SignOutput<'a> {
 }
 
 /// Writes `bytes` to `path` through a temporary file and a rename, so a process killed
-/// mid-write leaves no partial signature under the final name.
+/// mid-write leaves no partial signature under the final name. A path that exists and is not
+/// a regular file (/dev/stdout, a FIFO) is written in place: renaming over it would replace
+/// the device.
 fn write_whole(path: &Path, bytes: &[u8]) -> Result<()> {
+    let err = |e: std::io::Error| format!("{}: {e}", path.display());
+    if std::fs::metadata(path).is_ok_and(|m| !m.is_file()) {
+        return Ok(std::fs::write(path, bytes).map_err(err)?);
+    }
     let mut tmp = path.as_os_str().to_owned();
     tmp.push(format!(".tmp-{}", std::process::id()));
-    std::fs::write(&tmp, bytes).map_err(|e| format!("{}: {e}", path.display()))?;
-    std::fs::rename(&tmp, path).map_err(|e| format!("{}: {e}", path.display()))?;
+    std::fs::write(&tmp, bytes).map_err(err)?;
+    std::fs::rename(&tmp, path).map_err(err)?;
     Ok(())
 }
 

@@ -126,6 +126,42 @@ fn keygen_sign_verify_status() {
 }
 
 #[test]
+fn signing_to_a_fifo_writes_into_it_and_leaves_it_a_fifo() {
+    use std::os::unix::fs::FileTypeExt;
+    let dir = scratch("hbs-cli-fifo");
+    let (state, public) = (dir.join("k.hss"), dir.join("k.pub"));
+    run_ok(
+        pqkit()
+            .args(["hbs", "keygen", "--preset", "L1_H5_W8", "--state"])
+            .args([state.as_os_str(), "--pub".as_ref(), public.as_os_str()]),
+    );
+    let fifo = dir.join("sig.fifo");
+    run_ok(std::process::Command::new("mkfifo").arg(&fifo));
+    let reader = {
+        let fifo = fifo.clone();
+        std::thread::spawn(move || std::fs::read(fifo).expect("read fifo"))
+    };
+    let file = dir.join("m");
+    std::fs::write(&file, b"message").expect("write");
+    run_ok(
+        pqkit()
+            .args(["hbs", "sign", "--state"])
+            .args([&state, Path::new("-o"), &fifo, &file]),
+    );
+    // Checked before joining: a reader of a replaced FIFO would wait for ever.
+    assert!(
+        std::fs::metadata(&fifo)
+            .expect("fifo")
+            .file_type()
+            .is_fifo(),
+        "the FIFO was replaced"
+    );
+    let signature = reader.join().expect("reader");
+    let pk = PublicKey::from_pem(&std::fs::read_to_string(&public).expect("pub")).expect("key");
+    assert_eq!(pk.verify(b"message", &signature), Ok(()));
+}
+
+#[test]
 fn an_hss_ca_issues_firmware_and_client_certificates() {
     let dir = scratch("hbs-cli-ca");
     let p = |name: &str| dir.join(name);

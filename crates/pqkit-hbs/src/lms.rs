@@ -68,14 +68,71 @@ fn digits(ots: &OtsParams, q_hash: &[u8]) -> Vec<u8> {
 
 /// Runs chain `i` of one-time key `q` from digit `from` to digit `to`, in place.
 fn chain(ots: &OtsParams, id: &Identifier, q: u32, i: u16, from: u8, to: u8, tmp: &mut Node) {
+    if ots.hash == HashFn::Sha256 {
+        let mut block = Sha256Block::new(ots.n, id, q, i);
+        for j in from..to {
+            *tmp = block.hash(j, &tmp[..ots.n]);
+        }
+        return;
+    }
     let (q, i) = (q.to_be_bytes(), i.to_be_bytes());
     for j in from..to {
         *tmp = hash(ots.hash, ots.n, &[id, &q, &i, &[j], &tmp[..ots.n]]);
     }
 }
 
+/// SHA-256 initial hash value H(0) (FIPS 180-4 §5.3.3).
+const SHA256_IV: [u32; 8] = [
+    0x6a09_e667,
+    0xbb67_ae85,
+    0x3c6e_f372,
+    0xa54f_f53a,
+    0x510e_527f,
+    0x9b05_688c,
+    0x1f83_d9ab,
+    0x5be0_cd19,
+];
+
+/// SHA-256 of I ‖ u32str(q) ‖ u16str(i) ‖ u8str(j) ‖ X with X of n bytes: 23 + n ≤ 55 bytes,
+/// so one block, padded once (FIPS 180-4 §5.1.1) and compressed once per hash — the bytes
+/// [`hash`] gives, without its buffering. Chain steps and chain starts have this shape.
+struct Sha256Block {
+    n: usize,
+    block: [u8; 64],
+}
+
+impl Sha256Block {
+    fn new(n: usize, id: &Identifier, q: u32, i: u16) -> Self {
+        let len = 23 + n;
+        let mut block = [0u8; 64];
+        block[..16].copy_from_slice(id);
+        block[16..20].copy_from_slice(&q.to_be_bytes());
+        block[20..22].copy_from_slice(&i.to_be_bytes());
+        block[len] = 0x80;
+        block[56..].copy_from_slice(&(8 * len as u64).to_be_bytes());
+        Self { n, block }
+    }
+
+    /// The hash with j and X (n bytes), truncated to n.
+    fn hash(&mut self, j: u8, x: &[u8]) -> Node {
+        self.block[22] = j;
+        self.block[23..23 + self.n].copy_from_slice(x);
+        let mut state = SHA256_IV;
+        sha2::compress256(&mut state, &[self.block.into()]);
+        let mut out = [0u8; 32];
+        for (bytes, word) in out.chunks_exact_mut(4).zip(state) {
+            bytes.copy_from_slice(&word.to_be_bytes());
+        }
+        out[self.n..].fill(0);
+        out
+    }
+}
+
 /// x_q[i] = H(I ‖ u32str(q) ‖ u16str(i) ‖ u8str(0xff) ‖ SEED) (RFC 8554 Appendix A).
 fn secret_chain_start(ots: &OtsParams, id: &Identifier, seed: &[u8], q: u32, i: u16) -> Node {
+    if ots.hash == HashFn::Sha256 && seed.len() == ots.n {
+        return Sha256Block::new(ots.n, id, q, i).hash(0xff, seed);
+    }
     hash(
         ots.hash,
         ots.n,
@@ -413,4 +470,31 @@ fn signed_len(key: &LmsPublicKey, signature: &[u8]) -> Result<usize, Error> {
         return Err(Error::Malformed("LMS signature too short"));
     }
     Ok(len)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn one_block_sha256_is_the_buffered_hash() {
+        for n in [24usize, 32] {
+            let mut x = [0u8; 32];
+            for q in [0u32, 1, 0x0102_0304, u32::MAX] {
+                let id: Identifier = core::array::from_fn(|k| q.to_le_bytes()[k % 4] ^ 0x5a);
+                for i in [0u16, 7, 0xfffe] {
+                    let mut block = Sha256Block::new(n, &id, q, i);
+                    for j in [0u8, 1, 0x80, 0xff] {
+                        let want = hash(
+                            HashFn::Sha256,
+                            n,
+                            &[&id, &q.to_be_bytes(), &i.to_be_bytes(), &[j], &x[..n]],
+                        );
+                        assert_eq!(block.hash(j, &x[..n]), want, "n {n} q {q} i {i} j {j}");
+                        x = want;
+                    }
+                }
+            }
+        }
+    }
 }
