@@ -10,7 +10,8 @@
 use pqkit_core::catalogue;
 use pqkit_core::hybrid::KeyExchangeGroup;
 use pqkit_core::kem::KemAlgorithm;
-use pqkit_core::sig::{SignatureAlgorithm, SigningRandomness};
+use pqkit_core::sig::{Family, SignatureAlgorithm, SigningRandomness};
+use pqkit_hash::dispatch::{Path, with_path};
 use serde::Serialize;
 
 use crate::Progress;
@@ -36,6 +37,15 @@ pub struct Row {
     /// The timing.
     #[serde(flatten)]
     pub timing: Timing,
+    /// On pqkit's rows of hash-based schemes: the `pqkit-hash` path the operation ran on
+    /// ("avx512", "avx2", "shani", "portable").
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub hash_path: Option<&'static str>,
+    /// With `hash_path`: the operation's compressions and permutations (`timing.hashes`) ×
+    /// the engine's measured cost per unit on that path ([`crate::engine`]), in ns — the
+    /// time it would take if it were nothing but hashing at the engine's rate.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub limit_ns: Option<f64>,
     /// On pqkit's rows when peers ran: pqkit's mean time / the fastest peer's mean time for
     /// the same operation (below 1: pqkit is faster).
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -78,6 +88,31 @@ pub struct Options {
     pub budget: Budget,
     /// Deterministic instead of hedged signing.
     pub deterministic: bool,
+    /// The `pqkit-hash` paths hash-based schemes (SLH-DSA, LMS/HSS, XMSS) run on, one set of
+    /// rows each; empty for the dispatched path ([`pqkit_hash::dispatch::process`]).
+    pub hash_paths: Vec<Path>,
+    /// Threads per SLH-DSA signature for an extra "sign (N threads)" row (the single-thread
+    /// rows are always measured); 0 or 1 for none.
+    pub threads: usize,
+}
+
+/// Whether an algorithm's operations run on the `pqkit-hash` engine.
+fn hash_based(alg: &SignatureAlgorithm) -> bool {
+    alg.family == Family::SlhDsa
+}
+
+/// Runs `rows` with `path` forced and marks the rows it returns with the path and their limit.
+fn on_path(
+    path: Path,
+    rows: impl FnOnce() -> Result<Vec<Row>, String>,
+) -> Result<Vec<Row>, String> {
+    let mut out = with_path(path, rows).map_err(|e| e.to_string())??;
+    let cost = crate::engine::cost(path);
+    for r in &mut out {
+        r.hash_path = Some(path.name());
+        r.limit_ns = r.timing.hashes.map(|h| cost.limit_ns(&h));
+    }
+    Ok(out)
 }
 
 /// What `bench crypto` runs.
@@ -149,6 +184,79 @@ fn peers(
     )
 }
 
+/// pqkit's keygen, sign and verify rows of one signature algorithm.
+fn signature_rows(
+    alg: &'static SignatureAlgorithm,
+    options: &Options,
+    progress: &Progress,
+) -> Result<Vec<Row>, String> {
+    let mut rows = Vec::new();
+    let e = |e: pqkit_core::Error| e.to_string();
+    let implementation = format!("pqkit ({})", alg.backend_name());
+    let row = |operation, signing, timing| Row {
+        algorithm: alg.name,
+        kind: "signature",
+        operation,
+        implementation: implementation.clone(),
+        signing,
+        timing,
+        hash_path: None,
+        limit_ns: None,
+        ratio_to_fastest_peer: None,
+    };
+    progress.step(&format!("{} keygen", alg.name));
+    rows.push(row(
+        "keygen",
+        None,
+        measure(options.budget, || alg.generate().map(drop)).map_err(e)?,
+    ));
+    let key = alg.generate().map_err(e)?;
+    let message = [0x5au8; MESSAGE_SIZE];
+    let randomness = if options.deterministic {
+        SigningRandomness::Deterministic
+    } else {
+        SigningRandomness::Hedged
+    };
+    progress.step(&format!("{} sign", alg.name));
+    let sign = measure(options.budget, || {
+        key.sign_with(&message, &[], randomness).map(drop)
+    })
+    .map_err(e)?;
+    rows.push(row(
+        "sign",
+        Some(if options.deterministic {
+            "deterministic"
+        } else {
+            "hedged"
+        }),
+        sign,
+    ));
+    if hash_based(alg) && options.threads > 1 {
+        progress.step(&format!("{} sign ({} threads)", alg.name, options.threads));
+        pqkit_core::slh_dsa::set_signing_threads(options.threads);
+        let threaded = measure(options.budget, || {
+            key.sign_with(&message, &[], randomness).map(drop)
+        });
+        pqkit_core::slh_dsa::set_signing_threads(1);
+        let mut r = row("sign", rows[1].signing, threaded.map_err(e)?);
+        r.implementation = format!(
+            "pqkit ({}, {} threads)",
+            alg.backend_name(),
+            options.threads
+        );
+        rows.push(r);
+    }
+    let signature = key.sign_with(&message, &[], randomness).map_err(e)?;
+    let vk = key.verifying_key();
+    progress.step(&format!("{} verify", alg.name));
+    rows.push(row(
+        "verify",
+        None,
+        measure(options.budget, || vk.verify(&message, &[], &signature)).map_err(e)?,
+    ));
+    Ok(rows)
+}
+
 /// Runs the benchmark.
 ///
 /// # Errors
@@ -162,60 +270,38 @@ pub fn run(options: &Options) -> Result<Vec<Row>, String> {
     } = select(&options.algorithms)?;
     // keygen and two operations each, and one step for the peers of signatures and KEMs.
     let peer_steps = if cfg!(feature = "peers") { 1 } else { 0 };
+    let paths = if options.hash_paths.is_empty() {
+        vec![pqkit_hash::dispatch::process()]
+    } else {
+        options.hash_paths.clone()
+    };
+    let sig_steps: usize = sigs
+        .iter()
+        .map(|a| 3 * if hash_based(a) { paths.len() } else { 1 } + peer_steps)
+        .sum();
     let progress = Progress::new(
         "bench crypto",
-        ((3 + peer_steps) * (sigs.len() + kems.len()) + 3 * groups.len() + schemes.len()) as u64,
+        (sig_steps + (3 + peer_steps) * kems.len() + 3 * groups.len() + paths.len() * schemes.len())
+            as u64,
     );
     let mut rows = Vec::new();
     let e = |e: pqkit_core::Error| e.to_string();
     for alg in sigs {
-        let implementation = format!("pqkit ({})", alg.backend_name());
-        let row = |operation, signing, timing| Row {
-            algorithm: alg.name,
-            kind: "signature",
-            operation,
-            implementation: implementation.clone(),
-            signing,
-            timing,
-            ratio_to_fastest_peer: None,
-        };
-        progress.step(&format!("{} keygen", alg.name));
-        rows.push(row(
-            "keygen",
-            None,
-            measure(options.budget, || alg.generate().map(drop)).map_err(e)?,
-        ));
-        let key = alg.generate().map_err(e)?;
-        let message = [0x5au8; MESSAGE_SIZE];
-        let randomness = if options.deterministic {
-            SigningRandomness::Deterministic
+        if hash_based(alg) {
+            for &path in &paths {
+                rows.extend(on_path(path, || signature_rows(alg, options, &progress))?);
+            }
         } else {
-            SigningRandomness::Hedged
-        };
-        progress.step(&format!("{} sign", alg.name));
-        let sign = measure(options.budget, || {
-            key.sign_with(&message, &[], randomness).map(drop)
-        })
-        .map_err(e)?;
-        rows.push(row(
-            "sign",
-            Some(if options.deterministic {
-                "deterministic"
-            } else {
-                "hedged"
-            }),
-            sign,
-        ));
-        let signature = key.sign_with(&message, &[], randomness).map_err(e)?;
-        let vk = key.verifying_key();
-        progress.step(&format!("{} verify", alg.name));
-        rows.push(row(
-            "verify",
-            None,
-            measure(options.budget, || vk.verify(&message, &[], &signature)).map_err(e)?,
-        ));
+            rows.extend(signature_rows(alg, options, &progress)?);
+        }
         #[cfg(feature = "peers")]
-        rows.extend(peers(&progress, alg.name, "signature", options, &message)?);
+        rows.extend(peers(
+            &progress,
+            alg.name,
+            "signature",
+            options,
+            &[0x5au8; MESSAGE_SIZE],
+        )?);
     }
     for kem in kems {
         let implementation = format!("pqkit ({})", kem.backend_name());
@@ -226,6 +312,8 @@ pub fn run(options: &Options) -> Result<Vec<Row>, String> {
             implementation: implementation.clone(),
             signing: None,
             timing,
+            hash_path: None,
+            limit_ns: None,
             ratio_to_fastest_peer: None,
         };
         progress.step(&format!("{} keygen", kem.name));
@@ -257,6 +345,8 @@ pub fn run(options: &Options) -> Result<Vec<Row>, String> {
             implementation: format!("pqkit ({} + aws-lc-rs)", group.kem.backend_name()),
             signing: None,
             timing,
+            hash_path: None,
+            limit_ns: None,
             ratio_to_fastest_peer: None,
         };
         progress.step(&format!("{} keygen", group.name));
@@ -289,10 +379,14 @@ pub fn run(options: &Options) -> Result<Vec<Row>, String> {
         rows.push(row("decapsulate", decapsulate));
     }
     for scheme in &schemes {
-        progress.step(&format!("{} keygen/sign/verify", scheme.name()));
-        rows.extend(stateful::rows(scheme, options.budget)?);
-        #[cfg(feature = "peers")]
-        rows.extend(stateful::one_tree_rows(scheme, options.budget)?);
+        for &path in &paths {
+            progress.step(&format!("{} keygen/sign/verify ({path})", scheme.name()));
+            rows.extend(on_path(path, || stateful::rows(scheme, options.budget))?);
+            #[cfg(feature = "peers")]
+            rows.extend(on_path(path, || {
+                stateful::one_tree_rows(scheme, options.budget)
+            })?);
+        }
         #[cfg(feature = "peers")]
         rows.extend(crate::peers::stateful_rows(
             scheme.name(),

@@ -15,6 +15,7 @@
 
 pub mod boundary;
 pub mod crypto;
+pub mod engine;
 pub mod handshake;
 pub mod heap;
 pub mod machine;

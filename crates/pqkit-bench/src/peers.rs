@@ -1,7 +1,9 @@
 //! The peers of `bench crypto` (cargo feature `peers`): the same operations on the same
 //! message through liboqs 0.13 (crate `oqs`, built from source: needs cmake and libclang —
 //! `apt-get install cmake libclang-dev`), libcrux-ml-kem / libcrux-ml-dsa (AVX2 where the CPU
-//! has it) and RustCrypto `ml-kem` 0.3, `ml-dsa` 0.1 and `slh-dsa` 0.2.
+//! has it), RustCrypto `ml-kem` 0.3, `ml-dsa` 0.1 and `slh-dsa` 0.2, and PQClean's SPHINCS+
+//! round 3 (`pqcrypto-sphincsplus` 0.7: AVX2 8-way SHA-256 and 4-way Keccak where the CPU has
+//! AVX2).
 //!
 //! liboqs 0.13 has SPHINCS+ round 3 ("simple"), not FIPS 205 SLH-DSA: the same parameters and
 //! the same number of hash calls, a slightly different message hashing; its rows are labelled
@@ -53,6 +55,8 @@ impl Peer {
             implementation: self.implementation.clone(),
             signing: (operation == "sign" && !self.signing.is_empty()).then_some(self.signing),
             timing,
+            hash_path: None,
+            limit_ns: None,
             ratio_to_fastest_peer: None,
         }
     }
@@ -252,6 +256,38 @@ macro_rules! rustcrypto_slh_dsa {
     }};
 }
 
+/// PQClean SPHINCS+ round 3 "simple" through `pqcrypto-sphincsplus` (its AVX2 code when the
+/// CPU has AVX2): keygen, sign (randomized, as round 3 signs), verify.
+macro_rules! pqclean_sphincs {
+    ($p:expr, $m:ident, $message:expr) => {{
+        use pqcrypto_sphincsplus::$m as s;
+        let message: &[u8] = $message;
+        let (pk, sk) = s::keypair();
+        let signature = s::detached_sign(message, &sk);
+        $p.three(
+            SIG_OPS,
+            || {
+                black_box(s::keypair());
+                Ok(())
+            },
+            || {
+                black_box(s::detached_sign(message, &sk));
+                Ok(())
+            },
+            || s::verify_detached_signature(&signature, message, &pk).map_err(e),
+        )
+    }};
+}
+
+/// The PQClean peer's name, with the code it runs on this CPU.
+fn pqclean() -> String {
+    let avx2 = cfg!(target_arch = "x86_64") && std::arch::is_x86_feature_detected!("avx2");
+    format!(
+        "PQClean sphincs+ round 3 ({})",
+        if avx2 { "AVX2" } else { "clean" }
+    )
+}
+
 /// The peer rows for `algorithm` (canonical name), of kind `kind` ("signature", "KEM" or
 /// "group": groups have no peers), signing `message` (hedged unless `deterministic`).
 ///
@@ -288,6 +324,46 @@ pub fn rows(
         let crux = peer(format!("{LIBCRUX}-ml-dsa"), "hedged");
         let rc = peer(format!("{RUSTCRYPTO} ml-dsa"), "deterministic");
         let slh = peer(format!("{RUSTCRYPTO} slh-dsa 0.2"), signing);
+        let pq = peer(pqclean(), "hedged");
+        match algorithm {
+            "SLH-DSA-SHA2-128s" => {
+                out.extend(pqclean_sphincs!(pq, sphincssha2128ssimple, message)?)
+            }
+            "SLH-DSA-SHA2-128f" => {
+                out.extend(pqclean_sphincs!(pq, sphincssha2128fsimple, message)?)
+            }
+            "SLH-DSA-SHA2-192s" => {
+                out.extend(pqclean_sphincs!(pq, sphincssha2192ssimple, message)?)
+            }
+            "SLH-DSA-SHA2-192f" => {
+                out.extend(pqclean_sphincs!(pq, sphincssha2192fsimple, message)?)
+            }
+            "SLH-DSA-SHA2-256s" => {
+                out.extend(pqclean_sphincs!(pq, sphincssha2256ssimple, message)?)
+            }
+            "SLH-DSA-SHA2-256f" => {
+                out.extend(pqclean_sphincs!(pq, sphincssha2256fsimple, message)?)
+            }
+            "SLH-DSA-SHAKE-128s" => {
+                out.extend(pqclean_sphincs!(pq, sphincsshake128ssimple, message)?)
+            }
+            "SLH-DSA-SHAKE-128f" => {
+                out.extend(pqclean_sphincs!(pq, sphincsshake128fsimple, message)?)
+            }
+            "SLH-DSA-SHAKE-192s" => {
+                out.extend(pqclean_sphincs!(pq, sphincsshake192ssimple, message)?)
+            }
+            "SLH-DSA-SHAKE-192f" => {
+                out.extend(pqclean_sphincs!(pq, sphincsshake192fsimple, message)?)
+            }
+            "SLH-DSA-SHAKE-256s" => {
+                out.extend(pqclean_sphincs!(pq, sphincsshake256ssimple, message)?)
+            }
+            "SLH-DSA-SHAKE-256f" => {
+                out.extend(pqclean_sphincs!(pq, sphincsshake256fsimple, message)?)
+            }
+            _ => {}
+        }
         use rustcrypto_slh_dsa as s;
         match algorithm {
             "ML-DSA-44" => {

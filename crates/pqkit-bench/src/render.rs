@@ -14,7 +14,8 @@ pub struct Table {
 }
 
 impl Table {
-    fn new(title: &str, headers: &[&str]) -> Self {
+    /// An empty table with a title and column headers.
+    pub fn new(title: &str, headers: &[&str]) -> Self {
         Self {
             title: title.to_owned(),
             headers: headers.iter().map(|h| (*h).to_owned()).collect(),
@@ -132,6 +133,8 @@ pub fn crypto(rows: &[crypto::Row]) -> Table {
             "median µs",
             "ops/s",
             "TSC cycles/op",
+            "hash path",
+            "limit µs",
         ],
     );
     for r in rows {
@@ -151,9 +154,17 @@ pub fn crypto(rows: &[crypto::Row]) -> Table {
             r.timing
                 .tsc_cycles_per_op
                 .map_or_else(|| "-".to_owned(), |c| fixed(c, 0)),
+            r.hash_path.unwrap_or("-").to_owned(),
+            limit(r),
         ]);
     }
     t
+}
+
+/// The limit column: the row's limit in µs, or "-".
+fn limit(r: &crypto::Row) -> String {
+    r.limit_ns
+        .map_or_else(|| "-".to_owned(), |l| fixed(l / 1e3, 1))
 }
 
 /// The peer family of an implementation: its first word ("liboqs", "libcrux", "RustCrypto").
@@ -177,10 +188,11 @@ pub fn crypto_peers(rows: &[crypto::Row]) -> Option<Table> {
     if families.is_empty() {
         return None;
     }
-    let mut headers = vec!["algorithm", "operation", "pqkit µs"];
+    let mut headers = vec!["algorithm", "operation", "hash path", "pqkit µs"];
     let peer_headers: Vec<String> = families.iter().map(|f| format!("{f} µs")).collect();
     headers.extend(peer_headers.iter().map(String::as_str));
     headers.push("pqkit / fastest peer");
+    headers.push("limit µs");
     let mut t = Table::new(
         "pqkit beside its peers (mean µs per operation, same run; ratio below 1: pqkit faster)",
         &headers,
@@ -189,7 +201,7 @@ pub fn crypto_peers(rows: &[crypto::Row]) -> Option<Table> {
         // Stateful schemes have several pqkit rows per operation (threads, one tree): the
         // operation names which.
         let operation = match r.implementation.split_once(" (") {
-            Some((_, which)) if r.kind == "stateful" => {
+            Some((_, which)) if r.kind == "stateful" || which.contains("threads") => {
                 format!("{} ({which}", r.operation)
             }
             _ => r.operation.to_owned(),
@@ -197,6 +209,7 @@ pub fn crypto_peers(rows: &[crypto::Row]) -> Option<Table> {
         let mut cells = vec![
             r.algorithm.to_owned(),
             operation,
+            r.hash_path.unwrap_or("-").to_owned(),
             fixed(r.timing.mean_us(), 1),
         ];
         for f in &families {
@@ -212,6 +225,7 @@ pub fn crypto_peers(rows: &[crypto::Row]) -> Option<Table> {
             r.ratio_to_fastest_peer
                 .map_or_else(String::new, |x| fixed(x, 2)),
         );
+        cells.push(limit(r));
         t.rows.push(cells);
     }
     Some(t)

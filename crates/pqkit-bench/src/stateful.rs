@@ -81,6 +81,8 @@ fn row(
         implementation,
         signing: None,
         timing,
+        hash_path: None,
+        limit_ns: None,
         ratio_to_fastest_peer: None,
     }
 }

@@ -109,6 +109,16 @@ pub fn crypto(options: &crypto::Options) -> Result<Measurement, String> {
     };
     let mut tables = vec![render::crypto(&rows)];
     tables.extend(render::crypto_peers(&rows));
+    // The engine's cost on every path that ran, which the limit column multiplies.
+    let mut paths: Vec<pqkit_hash::Path> = rows
+        .iter()
+        .filter_map(|r| r.hash_path.and_then(pqkit_hash::Path::from_name))
+        .collect();
+    paths.sort();
+    paths.dedup();
+    if !paths.is_empty() {
+        tables.push(crate::engine::table(&paths));
+    }
     Measurement::new("crypto", &body, tables, plot::crypto(&rows))
 }
 
@@ -212,6 +222,8 @@ impl Suite {
                 algorithms: Vec::new(),
                 budget,
                 deterministic: false,
+                hash_paths: Vec::new(),
+                threads: 1,
             },
             handshake: handshake::Options {
                 repetitions: 3,
@@ -239,6 +251,8 @@ impl Suite {
                 ],
                 budget,
                 deterministic: false,
+                hash_paths: Vec::new(),
+                threads: 1,
             },
             handshake: handshake::Options {
                 signatures: vec!["ML-DSA-44".into(), "ECDSA-P256".into()],

@@ -40,6 +40,21 @@ pub struct Timing {
     /// Mean TSC cycles per call (reference cycles at the TSC's constant rate, not core cycles
     /// under turbo); `None` when the timer is not the TSC.
     pub tsc_cycles_per_op: Option<f64>,
+    /// Mean hashing work per call through pqkit's engine (`pqkit-hash`); `None` when the
+    /// operation did none (peers, non-hash-based algorithms).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub hashes: Option<Hashes>,
+}
+
+/// Mean compressions and permutations per call (`pqkit_hash::stats`).
+#[derive(Clone, Copy, Debug, Default, Serialize, PartialEq)]
+pub struct Hashes {
+    /// SHA-256 compressions.
+    pub sha256: f64,
+    /// SHA-512 compressions.
+    pub sha512: f64,
+    /// Keccak-f\[1600\] permutations.
+    pub keccak: f64,
 }
 
 impl Timing {
@@ -98,17 +113,30 @@ pub fn measure_with<T, E>(
     let mut ticks_total = 0u64;
     let min_ns = u64::try_from(budget.min_time.as_nanos()).unwrap_or(u64::MAX);
     let mut spent_ns = 0u64;
+    let mut work = pqkit_hash::stats::Counts::default();
     while samples.len() < budget.min_iterations.max(1) || spent_ns < min_ns {
         let input = setup()?;
+        let before = pqkit_hash::stats::counts();
         let start = c.raw();
         op(input)?;
         let end = c.raw();
+        let done = pqkit_hash::stats::counts().since(before);
+        work.sha256 += done.sha256;
+        work.sha512 += done.sha512;
+        work.keccak += done.keccak;
         let ns = c.delta_as_nanos(start, end);
         ticks_total = ticks_total.saturating_add(end.wrapping_sub(start));
         spent_ns = spent_ns.saturating_add(ns);
         samples.push(ns);
     }
-    Ok(summarize(&mut samples, tsc_ghz().map(|_| ticks_total)))
+    let mut timing = summarize(&mut samples, tsc_ghz().map(|_| ticks_total));
+    let calls = timing.iterations as f64;
+    timing.hashes = (work != pqkit_hash::stats::Counts::default()).then(|| Hashes {
+        sha256: work.sha256 as f64 / calls,
+        sha512: work.sha512 as f64 / calls,
+        keccak: work.keccak as f64 / calls,
+    });
+    Ok(timing)
 }
 
 fn summarize(samples: &mut [u64], tsc_ticks: Option<u64>) -> Timing {
@@ -123,6 +151,7 @@ fn summarize(samples: &mut [u64], tsc_ticks: Option<u64>) -> Timing {
         median_ns: median(samples),
         ops_per_sec: if mean_ns > 0.0 { 1e9 / mean_ns } else { 0.0 },
         tsc_cycles_per_op: tsc_ticks.map(|t| t as f64 / n as f64),
+        hashes: None,
     }
 }
 

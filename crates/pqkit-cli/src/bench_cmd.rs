@@ -72,3 +72,29 @@ pub(crate) fn report(out: &Path, quick: bool) -> Result<()> {
     }
     Ok(())
 }
+
+/// The `--hash-path` list: path names or "all" (every path this CPU supports); empty for the
+/// dispatched path.
+///
+/// # Errors
+/// An unknown name, or a path this CPU does not support.
+pub(crate) fn hash_paths(names: &[String]) -> Result<Vec<pqkit_hash::Path>> {
+    use pqkit_hash::Path;
+    let mut out = Vec::new();
+    for name in names {
+        let name = name.trim().to_ascii_lowercase();
+        if name == "all" {
+            out.extend(Path::supported().into_iter().rev());
+            continue;
+        }
+        let path = Path::from_name(&name).ok_or_else(|| {
+            format!("unknown hash path {name:?} (avx512, avx2, shani, portable or all)")
+        })?;
+        if !path.is_supported() {
+            return Err(format!("this CPU does not support the {path} hash path").into());
+        }
+        out.push(path);
+    }
+    out.dedup();
+    Ok(out)
+}

@@ -141,6 +141,10 @@ enum Command {
         /// Deterministic signing (FIPS 204 rnd = 0; FIPS 205 opt_rand = PK.seed).
         #[arg(long)]
         deterministic: bool,
+        /// SLH-DSA: build the signature's FORS and hypertree trees on this many threads (the
+        /// signature is the same bytes).
+        #[arg(long, default_value_t = 1)]
+        threads: usize,
         /// File to sign.
         file: PathBuf,
     },
@@ -260,6 +264,15 @@ enum BenchCommand {
         /// Sign deterministically instead of hedged.
         #[arg(long)]
         deterministic: bool,
+        /// pqkit-hash paths for the hash-based schemes (SLH-DSA, LMS/HSS, XMSS), comma-separated:
+        /// avx512, avx2, shani, portable, or all (every path this CPU supports); default: the
+        /// dispatched one (the widest, or PQKIT_HASH).
+        #[arg(long, value_delimiter = ',')]
+        hash_path: Vec<String>,
+        /// Also time SLH-DSA signing on this many threads (a separate row; the single-thread
+        /// rows are always there).
+        #[arg(long, default_value_t = 1)]
+        threads: usize,
         #[command(flatten)]
         budget: BenchBudget,
         #[command(flatten)]
@@ -734,6 +747,8 @@ fn main() -> ExitCode {
         Command::Bench(BenchCommand::Crypto {
             alg,
             deterministic,
+            hash_path,
+            threads,
             budget,
             output,
         }) => bench_cmd::budget(budget.min_time, budget.min_iters).and_then(|budget| {
@@ -741,6 +756,8 @@ fn main() -> ExitCode {
                 algorithms: alg,
                 budget,
                 deterministic,
+                hash_paths: bench_cmd::hash_paths(&hash_path)?,
+                threads,
             };
             bench_cmd::print(pqkit_bench::suite::crypto(&options), &output.get())
         }),
@@ -880,10 +897,13 @@ fn main() -> ExitCode {
             out,
             mode,
             deterministic,
+            threads,
             file,
-        } => mode
-            .options(deterministic)
-            .and_then(|o| files::sign(&key, &file, &out, &o)),
+        } => {
+            pqkit_core::slh_dsa::set_signing_threads(threads);
+            mode.options(deterministic)
+                .and_then(|o| files::sign(&key, &file, &out, &o))
+        }
         Command::Verify {
             public,
             signature,

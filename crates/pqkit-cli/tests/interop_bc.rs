@@ -5,7 +5,7 @@
 //!   (`org.bouncycastle.pqc.crypto.falcon`): keys and signatures made on each side are checked
 //!   on the other, private keys included. The peer's oracle has no Falcon, so a small Java
 //!   helper ([`FALCON_ORACLE`]) is compiled here against the peer's own bcprov jar.
-//! - ML-DSA-65 and SLH-DSA-SHA2-128f through the peer's oracle: pqkit's signatures verify in BC,
+//! - ML-DSA-65 and all 12 SLH-DSA parameter sets through the peer's oracle: pqkit's signatures verify in BC,
 //!   BC's verify in pqkit, and the deterministic signatures are byte-identical.
 //! - TLS 1.3 with BC's low-level TLS API (`org.bouncycastle.tls`, `BcTlsCrypto`): X25519MLKEM768
 //!   with mutual authentication, both directions, asserted from both sides' JSON: ML-DSA-65
@@ -372,7 +372,9 @@ fn ml_dsa_and_slh_dsa_signatures_interoperate_with_the_bouncy_castle_oracle() {
     let bc = bc();
     let dir = scratch("interop-bc-oracle");
     let ctx = b"pqkit interop";
-    for name in ["ML-DSA-65", "SLH-DSA-SHA2-128f"] {
+    // ML-DSA-65 and every SLH-DSA parameter set (pqkit's own SLH-DSA on the pqkit-hash engine).
+    let names = std::iter::once("ML-DSA-65").chain(pqkit_core::slh_dsa::ALL.iter().map(|a| a.name));
+    for name in names {
         let alg: &'static SignatureAlgorithm = catalogue::signature(name).expect("algorithm");
         let d = dir.join(name);
         std::fs::create_dir_all(&d).expect("mkdir");

@@ -7,6 +7,8 @@
 use sha2::Digest;
 use sha3::digest::{ExtendableOutput, Update, XofReader};
 
+use pqkit_hash::{Chain, Layout, ManyHash, Sha256Prefix, Shake, Wiped};
+
 use crate::Error;
 use crate::params::{HashFn, LmsParams, OtsParams, check_pair, lms_by_code, ots_by_code};
 
@@ -66,89 +68,81 @@ fn digits(ots: &OtsParams, q_hash: &[u8]) -> Vec<u8> {
     out
 }
 
-/// Runs chain `i` of one-time key `q` from digit `from` to digit `to`, in place.
-fn chain(ots: &OtsParams, id: &Identifier, q: u32, i: u16, from: u8, to: u8, tmp: &mut Node) {
-    if ots.hash == HashFn::Sha256 {
-        let mut block = Sha256Block::new(ots.n, id, q, i);
-        for j in from..to {
-            *tmp = block.hash(j, &tmp[..ots.n]);
-        }
-        return;
-    }
-    let (q, i) = (q.to_be_bytes(), i.to_be_bytes());
-    for j in from..to {
-        *tmp = hash(ots.hash, ots.n, &[id, &q, &i, &[j], &tmp[..ots.n]]);
+/// The engine's hash for a hash function (`pqkit-hash`: SHA-256 lanes or SHAKE256 lanes).
+pub(crate) fn engine(f: HashFn) -> &'static dyn ManyHash {
+    static SHA256: Sha256Prefix = Sha256Prefix::NONE;
+    static SHAKE256: Shake = Shake::SHAKE256;
+    match f {
+        HashFn::Sha256 => &SHA256,
+        HashFn::Shake256 => &SHAKE256,
     }
 }
 
-/// SHA-256 initial hash value H(0) (FIPS 180-4 §5.3.3).
-const SHA256_IV: [u32; 8] = [
-    0x6a09_e667,
-    0xbb67_ae85,
-    0x3c6e_f372,
-    0xa54f_f53a,
-    0x510e_527f,
-    0x9b05_688c,
-    0x1f83_d9ab,
-    0x5be0_cd19,
-];
-
-/// SHA-256 of I ‖ u32str(q) ‖ u16str(i) ‖ u8str(j) ‖ X with X of n bytes: 23 + n ≤ 55 bytes,
-/// so one block, padded once (FIPS 180-4 §5.1.1) and compressed once per hash — the bytes
-/// [`hash`] gives, without its buffering. Chain steps and chain starts have this shape.
-struct Sha256Block {
-    n: usize,
-    block: [u8; 64],
+/// Runs the chains of one-time key `q` in parallel lanes: chain `c.id` = i from `c.at` to
+/// `c.end`, step j hashing I ‖ u32str(q) ‖ u16str(i) ‖ u8str(j) ‖ tmp (RFC 8554 Algorithm 1,
+/// 3, 4b: 23 + n bytes, one SHA-256 block).
+fn run_chains(ots: &OtsParams, id: &Identifier, q: u32, chains: &mut [Chain]) {
+    let n = ots.n;
+    let layout = Layout {
+        msg_len: 23 + n,
+        step_at: 22,
+        step_bytes: 1,
+        value_at: 23,
+        n,
+    };
+    let mut messages = Wiped::filled(0u8, chains.len() * layout.msg_len);
+    for (m, c) in messages.chunks_exact_mut(layout.msg_len).zip(&*chains) {
+        m[..16].copy_from_slice(id);
+        m[16..20].copy_from_slice(&q.to_be_bytes());
+        m[20..22].copy_from_slice(&u16::try_from(c.id).expect("i < p ≤ 265").to_be_bytes());
+    }
+    pqkit_hash::fixed_chains(engine(ots.hash), &layout, chains, &messages);
 }
 
-impl Sha256Block {
-    fn new(n: usize, id: &Identifier, q: u32, i: u16) -> Self {
-        let len = 23 + n;
-        let mut block = [0u8; 64];
-        block[..16].copy_from_slice(id);
-        block[16..20].copy_from_slice(&q.to_be_bytes());
-        block[20..22].copy_from_slice(&i.to_be_bytes());
-        block[len] = 0x80;
-        block[56..].copy_from_slice(&(8 * len as u64).to_be_bytes());
-        Self { n, block }
+/// x_q[i] = H(I ‖ u32str(q) ‖ u16str(i) ‖ u8str(0xff) ‖ SEED) for i in 0..p, as chains from
+/// digit 0 to `end(i)` (RFC 8554 Appendix A), hashed in parallel lanes.
+fn chain_starts(
+    ots: &OtsParams,
+    id: &Identifier,
+    seed: &[u8],
+    q: u32,
+    end: impl Fn(usize) -> u8,
+) -> Wiped<Chain> {
+    let msg_len = 23 + seed.len();
+    let mut msgs = Wiped::filled(0u8, ots.p * msg_len);
+    for (i, m) in (0u16..).zip(msgs.chunks_exact_mut(msg_len)) {
+        m[..16].copy_from_slice(id);
+        m[16..20].copy_from_slice(&q.to_be_bytes());
+        m[20..22].copy_from_slice(&i.to_be_bytes());
+        m[22] = 0xff;
+        m[23..].copy_from_slice(seed);
     }
-
-    /// The hash with j and X (n bytes), truncated to n.
-    fn hash(&mut self, j: u8, x: &[u8]) -> Node {
-        self.block[22] = j;
-        self.block[23..23 + self.n].copy_from_slice(x);
-        let mut state = SHA256_IV;
-        sha2::compress256(&mut state, &[self.block.into()]);
-        let mut out = [0u8; 32];
-        for (bytes, word) in out.chunks_exact_mut(4).zip(state) {
-            bytes.copy_from_slice(&word.to_be_bytes());
-        }
-        out[self.n..].fill(0);
-        out
-    }
-}
-
-/// x_q[i] = H(I ‖ u32str(q) ‖ u16str(i) ‖ u8str(0xff) ‖ SEED) (RFC 8554 Appendix A).
-fn secret_chain_start(ots: &OtsParams, id: &Identifier, seed: &[u8], q: u32, i: u16) -> Node {
-    if ots.hash == HashFn::Sha256 && seed.len() == ots.n {
-        return Sha256Block::new(ots.n, id, q, i).hash(0xff, seed);
-    }
-    hash(
-        ots.hash,
-        ots.n,
-        &[id, &q.to_be_bytes(), &i.to_be_bytes(), &[0xff], seed],
+    let mut x = Wiped::filled(0u8, ots.p * ots.n);
+    engine(ots.hash).hash_many(msg_len, &msgs, ots.n, &mut x);
+    Wiped::from_vec(
+        (0u32..)
+            .zip(x.chunks_exact(ots.n))
+            .enumerate()
+            .map(|(i, (id, x))| Chain::new(id, 0, u32::from(end(i)), x))
+            .collect(),
     )
 }
 
-/// The LM-OTS public key K of one-time key `q` (RFC 8554 Algorithm 1), from SEED.
+/// The LM-OTS public key K of one-time key `q` (RFC 8554 Algorithm 1), from SEED: the p chains
+/// run together in the engine's lanes.
 pub fn ots_public_key(ots: &OtsParams, id: &Identifier, seed: &[u8], q: u32) -> Node {
-    let mut ends = Vec::with_capacity(ots.p * ots.n);
-    for i in (0u16..).take(ots.p) {
-        let mut tmp = secret_chain_start(ots, id, seed, q, i);
-        chain(ots, id, q, i, 0, ots.max_digit(), &mut tmp);
-        ends.extend_from_slice(&tmp[..ots.n]);
+    let mut chains = chain_starts(ots, id, seed, q, |_| ots.max_digit());
+    run_chains(ots, id, q, &mut chains);
+    public_key_of(ots, id, q, &chains)
+}
+
+/// K = H(I ‖ u32str(q) ‖ u16str(D_PBLC) ‖ z[0] ‖ … ‖ z[p−1]) over the chain ends.
+fn public_key_of(ots: &OtsParams, id: &Identifier, q: u32, ends: &[Chain]) -> Node {
+    let mut z = Vec::with_capacity(ots.p * ots.n);
+    for c in ends {
+        z.extend_from_slice(&c.value[..ots.n]);
     }
-    hash(ots.hash, ots.n, &[id, &q.to_be_bytes(), &D_PBLC, &ends])
+    hash(ots.hash, ots.n, &[id, &q.to_be_bytes(), &D_PBLC, &z])
 }
 
 /// The deterministic randomizer C = H(I ‖ u32str(q) ‖ u16str(0xFFFD) ‖ u8str(0xff) ‖ SEED)
@@ -171,10 +165,11 @@ pub fn ots_sign(ots: &OtsParams, id: &Identifier, seed: &[u8], q: u32, message: 
     let mut out = Vec::with_capacity(ots.signature_len());
     out.extend_from_slice(&ots.code.to_be_bytes());
     out.extend_from_slice(&c[..ots.n]);
-    for (i, d) in (0u16..).zip(digits(ots, &q_hash[..ots.n])) {
-        let mut tmp = secret_chain_start(ots, id, seed, q, i);
-        chain(ots, id, q, i, 0, d, &mut tmp);
-        out.extend_from_slice(&tmp[..ots.n]);
+    let d = digits(ots, &q_hash[..ots.n]);
+    let mut chains = chain_starts(ots, id, seed, q, |i| d[i]);
+    run_chains(ots, id, q, &mut chains);
+    for c in chains.iter() {
+        out.extend_from_slice(&c.value[..ots.n]);
     }
     out
 }
@@ -196,18 +191,13 @@ pub fn ots_candidate(
     let c = &signature[4..4 + ots.n];
     let qb = q.to_be_bytes();
     let q_hash = hash(ots.hash, ots.n, &[id, &qb, &D_MESG, c, message]);
-    let mut ends = Vec::with_capacity(ots.p * ots.n);
-    for (i, (d, y)) in (0u16..).zip(
-        digits(ots, &q_hash[..ots.n])
-            .into_iter()
-            .zip(signature[4 + ots.n..].chunks_exact(ots.n)),
-    ) {
-        let mut tmp = [0u8; 32];
-        tmp[..ots.n].copy_from_slice(y);
-        chain(ots, id, q, i, d, ots.max_digit(), &mut tmp);
-        ends.extend_from_slice(&tmp[..ots.n]);
-    }
-    Ok(hash(ots.hash, ots.n, &[id, &qb, &D_PBLC, &ends]))
+    let mut chains: Vec<Chain> = (0u32..)
+        .zip(digits(ots, &q_hash[..ots.n]))
+        .zip(signature[4 + ots.n..].chunks_exact(ots.n))
+        .map(|((i, d), y)| Chain::new(i, u32::from(d), u32::from(ots.max_digit()), y))
+        .collect();
+    run_chains(ots, id, q, &mut chains);
+    Ok(public_key_of(ots, id, q, &chains))
 }
 
 /// Leaf node r = 2^h + q: H(I ‖ u32str(r) ‖ u16str(D_LEAF) ‖ K) (RFC 8554 §5.3).
@@ -476,24 +466,42 @@ fn signed_len(key: &LmsPublicKey, signature: &[u8]) -> Result<usize, Error> {
 mod tests {
     use super::*;
 
+    /// The lanes give what one buffered hash per step gives (RFC 8554 Algorithm 1's loop),
+    /// for both hash functions, n = 24 and 32, chains of different starts and lengths, on
+    /// every hash path this CPU supports.
     #[test]
-    fn one_block_sha256_is_the_buffered_hash() {
-        for n in [24usize, 32] {
-            let mut x = [0u8; 32];
-            for q in [0u32, 1, 0x0102_0304, u32::MAX] {
-                let id: Identifier = core::array::from_fn(|k| q.to_le_bytes()[k % 4] ^ 0x5a);
-                for i in [0u16, 7, 0xfffe] {
-                    let mut block = Sha256Block::new(n, &id, q, i);
-                    for j in [0u8, 1, 0x80, 0xff] {
-                        let want = hash(
-                            HashFn::Sha256,
+    #[allow(clippy::cast_possible_truncation, reason = "small test values")]
+    fn chains_in_lanes_are_the_buffered_chains() {
+        for path in pqkit_hash::Path::supported() {
+            for (f, n) in [
+                (HashFn::Sha256, 32usize),
+                (HashFn::Sha256, 24),
+                (HashFn::Shake256, 32),
+            ] {
+                let ots = crate::params::OTS
+                    .iter()
+                    .find(|o| o.hash == f && o.n == n && o.w == 4)
+                    .expect("LM-OTS W4");
+                let id: Identifier = core::array::from_fn(|k| k as u8 ^ 0x5a);
+                let q: u32 = 0x0102_0304;
+                let mut chains: Vec<Chain> = (0..37u32)
+                    .map(|i| Chain::new(i, i % 5, 15 - i % 3, &[i as u8; 32][..n]))
+                    .collect();
+                let mut want = chains.clone();
+                for c in &mut want {
+                    for j in c.at..c.end {
+                        let i = (c.id as u16).to_be_bytes();
+                        c.value = hash(
+                            f,
                             n,
-                            &[&id, &q.to_be_bytes(), &i.to_be_bytes(), &[j], &x[..n]],
+                            &[&id, &q.to_be_bytes(), &i, &[j as u8], &c.value[..n]],
                         );
-                        assert_eq!(block.hash(j, &x[..n]), want, "n {n} q {q} i {i} j {j}");
-                        x = want;
                     }
+                    c.at = c.end;
                 }
+                pqkit_hash::dispatch::with_path(path, || run_chains(ots, &id, q, &mut chains))
+                    .expect("supported");
+                assert_eq!(chains, want, "{path} {f:?} n {n}");
             }
         }
     }

@@ -8,6 +8,8 @@
 use zeroize::Zeroizing;
 
 use crate::Error;
+use pqkit_hash::{Chain, Wiped};
+
 use crate::lms::{Node, hash};
 use crate::params::HashFn;
 use crate::tree::{
@@ -259,16 +261,76 @@ fn rand_hash(p: &XmssParams, left: &Node, right: &Node, seed: &[u8], adrs: Adrs)
     )
 }
 
-/// WOTS+ chain (RFC 8391 Algorithm 2) from digit `from` for `steps` steps.
-fn chain(p: &XmssParams, x: &Node, from: u32, steps: u32, seed: &[u8], adrs: Adrs) -> Node {
-    let mut tmp = *x;
-    for j in from..from + steps {
-        let a = adrs.with(6, j);
-        let key = thash(p, PRF, &[seed, &a.with(7, 0).bytes()]);
-        let bm = thash(p, PRF, &[seed, &a.with(7, 1).bytes()]);
-        tmp = thash(p, F, &[&key[..p.n], &xor(&tmp, &bm, p.n)[..p.n]]);
+/// Many thash calls of one domain at once in the engine's lanes: Hash(toByte(domain, pad) ‖
+/// input) for each `input_len`-byte input laid end to end in `inputs`; n bytes each.
+fn thash_many(p: &XmssParams, domain: u8, input_len: usize, inputs: &[u8]) -> Wiped<u8> {
+    let pad = p.pad();
+    let msg_len = pad + input_len;
+    let count = inputs.len() / input_len;
+    let mut msgs = Wiped::filled(0u8, count * msg_len);
+    for (m, input) in msgs
+        .chunks_exact_mut(msg_len)
+        .zip(inputs.chunks_exact(input_len))
+    {
+        m[pad - 1] = domain;
+        m[pad..].copy_from_slice(input);
     }
-    tmp
+    let mut out = Wiped::filled(0u8, count * p.n);
+    crate::lms::engine(p.hash).hash_many(msg_len, &msgs, p.n, &mut out);
+    out
+}
+
+/// PRF(SEED, ADRS) for each address, n bytes each, in lanes.
+fn prf_many(p: &XmssParams, seed: &[u8], addresses: impl Iterator<Item = Adrs>) -> Wiped<u8> {
+    let n = p.n;
+    let mut inputs = Vec::new();
+    for a in addresses {
+        inputs.extend_from_slice(seed);
+        inputs.extend_from_slice(&a.bytes());
+    }
+    thash_many(p, PRF, n + 32, &inputs)
+}
+
+/// WOTS+ chains (RFC 8391 Algorithm 2) of one-time key `ots`, all at once in the engine's
+/// lanes: chain `c.id` = i from step `c.at` to `c.end`. The keys and bitmasks of every step
+/// (two PRF calls each) do not depend on the chain values, so they are computed first, in
+/// lanes; then each step is F(KEY, tmp ⊕ BM) for every chain still running.
+fn chains(p: &XmssParams, seed: &[u8], ots: Adrs, chains: &mut [Chain]) {
+    let n = p.n;
+    let mut first = Vec::with_capacity(chains.len());
+    let mut steps = 0usize;
+    for c in chains.iter() {
+        first.push((steps, c.at));
+        steps += (c.end - c.at) as usize;
+    }
+    let addresses = chains.iter().flat_map(|c| {
+        (c.at..c.end).flat_map(move |j| {
+            let a = ots.with(5, c.id).with(6, j);
+            [a.with(7, 0), a.with(7, 1)]
+        })
+    });
+    let keys = prf_many(p, seed, addresses);
+    let pad = p.pad();
+    let index: std::collections::HashMap<u32, usize> =
+        chains.iter().enumerate().map(|(k, c)| (c.id, k)).collect();
+    pqkit_hash::chains(
+        crate::lms::engine(p.hash),
+        pad + 2 * n,
+        n,
+        chains,
+        |c, msg| {
+            let (start, at) = first[index[&c.id]];
+            let step = start + (c.at - at) as usize;
+            let key = &keys[2 * step * n..(2 * step + 1) * n];
+            let bm = &keys[(2 * step + 1) * n..(2 * step + 2) * n];
+            msg[..pad].fill(0);
+            msg[pad - 1] = F;
+            msg[pad..pad + n].copy_from_slice(key);
+            for (m, (v, b)) in msg[pad + n..].iter_mut().zip(c.value.iter().zip(bm)) {
+                *m = v ^ b;
+            }
+        },
+    );
 }
 
 /// The digits WOTS+ signs: base-16 digits of the n-byte message and of its checksum.
@@ -287,19 +349,32 @@ fn digits(p: &XmssParams, msg: &[u8]) -> Vec<u32> {
     out
 }
 
-/// WOTS+ secret key element i (SP 800-208 §5: PRF_keygen(S_XMSS, SEED ‖ ADRS)).
-fn wots_secret(p: &XmssParams, s_xmss: &[u8], seed: &[u8], ots: Adrs, i: u32) -> Node {
-    thash(p, PRF_KEYGEN, &[s_xmss, seed, &ots.with(5, i).bytes()])
-}
-
-/// L-tree (RFC 8391 Algorithm 8): compresses the WOTS+ public key to one node.
+/// L-tree (RFC 8391 Algorithm 8): compresses the WOTS+ public key to one node, a level at a
+/// time: each level's RAND_HASH calls (three PRF calls and H each) run together in lanes.
 fn ltree(p: &XmssParams, mut pk: Vec<Node>, seed: &[u8], adrs: Adrs) -> Node {
+    let n = p.n;
     let mut height = 0u32;
     while pk.len() > 1 {
         let half = pk.len() / 2;
-        for (i, index) in (0..half).zip(0u32..) {
-            let a = adrs.with(5, height).with(6, index);
-            pk[i] = rand_hash(p, &pk[2 * i], &pk[2 * i + 1], seed, a);
+        let at = |index: u32| adrs.with(5, height).with(6, index);
+        let keys = prf_many(
+            p,
+            seed,
+            (0..half as u32).flat_map(|i| [at(i).with(7, 0), at(i).with(7, 1), at(i).with(7, 2)]),
+        );
+        let mut inputs = Wiped::filled(0u8, half * 3 * n);
+        for (i, input) in inputs.chunks_exact_mut(3 * n).enumerate() {
+            let k = &keys[3 * i * n..3 * (i + 1) * n];
+            input[..n].copy_from_slice(&k[..n]);
+            for b in 0..n {
+                input[n + b] = pk[2 * i][b] ^ k[n + b];
+                input[2 * n + b] = pk[2 * i + 1][b] ^ k[2 * n + b];
+            }
+        }
+        let nodes = thash_many(p, H, 3 * n, &inputs);
+        for (i, node) in nodes.chunks_exact(n).enumerate() {
+            pk[i] = [0u8; 32];
+            pk[i][..n].copy_from_slice(node);
         }
         if pk.len() % 2 == 1 {
             pk[half] = pk[pk.len() - 1];
@@ -326,14 +401,12 @@ fn root_from_sig(
 ) -> Node {
     let n = p.n;
     let ots = Adrs::new(layer, tree, OTS).with(4, leaf);
-    let pk: Vec<Node> = (0u32..)
+    let mut c: Vec<Chain> = (0u32..)
         .zip(digits(p, msg).into_iter().zip(wots_sig.chunks_exact(n)))
-        .map(|(i, (d, s))| {
-            let mut x = [0u8; 32];
-            x[..n].copy_from_slice(s);
-            chain(p, &x, d, 15 - d, seed, ots.with(5, i))
-        })
+        .map(|(i, (d, s))| Chain::new(i, d, 15, s))
         .collect();
+    chains(p, seed, ots, &mut c);
+    let pk: Vec<Node> = c.iter().map(|c| c.value).collect();
     let mut node = ltree(p, pk, seed, Adrs::new(layer, tree, LTREE).with(4, leaf));
     for (k, sibling) in (0u32..).zip(auth.chunks_exact(n)) {
         let mut s = [0u8; 32];
@@ -474,12 +547,29 @@ impl XmssLeaves {
     fn wots_sign(&self, leaf: u32, msg: &[u8]) -> Vec<u8> {
         let p = self.params;
         let ots = Adrs::new(self.layer, self.tree, OTS).with(4, leaf);
-        let mut out = Vec::with_capacity(p.wots_len() * p.n);
-        for (i, d) in (0u32..).zip(digits(p, msg)) {
-            let sk = wots_secret(p, &self.s_xmss, &self.seed, ots, i);
-            out.extend_from_slice(&chain(p, &sk, 0, d, &self.seed, ots.with(5, i))[..p.n]);
+        let mut c = self.secrets(ots, |i| digits(p, msg)[i]);
+        chains(p, &self.seed, ots, &mut c);
+        c.iter().flat_map(|c| c.value[..p.n].to_vec()).collect()
+    }
+
+    /// The WOTS+ secret key elements of one-time key `ots` as chains from step 0 to `end(i)`
+    /// (SP 800-208 §5: PRF_keygen(S_XMSS, SEED ‖ ADRS)), in lanes.
+    fn secrets(&self, ots: Adrs, end: impl Fn(usize) -> u32) -> Wiped<Chain> {
+        let p = self.params;
+        let mut inputs = Wiped::with_capacity(p.wots_len() * (2 * p.n + 32));
+        for i in (0u32..).take(p.wots_len()) {
+            inputs.extend_from_slice(&self.s_xmss);
+            inputs.extend_from_slice(&self.seed);
+            inputs.extend_from_slice(&ots.with(5, i).bytes());
         }
-        out
+        let sk = thash_many(p, PRF_KEYGEN, 2 * p.n + 32, &inputs);
+        Wiped::from_vec(
+            (0u32..)
+                .zip(sk.chunks_exact(p.n))
+                .enumerate()
+                .map(|(k, (i, x))| Chain::new(i, 0, end(k), x))
+                .collect(),
+        )
     }
 }
 
@@ -502,13 +592,9 @@ impl TreeHasher for XmssLeaves {
     fn leaf(&self, leaf: u32) -> Node {
         let p = self.params;
         let ots = Adrs::new(self.layer, self.tree, OTS).with(4, leaf);
-        let pk: Vec<Node> = (0u32..)
-            .take(p.wots_len())
-            .map(|i| {
-                let sk = wots_secret(p, &self.s_xmss, &self.seed, ots, i);
-                chain(p, &sk, 0, 15, &self.seed, ots.with(5, i))
-            })
-            .collect();
+        let mut c = self.secrets(ots, |_| 15);
+        chains(p, &self.seed, ots, &mut c);
+        let pk: Vec<Node> = c.iter().map(|c| c.value).collect();
         ltree(
             p,
             pk,

@@ -1,14 +1,23 @@
 //! SLH-DSA (FIPS 205): the twelve parameter sets, pure and HashSLH-DSA, with context,
 //! deterministic and randomized.
 //!
-//! Backend: RustCrypto `slh-dsa` 0.0.3, driven through its `slh_sign_internal` /
-//! `slh_verify_internal` (FIPS 205 Algorithms 19 and 20) with M′ formatted here (Algorithms
-//! 22–25), so that pure and pre-hash signing share one path. pqkit's own multi-buffer
-//! implementation replaces it later.
+//! pqkit's own implementation on the multi-buffer hashing engine (`pqkit-hash`): WOTS+ chains,
+//! FORS leaves and Merkle tree levels are hashed many at a time ([`params`], [`address`],
+//! [`hash`], [`wots`], [`tree`], [`fors`], [`internal`]: FIPS 205 §4–§11). M′ is formatted
+//! here (Algorithms 22–25), so pure and pre-hash signing share one path. RustCrypto
+//! `slh-dsa` is kept as a test oracle (byte-identical deterministic signatures).
 //!
 //! Keys: the seed form is SK.seed ‖ SK.prf ‖ PK.seed (3n bytes, the inputs of
 //! `slh_keygen_internal`, FIPS 205 Algorithm 18); the expanded form is
 //! SK.seed ‖ SK.prf ‖ PK.seed ‖ PK.root (4n bytes, FIPS 205 §9.1, the RFC 9909 private key).
+
+mod address;
+mod fors;
+mod hash;
+mod internal;
+mod params;
+mod tree;
+mod wots;
 
 use zeroize::Zeroizing;
 
@@ -17,78 +26,6 @@ use crate::error::{Error, check_len};
 use crate::prehash::PreHash;
 use crate::random_vec;
 use crate::sig::{Family, SignatureAlgorithm, SignatureBackend, SigningKeyImpl, SigningRandomness};
-
-/// The twelve FIPS 205 parameter sets (Table 2).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Set {
-    Sha2_128s,
-    Sha2_128f,
-    Sha2_192s,
-    Sha2_192f,
-    Sha2_256s,
-    Sha2_256f,
-    Shake128s,
-    Shake128f,
-    Shake192s,
-    Shake192f,
-    Shake256s,
-    Shake256f,
-}
-
-macro_rules! with_set {
-    ($set:expr, $p:ident => $body:expr) => {
-        match $set {
-            Set::Sha2_128s => {
-                type $p = slh_dsa::Sha2_128s;
-                $body
-            }
-            Set::Sha2_128f => {
-                type $p = slh_dsa::Sha2_128f;
-                $body
-            }
-            Set::Sha2_192s => {
-                type $p = slh_dsa::Sha2_192s;
-                $body
-            }
-            Set::Sha2_192f => {
-                type $p = slh_dsa::Sha2_192f;
-                $body
-            }
-            Set::Sha2_256s => {
-                type $p = slh_dsa::Sha2_256s;
-                $body
-            }
-            Set::Sha2_256f => {
-                type $p = slh_dsa::Sha2_256f;
-                $body
-            }
-            Set::Shake128s => {
-                type $p = slh_dsa::Shake128s;
-                $body
-            }
-            Set::Shake128f => {
-                type $p = slh_dsa::Shake128f;
-                $body
-            }
-            Set::Shake192s => {
-                type $p = slh_dsa::Shake192s;
-                $body
-            }
-            Set::Shake192f => {
-                type $p = slh_dsa::Shake192f;
-                $body
-            }
-            Set::Shake256s => {
-                type $p = slh_dsa::Shake256s;
-                $body
-            }
-            Set::Shake256f => {
-                type $p = slh_dsa::Shake256f;
-                $body
-            }
-        }
-    };
-}
 
 /// Declares one parameter set: name, aliases, n, signature size, OID arc, TLS code point.
 macro_rules! slh_dsa {
@@ -116,63 +53,63 @@ macro_rules! slh_dsa {
             }),
             standard: "FIPS 205",
             family: Family::SlhDsa,
-            backend: &SlhDsa(Set::$set),
+            backend: &SlhDsa(&params::$set),
         };
     };
 }
 
 slh_dsa!(
     /// SLH-DSA-SHA2-128s (FIPS 205 Table 2; RFC 9909 id-slh-dsa-sha2-128s).
-    SLH_DSA_SHA2_128S, Sha2_128s, "SLH-DSA-SHA2-128s", ["SPHINCS+-SHA2-128s-simple", "slhdsa_sha2_128s"],
+    SLH_DSA_SHA2_128S, SHA2_128S, "SLH-DSA-SHA2-128s", ["SPHINCS+-SHA2-128s-simple", "slhdsa_sha2_128s"],
     n = 16, sig = 7856, cat = 1, arc = 20, tls = 0x0911, "slhdsa_sha2_128s");
 slh_dsa!(
     /// SLH-DSA-SHA2-128f.
-    SLH_DSA_SHA2_128F, Sha2_128f, "SLH-DSA-SHA2-128f", ["SPHINCS+-SHA2-128f-simple", "slhdsa_sha2_128f"],
+    SLH_DSA_SHA2_128F, SHA2_128F, "SLH-DSA-SHA2-128f", ["SPHINCS+-SHA2-128f-simple", "slhdsa_sha2_128f"],
     n = 16, sig = 17088, cat = 1, arc = 21, tls = 0x0912, "slhdsa_sha2_128f");
 slh_dsa!(
     /// SLH-DSA-SHA2-192s.
-    SLH_DSA_SHA2_192S, Sha2_192s, "SLH-DSA-SHA2-192s", ["SPHINCS+-SHA2-192s-simple", "slhdsa_sha2_192s"],
+    SLH_DSA_SHA2_192S, SHA2_192S, "SLH-DSA-SHA2-192s", ["SPHINCS+-SHA2-192s-simple", "slhdsa_sha2_192s"],
     n = 24, sig = 16224, cat = 3, arc = 22, tls = 0x0913, "slhdsa_sha2_192s");
 slh_dsa!(
     /// SLH-DSA-SHA2-192f.
-    SLH_DSA_SHA2_192F, Sha2_192f, "SLH-DSA-SHA2-192f", ["SPHINCS+-SHA2-192f-simple", "slhdsa_sha2_192f"],
+    SLH_DSA_SHA2_192F, SHA2_192F, "SLH-DSA-SHA2-192f", ["SPHINCS+-SHA2-192f-simple", "slhdsa_sha2_192f"],
     n = 24, sig = 35664, cat = 3, arc = 23, tls = 0x0914, "slhdsa_sha2_192f");
 slh_dsa!(
     /// SLH-DSA-SHA2-256s.
-    SLH_DSA_SHA2_256S, Sha2_256s, "SLH-DSA-SHA2-256s", ["SPHINCS+-SHA2-256s-simple", "slhdsa_sha2_256s"],
+    SLH_DSA_SHA2_256S, SHA2_256S, "SLH-DSA-SHA2-256s", ["SPHINCS+-SHA2-256s-simple", "slhdsa_sha2_256s"],
     n = 32, sig = 29792, cat = 5, arc = 24, tls = 0x0915, "slhdsa_sha2_256s");
 slh_dsa!(
     /// SLH-DSA-SHA2-256f.
-    SLH_DSA_SHA2_256F, Sha2_256f, "SLH-DSA-SHA2-256f", ["SPHINCS+-SHA2-256f-simple", "slhdsa_sha2_256f"],
+    SLH_DSA_SHA2_256F, SHA2_256F, "SLH-DSA-SHA2-256f", ["SPHINCS+-SHA2-256f-simple", "slhdsa_sha2_256f"],
     n = 32, sig = 49856, cat = 5, arc = 25, tls = 0x0916, "slhdsa_sha2_256f");
 slh_dsa!(
     /// SLH-DSA-SHAKE-128s.
-    SLH_DSA_SHAKE_128S, Shake128s, "SLH-DSA-SHAKE-128s",
+    SLH_DSA_SHAKE_128S, SHAKE_128S, "SLH-DSA-SHAKE-128s",
     ["SPHINCS_SMALL_LEVEL1", "SPHINCS+-SHAKE-128s-simple", "slhdsa_shake_128s"],
     n = 16, sig = 7856, cat = 1, arc = 26, tls = 0x0917, "slhdsa_shake_128s");
 slh_dsa!(
     /// SLH-DSA-SHAKE-128f.
-    SLH_DSA_SHAKE_128F, Shake128f, "SLH-DSA-SHAKE-128f",
+    SLH_DSA_SHAKE_128F, SHAKE_128F, "SLH-DSA-SHAKE-128f",
     ["SPHINCS_FAST_LEVEL1", "SPHINCS+-SHAKE-128f-simple", "slhdsa_shake_128f"],
     n = 16, sig = 17088, cat = 1, arc = 27, tls = 0x0918, "slhdsa_shake_128f");
 slh_dsa!(
     /// SLH-DSA-SHAKE-192s.
-    SLH_DSA_SHAKE_192S, Shake192s, "SLH-DSA-SHAKE-192s",
+    SLH_DSA_SHAKE_192S, SHAKE_192S, "SLH-DSA-SHAKE-192s",
     ["SPHINCS_SMALL_LEVEL3", "SPHINCS+-SHAKE-192s-simple", "slhdsa_shake_192s"],
     n = 24, sig = 16224, cat = 3, arc = 28, tls = 0x0919, "slhdsa_shake_192s");
 slh_dsa!(
     /// SLH-DSA-SHAKE-192f.
-    SLH_DSA_SHAKE_192F, Shake192f, "SLH-DSA-SHAKE-192f",
+    SLH_DSA_SHAKE_192F, SHAKE_192F, "SLH-DSA-SHAKE-192f",
     ["SPHINCS_FAST_LEVEL3", "SPHINCS+-SHAKE-192f-simple", "slhdsa_shake_192f"],
     n = 24, sig = 35664, cat = 3, arc = 29, tls = 0x091A, "slhdsa_shake_192f");
 slh_dsa!(
     /// SLH-DSA-SHAKE-256s.
-    SLH_DSA_SHAKE_256S, Shake256s, "SLH-DSA-SHAKE-256s",
+    SLH_DSA_SHAKE_256S, SHAKE_256S, "SLH-DSA-SHAKE-256s",
     ["SPHINCS_SMALL_LEVEL5", "SPHINCS+-SHAKE-256s-simple", "slhdsa_shake_256s"],
     n = 32, sig = 29792, cat = 5, arc = 30, tls = 0x091B, "slhdsa_shake_256s");
 slh_dsa!(
     /// SLH-DSA-SHAKE-256f.
-    SLH_DSA_SHAKE_256F, Shake256f, "SLH-DSA-SHAKE-256f",
+    SLH_DSA_SHAKE_256F, SHAKE_256F, "SLH-DSA-SHAKE-256f",
     ["SPHINCS_FAST_LEVEL5", "SPHINCS+-SHAKE-256f-simple", "slhdsa_shake_256f"],
     n = 32, sig = 49856, cat = 5, arc = 31, tls = 0x091C, "slhdsa_shake_256f");
 
@@ -192,8 +129,24 @@ pub static ALL: [&SignatureAlgorithm; 12] = [
     &SLH_DSA_SHAKE_256F,
 ];
 
-/// FIPS 205 Algorithm 18 (slh_keygen_internal) on the backend, for vector tests: the 4n-byte
-/// private key and the 2n-byte public key from SK.seed, SK.prf and PK.seed (n bytes each).
+static SIGNING_THREADS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(1);
+
+/// Sets how many threads each SLH-DSA signature uses (default 1; 0 means 1): with more, the
+/// FORS trees and the d hypertree trees are built in parallel and only the d WOTS+ signatures
+/// (len chains each) are left for one thread at the end. Signatures are byte-identical
+/// whatever the count. Process-wide (`pqkit sign --threads` and `pqkit bench crypto
+/// --threads` set it).
+pub fn set_signing_threads(threads: usize) {
+    SIGNING_THREADS.store(threads.max(1), std::sync::atomic::Ordering::Relaxed);
+}
+
+/// The thread count [`set_signing_threads`] set.
+pub fn signing_threads() -> usize {
+    SIGNING_THREADS.load(std::sync::atomic::Ordering::Relaxed)
+}
+
+/// FIPS 205 Algorithm 18 (slh_keygen_internal), for vector tests: the 4n-byte private key
+/// and the 2n-byte public key from SK.seed, SK.prf and PK.seed (n bytes each).
 ///
 /// # Errors
 /// [`Error::InvalidLength`] when a seed is not n bytes; [`Error::Unsupported`] for an
@@ -204,164 +157,108 @@ pub fn keygen_internal(
     sk_prf: &[u8],
     pk_seed: &[u8],
 ) -> Result<(Zeroizing<Vec<u8>>, Vec<u8>), Error> {
+    let p = params_of(alg)?;
     let seed = Zeroizing::new([sk_seed, sk_prf, pk_seed].concat());
     check_len("SLH-DSA seeds", &seed, alg.seed_size)?;
-    let key = set_of(alg)?.keygen(&seed)?;
-    let pk = key[2 * n_of(alg)..].to_vec();
+    for part in [sk_seed, sk_prf, pk_seed] {
+        check_len("SLH-DSA seed", part, p.n)?;
+    }
+    let key = internal::keygen(p, &seed);
+    let pk = key[2 * p.n..].to_vec();
     Ok((key, pk))
 }
 
-/// FIPS 205 Algorithm 19 (slh_sign_internal) over a caller-formatted M′, for vector tests.
-/// `addrnd` of `None` is the deterministic variant (opt_rand = PK.seed).
+/// FIPS 205 Algorithm 19 (slh_sign_internal) over a caller-formatted M′, for vector tests:
+/// the signature (Table 2 size, e.g. 17 088 bytes for SLH-DSA-SHA2-128f). `addrnd` of `None`
+/// is the deterministic variant (opt_rand = PK.seed).
 ///
 /// # Errors
-/// [`Error::InvalidLength`] for a key or `addrnd` of the wrong size.
+/// [`Error::InvalidLength`] for a key (4n bytes) or `addrnd` (n bytes) of the wrong size;
+/// [`Error::Unsupported`] for an algorithm that is not SLH-DSA.
 pub fn sign_internal(
     alg: &'static SignatureAlgorithm,
     private_key: &[u8],
     m_prime: &[u8],
     addrnd: Option<&[u8]>,
 ) -> Result<Vec<u8>, Error> {
+    let p = params_of(alg)?;
     check_len("SLH-DSA private key", private_key, alg.signing_key_size)?;
     if let Some(r) = addrnd {
-        check_len("SLH-DSA addrnd", r, n_of(alg))?;
+        check_len("SLH-DSA addrnd", r, p.n)?;
     }
-    set_of(alg)?.sign(private_key, &[m_prime], addrnd)
+    Ok(internal::sign(p, private_key, &[m_prime], addrnd))
 }
 
 /// FIPS 205 Algorithm 20 (slh_verify_internal) over a caller-formatted M′.
 ///
 /// # Errors
-/// [`Error::BadSignature`].
+/// [`Error::BadSignature`] when the signature (of any length) does not verify;
+/// [`Error::Unsupported`] for an algorithm that is not SLH-DSA.
 pub fn verify_internal(
     alg: &'static SignatureAlgorithm,
     public_key: &[u8],
     m_prime: &[u8],
     signature: &[u8],
 ) -> Result<(), Error> {
-    set_of(alg)?.verify(public_key, &[m_prime], signature)
+    let p = params_of(alg)?;
+    verified(internal::verify(p, public_key, &[m_prime], signature))
 }
 
-fn set_of(alg: &'static SignatureAlgorithm) -> Result<Set, Error> {
+fn verified(ok: bool) -> Result<(), Error> {
+    if ok { Ok(()) } else { Err(Error::BadSignature) }
+}
+
+fn params_of(alg: &'static SignatureAlgorithm) -> Result<&'static params::Params, Error> {
     ALL.iter()
         .position(|a| core::ptr::eq(*a, alg))
         .map(|i| {
             [
-                Set::Sha2_128s,
-                Set::Sha2_128f,
-                Set::Sha2_192s,
-                Set::Sha2_192f,
-                Set::Sha2_256s,
-                Set::Sha2_256f,
-                Set::Shake128s,
-                Set::Shake128f,
-                Set::Shake192s,
-                Set::Shake192f,
-                Set::Shake256s,
-                Set::Shake256f,
+                &params::SHA2_128S,
+                &params::SHA2_128F,
+                &params::SHA2_192S,
+                &params::SHA2_192F,
+                &params::SHA2_256S,
+                &params::SHA2_256F,
+                &params::SHAKE_128S,
+                &params::SHAKE_128F,
+                &params::SHAKE_192S,
+                &params::SHAKE_192F,
+                &params::SHAKE_256S,
+                &params::SHAKE_256F,
             ][i]
         })
         .ok_or(Error::Unsupported("not an SLH-DSA algorithm"))
 }
 
-/// n in bytes (FIPS 205 Table 2).
-fn n_of(alg: &SignatureAlgorithm) -> usize {
-    alg.verifying_key_size / 2
-}
-
-/// Runs `f` on a thread with a 32 MiB stack: slh-dsa 0.0.3 keeps whole signatures (up to
-/// 49 856 bytes) and their parts on the stack, several copies deep, which overflows the 2 MiB
-/// of a default Rust thread for the 192/256 sets. A thread costs microseconds; an SLH-DSA
-/// operation costs milliseconds.
-fn on_big_stack<T: Send>(f: impl FnOnce() -> Result<T, Error> + Send) -> Result<T, Error> {
-    std::thread::scope(|scope| {
-        std::thread::Builder::new()
-            .name("pqkit-slh-dsa".into())
-            .stack_size(32 << 20)
-            .spawn_scoped(scope, f)
-            .map_err(|_| Error::Backend("slh-dsa (thread)"))?
-            .join()
-            .map_err(|_| Error::Backend("slh-dsa"))?
-    })
-}
-
-impl Set {
-    /// n in bytes (FIPS 205 Table 2).
-    fn n(self) -> usize {
-        match self {
-            Self::Sha2_128s | Self::Sha2_128f | Self::Shake128s | Self::Shake128f => 16,
-            Self::Sha2_192s | Self::Sha2_192f | Self::Shake192s | Self::Shake192f => 24,
-            _ => 32,
-        }
-    }
-
-    /// SK.seed ‖ SK.prf ‖ PK.seed (3n) → the 4n-byte private key.
-    fn keygen(self, seed: &[u8]) -> Result<Zeroizing<Vec<u8>>, Error> {
-        check_len("SLH-DSA seed", seed, 3 * self.n())?;
-        on_big_stack(|| {
-            with_set!(self, P => {
-                let n = seed.len() / 3;
-                let key = slh_dsa::SigningKey::<P>::slh_keygen_internal(&seed[..n], &seed[n..2 * n], &seed[2 * n..]);
-                Ok(Zeroizing::new(key.to_vec()))
-            })
-        })
-    }
-
-    /// Algorithm 19 over M′ given in parts. Lengths are checked by the callers.
-    fn sign(
-        self,
-        private_key: &[u8],
-        m_prime: &[&[u8]],
-        addrnd: Option<&[u8]>,
-    ) -> Result<Vec<u8>, Error> {
-        on_big_stack(|| {
-            with_set!(self, P => {
-                let key = slh_dsa::SigningKey::<P>::try_from(private_key)
-                    .map_err(|_| Error::InvalidKey("SLH-DSA private key"))?;
-                Ok(key.slh_sign_internal(m_prime, addrnd).to_vec())
-            })
-        })
-    }
-
-    /// Algorithm 20 over M′ given in parts.
-    fn verify(self, public_key: &[u8], m_prime: &[&[u8]], signature: &[u8]) -> Result<(), Error> {
-        on_big_stack(|| {
-            with_set!(self, P => {
-                let key = slh_dsa::VerifyingKey::<P>::try_from(public_key).map_err(|_| Error::BadSignature)?;
-                let sig = slh_dsa::Signature::<P>::try_from(signature).map_err(|_| Error::BadSignature)?;
-                key.slh_verify_internal(m_prime, &sig).map_err(|_| Error::BadSignature)
-            })
-        })
-    }
-}
-
 /// The catalogue's SLH-DSA backend for one parameter set.
-struct SlhDsa(Set);
+struct SlhDsa(&'static params::Params);
 
 impl SlhDsa {
     /// A signing key from the 4n-byte key Algorithm 18 derived (its first 3n bytes are the
     /// seed form).
-    fn key(&self, alg: &SignatureAlgorithm, key: Zeroizing<Vec<u8>>) -> Box<dyn SigningKeyImpl> {
-        Box::new(SlhDsaSigningKey {
-            set: self.0,
-            n: n_of(alg),
-            key,
-        })
+    fn key(&self, key: Zeroizing<Vec<u8>>) -> Box<dyn SigningKeyImpl> {
+        Box::new(SlhDsaSigningKey { p: self.0, key })
+    }
+
+    /// SK.seed ‖ SK.prf ‖ PK.seed (3n) → the 4n-byte private key (Algorithm 18).
+    fn keygen(&self, seed: &[u8]) -> Result<Zeroizing<Vec<u8>>, Error> {
+        check_len("SLH-DSA seed", seed, 3 * self.0.n)?;
+        Ok(internal::keygen(self.0, seed))
     }
 }
 
 impl SignatureBackend for SlhDsa {
     fn name(&self) -> &'static str {
-        "RustCrypto slh-dsa 0.0.3"
+        "pqkit-hash engine"
     }
 
     fn signing_key_from_seed(
         &self,
-        alg: &'static SignatureAlgorithm,
+        _alg: &'static SignatureAlgorithm,
         seed: &[u8],
     ) -> Result<Box<dyn SigningKeyImpl>, Error> {
-        let key = self.0.keygen(seed)?;
-        Ok(self.key(alg, key))
+        let key = self.keygen(seed)?;
+        Ok(self.key(key))
     }
 
     fn signing_key_from_expanded(
@@ -369,16 +266,16 @@ impl SignatureBackend for SlhDsa {
         alg: &'static SignatureAlgorithm,
         bytes: &[u8],
     ) -> Result<Box<dyn SigningKeyImpl>, Error> {
-        // The backend takes PK.root on trust; recompute it from the seeds (FIPS 205 Algorithm 18)
-        // so that an inconsistent key is refused rather than producing invalid signatures.
-        let seed = &bytes[..alg.seed_size];
-        let key = self.0.keygen(seed)?;
+        check_len("SLH-DSA private key", bytes, alg.signing_key_size)?;
+        // PK.root is recomputed from the seeds (Algorithm 18) so that an inconsistent key is
+        // refused rather than producing invalid signatures.
+        let key = self.keygen(&bytes[..alg.seed_size])?;
         if !bool::from(subtle::ConstantTimeEq::ct_eq(&key[..], bytes)) {
             return Err(Error::InvalidKey(
                 "SLH-DSA private key (PK.root does not match the seeds)",
             ));
         }
-        Ok(self.key(alg, key))
+        Ok(self.key(key))
     }
 
     fn verify(
@@ -390,7 +287,7 @@ impl SignatureBackend for SlhDsa {
         sig: &[u8],
     ) -> Result<(), Error> {
         let len = [context_len(ctx)?];
-        self.0.verify(pk, &[&[0], &len, ctx, msg], sig)
+        verified(internal::verify(self.0, pk, &[&[0], &len, ctx, msg], sig))
     }
 
     fn verify_prehashed(
@@ -403,8 +300,13 @@ impl SignatureBackend for SlhDsa {
         sig: &[u8],
     ) -> Result<(), Error> {
         let len = [context_len(ctx)?];
-        self.0
-            .verify(pk, &[&[1], &len, ctx, &hash.oid_der(), digest], sig)
+        let oid = hash.oid_der();
+        verified(internal::verify(
+            self.0,
+            pk,
+            &[&[1], &len, ctx, &oid, digest],
+            sig,
+        ))
     }
 }
 
@@ -412,14 +314,9 @@ fn context_len(ctx: &[u8]) -> Result<u8, Error> {
     u8::try_from(ctx.len()).map_err(|_| Error::ContextTooLong(ctx.len()))
 }
 
-/// An SLH-DSA signing key.
-///
-/// # Security
-/// pqkit's copy of the 4n-byte key is zeroized on drop. `slh-dsa` 0.0.3 does not zeroize
-/// the key object it builds for each signature; pqkit's own implementation will.
+/// An SLH-DSA signing key: SK.seed ‖ SK.prf ‖ PK.seed ‖ PK.root (4n bytes), zeroized on drop.
 struct SlhDsaSigningKey {
-    set: Set,
-    n: usize,
+    p: &'static params::Params,
     key: Zeroizing<Vec<u8>>,
 }
 
@@ -429,24 +326,34 @@ impl SlhDsaSigningKey {
         randomness: SigningRandomness<'_>,
     ) -> Result<Option<Zeroizing<Vec<u8>>>, Error> {
         match randomness {
-            SigningRandomness::Hedged => Ok(Some(random_vec(self.n)?)),
+            SigningRandomness::Hedged => Ok(Some(random_vec(self.p.n)?)),
             SigningRandomness::Deterministic => Ok(None),
             SigningRandomness::Fixed(r) => {
-                check_len("SLH-DSA addrnd", r, self.n)?;
+                check_len("SLH-DSA addrnd", r, self.p.n)?;
                 Ok(Some(Zeroizing::new(r.to_vec())))
             }
         }
+    }
+
+    fn sign_parts(&self, m: &[&[u8]], randomness: SigningRandomness<'_>) -> Result<Vec<u8>, Error> {
+        let rnd = self.addrnd(randomness)?;
+        Ok(internal::sign(
+            self.p,
+            &self.key,
+            m,
+            rnd.as_deref().map(|r| &r[..]),
+        ))
     }
 }
 
 impl SigningKeyImpl for SlhDsaSigningKey {
     fn verifying_key(&self) -> &[u8] {
-        &self.key[2 * self.n..]
+        &self.key[2 * self.p.n..]
     }
 
     fn seed(&self) -> Option<&[u8]> {
         // SK.seed ‖ SK.prf ‖ PK.seed: the inputs of Algorithm 18.
-        Some(&self.key[..3 * self.n])
+        Some(&self.key[..3 * self.p.n])
     }
 
     fn expanded(&self) -> Option<Zeroizing<Vec<u8>>> {
@@ -459,13 +366,8 @@ impl SigningKeyImpl for SlhDsaSigningKey {
         context: &[u8],
         randomness: SigningRandomness<'_>,
     ) -> Result<Vec<u8>, Error> {
-        let rnd = self.addrnd(randomness)?;
         let len = [context_len(context)?];
-        self.set.sign(
-            &self.key,
-            &[&[0], &len, context, message],
-            rnd.as_deref().map(|r| &r[..]),
-        )
+        self.sign_parts(&[&[0], &len, context, message], randomness)
     }
 
     fn sign_prehashed(
@@ -475,14 +377,9 @@ impl SigningKeyImpl for SlhDsaSigningKey {
         context: &[u8],
         randomness: SigningRandomness<'_>,
     ) -> Result<Vec<u8>, Error> {
-        let rnd = self.addrnd(randomness)?;
         let len = [context_len(context)?];
         let oid = hash.oid_der();
-        self.set.sign(
-            &self.key,
-            &[&[1], &len, context, &oid, digest],
-            rnd.as_deref().map(|r| &r[..]),
-        )
+        self.sign_parts(&[&[1], &len, context, &oid, digest], randomness)
     }
 }
 
@@ -525,6 +422,30 @@ mod tests {
                     Err(Error::BadSignature)
                 );
             }
+        }
+    }
+
+    /// Multithreaded signing gives the single-threaded bytes (the setting is process-wide;
+    /// other tests that sign meanwhile just run threaded, with the same results).
+    #[test]
+    fn threaded_signatures_are_the_single_threaded_ones() {
+        for alg in [&SLH_DSA_SHA2_128F, &SLH_DSA_SHAKE_128F, &SLH_DSA_SHA2_192F] {
+            let key = alg
+                .signing_key_from_seed(&vec![3; alg.seed_size])
+                .expect("key");
+            let sign = |threads| {
+                set_signing_threads(threads);
+                key.sign_with(b"m", b"c", SigningRandomness::Deterministic)
+                    .expect("sign")
+            };
+            let one = sign(1);
+            for threads in [2, 3, 8] {
+                assert!(sign(threads) == one, "{} on {threads} threads", alg.name);
+            }
+            set_signing_threads(1);
+            key.verifying_key()
+                .verify(b"m", b"c", &one)
+                .expect("verify");
         }
     }
 

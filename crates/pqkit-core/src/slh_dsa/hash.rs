@@ -1,0 +1,232 @@
+//! The tweakable hashes F, H, T_l, PRF and the message hashes H_msg, PRF_msg of one key (FIPS
+//! 205 §11.1 SHAKE, §11.2 SHA2), on pqkit's multi-buffer engine (`pqkit-hash`): every call
+//! site hashes a batch of same-length messages, or runs a batch of WOTS+ chains.
+
+use hmac::{Hmac, Mac};
+use pqkit_hash::Wiped;
+use pqkit_hash::{Chain, Layout, ManyHash, Sha256Prefix, Sha512Prefix, Shake};
+use sha2::{Digest, Sha256, Sha512};
+use sha3::Shake256;
+use sha3::digest::{ExtendableOutput, Update, XofReader};
+
+use super::address::Adrs;
+use super::params::{Family, Params};
+
+/// Which tweakable hash: the SHA2 sets hash F and PRF with SHA-256 and, in categories 3 and
+/// 5, H and T_l with SHA-512.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Kind {
+    /// F and PRF: an n-byte input.
+    Short,
+    /// H and T_l: 2n or l·n bytes.
+    Long,
+}
+
+static SHAKE256: Shake = Shake::SHAKE256;
+
+/// The hashes of one key: PK.seed and, for SHA2, the midstates of PK.seed ‖ toByte(0, 64 − n)
+/// and PK.seed ‖ toByte(0, 128 − n).
+pub(crate) struct Hasher {
+    pub(crate) p: &'static Params,
+    pk_seed: [u8; 32],
+    sha256: Sha256Prefix,
+    sha512: Option<Sha512Prefix>,
+}
+
+impl Hasher {
+    /// The hashes keyed by `pk_seed` (n bytes).
+    pub(crate) fn new(p: &'static Params, pk_seed: &[u8]) -> Self {
+        let mut seed = [0u8; 32];
+        seed[..p.n].copy_from_slice(pk_seed);
+        let (sha256, sha512) = match p.family {
+            Family::Shake => (Sha256Prefix::NONE, None),
+            Family::Sha2 => {
+                let mut block = [0u8; 128];
+                block[..p.n].copy_from_slice(pk_seed);
+                let sha512 = p.sha512().then(|| Sha512Prefix::new(&block));
+                (Sha256Prefix::new(&block[..64]), sha512)
+            }
+        };
+        Self {
+            p,
+            pk_seed: seed,
+            sha256,
+            sha512,
+        }
+    }
+
+    /// Bytes before the input in each message: ADRSc (22) for SHA2, PK.seed ‖ ADRS (n + 32)
+    /// for SHAKE.
+    pub(crate) fn header_len(&self) -> usize {
+        match self.p.family {
+            Family::Sha2 => 22,
+            Family::Shake => self.p.n + 32,
+        }
+    }
+
+    /// Writes the message header for `adrs` into `out` (`header_len()` bytes).
+    pub(crate) fn header(&self, adrs: &Adrs, out: &mut [u8]) {
+        match self.p.family {
+            Family::Sha2 => adrs.compressed(out),
+            Family::Shake => {
+                let n = self.p.n;
+                out[..n].copy_from_slice(&self.pk_seed[..n]);
+                out[n..n + 32].copy_from_slice(&adrs.0);
+            }
+        }
+    }
+
+    fn engine(&self, kind: Kind) -> &dyn ManyHash {
+        match (self.p.family, kind, &self.sha512) {
+            (Family::Shake, ..) => &SHAKE256,
+            (Family::Sha2, Kind::Long, Some(sha512)) => sha512,
+            (Family::Sha2, ..) => &self.sha256,
+        }
+    }
+
+    /// An empty batch of messages with `input_len`-byte inputs.
+    pub(crate) fn batch(&self, input_len: usize, capacity: usize) -> Batch {
+        let msg_len = self.header_len() + input_len;
+        Batch {
+            msg_len,
+            header: self.header_len(),
+            buf: Wiped::with_capacity(capacity * msg_len),
+        }
+    }
+
+    /// Hashes every message of the batch: n bytes each, end to end.
+    pub(crate) fn hash(&self, kind: Kind, batch: &Batch) -> Wiped<u8> {
+        let n = self.p.n;
+        let mut out = Wiped::filled(0u8, batch.len() * n);
+        self.engine(kind)
+            .hash_many(batch.msg_len, &batch.buf, n, &mut out);
+        out
+    }
+
+    /// One tweakable hash of the concatenated `input` parts under `adrs`.
+    pub(crate) fn one(&self, kind: Kind, adrs: &Adrs, input: &[&[u8]]) -> Wiped<u8> {
+        let mut batch = self.batch(input.iter().map(|i| i.len()).sum(), 1);
+        batch.push(self, adrs, |out| {
+            let mut at = 0;
+            for part in input {
+                out[at..at + part.len()].copy_from_slice(part);
+                at += part.len();
+            }
+        });
+        self.hash(kind, &batch)
+    }
+
+    /// Runs the WOTS+ chains (Algorithm 5): step j of chain `c` is F under `adrs(c)` with its
+    /// hash address set to j — one message per chain, formed once; the engine writes j and
+    /// the value into it at each step.
+    pub(crate) fn chains(&self, chains: &mut [Chain], adrs: impl Fn(&Chain) -> Adrs) {
+        let n = self.p.n;
+        let header = self.header_len();
+        let layout = Layout {
+            msg_len: header + n,
+            // The hash address: the last word of ADRSc (SHA2) or of ADRS after PK.seed.
+            step_at: header - 4,
+            step_bytes: 4,
+            value_at: header,
+            n,
+        };
+        let mut messages = Wiped::filled(0u8, chains.len() * layout.msg_len);
+        for (m, c) in messages.chunks_exact_mut(layout.msg_len).zip(&*chains) {
+            self.header(&adrs(c), &mut m[..header]);
+        }
+        pqkit_hash::fixed_chains(self.engine(Kind::Short), &layout, chains, &messages);
+    }
+
+    /// PRF_msg(SK.prf, opt_rand, M): n bytes (§11.1; §11.2.1 HMAC-SHA-256; §11.2.2
+    /// HMAC-SHA-512).
+    pub(crate) fn prf_msg(&self, sk_prf: &[u8], opt_rand: &[u8], m: &[&[u8]]) -> Vec<u8> {
+        let n = self.p.n;
+        let mut out = match (self.p.family, self.p.sha512()) {
+            (Family::Shake, _) => {
+                let mut x = Shake256::default();
+                x.update(sk_prf);
+                x.update(opt_rand);
+                m.iter().for_each(|part| x.update(part));
+                let mut out = vec![0u8; n];
+                x.finalize_xof().read(&mut out);
+                out
+            }
+            (Family::Sha2, false) => hmac::<Hmac<Sha256>>(sk_prf, opt_rand, m),
+            (Family::Sha2, true) => hmac::<Hmac<Sha512>>(sk_prf, opt_rand, m),
+        };
+        out.truncate(n);
+        out
+    }
+
+    /// H_msg(R, PK.seed, PK.root, M): m bytes (§11.1; §11.2.1 MGF1-SHA-256; §11.2.2
+    /// MGF1-SHA-512).
+    pub(crate) fn h_msg(&self, r: &[u8], pk_root: &[u8], m: &[&[u8]]) -> Vec<u8> {
+        let pk_seed = &self.pk_seed[..self.p.n];
+        match (self.p.family, self.p.sha512()) {
+            (Family::Shake, _) => {
+                let mut x = Shake256::default();
+                for part in [r, pk_seed, pk_root].iter().chain(m) {
+                    x.update(part);
+                }
+                let mut out = vec![0u8; self.p.m];
+                x.finalize_xof().read(&mut out);
+                out
+            }
+            (Family::Sha2, false) => mgf1::<Sha256>(r, pk_seed, pk_root, m, self.p.m),
+            (Family::Sha2, true) => mgf1::<Sha512>(r, pk_seed, pk_root, m, self.p.m),
+        }
+    }
+}
+
+fn hmac<M: Mac + hmac::digest::KeyInit>(key: &[u8], opt_rand: &[u8], m: &[&[u8]]) -> Vec<u8> {
+    let mut mac = <M as hmac::digest::KeyInit>::new_from_slice(key).expect("HMAC takes any key");
+    mac.update(opt_rand);
+    m.iter().for_each(|part| mac.update(part));
+    mac.finalize().into_bytes().to_vec()
+}
+
+/// MGF1-Hash(R ‖ PK.seed ‖ Hash(R ‖ PK.seed ‖ PK.root ‖ M), len) (RFC 8017 B.2.1).
+fn mgf1<D: Digest>(r: &[u8], pk_seed: &[u8], pk_root: &[u8], m: &[&[u8]], len: usize) -> Vec<u8> {
+    let mut inner = D::new();
+    for part in [r, pk_seed, pk_root].iter().chain(m) {
+        Digest::update(&mut inner, part);
+    }
+    let inner = inner.finalize();
+    let mut out = Vec::with_capacity(len + 64);
+    let mut counter = 0u32;
+    while out.len() < len {
+        let mut d = D::new();
+        Digest::update(&mut d, r);
+        Digest::update(&mut d, pk_seed);
+        Digest::update(&mut d, &inner);
+        Digest::update(&mut d, counter.to_be_bytes());
+        out.extend_from_slice(&d.finalize());
+        counter += 1;
+    }
+    out.truncate(len);
+    out
+}
+
+/// Same-length messages (header ‖ input) laid end to end; zeroized on drop (inputs may be
+/// secret: SK.seed, WOTS+ and FORS secret values).
+pub(crate) struct Batch {
+    msg_len: usize,
+    header: usize,
+    buf: Wiped<u8>,
+}
+
+impl Batch {
+    /// Appends header(`adrs`) ‖ input, the input written by `input`.
+    pub(crate) fn push(&mut self, h: &Hasher, adrs: &Adrs, input: impl FnOnce(&mut [u8])) {
+        let at = self.buf.len();
+        self.buf.resize(at + self.msg_len, 0);
+        let msg = &mut self.buf[at..];
+        h.header(adrs, &mut msg[..self.header]);
+        input(&mut msg[self.header..]);
+    }
+
+    /// Messages in the batch.
+    pub(crate) fn len(&self) -> usize {
+        self.buf.len() / self.msg_len
+    }
+}

@@ -1,0 +1,191 @@
+//! Winternitz chains, many at a time: each step of each chain is one fixed-length hash whose
+//! message the caller forms from the chain and the step (FIPS 205 Algorithm 5, RFC 8554
+//! Algorithm 1, RFC 8391 Algorithm 2), and the engine hashes every chain's step together.
+
+use zeroize::Zeroize;
+
+use crate::Wiped;
+
+use crate::{ManyHash, Path};
+
+/// One chain: its running value, the step it is at, and the step it stops before. Its value
+/// may be secret: keep chains in a [`crate::Wiped`] (or `Zeroizing`) vector.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Zeroize)]
+pub struct Chain {
+    /// The caller's label (which key pair, which chain): read by the message function.
+    pub id: u32,
+    /// The next step j (the hash address of the next hash).
+    pub at: u32,
+    /// The chain stops when `at` reaches `end`.
+    pub end: u32,
+    /// The running value; the first n bytes are meaningful (n ≤ 32).
+    pub value: [u8; 32],
+}
+
+impl crate::Zero for Chain {
+    const ZERO: Self = Chain {
+        id: 0,
+        at: 0,
+        end: 0,
+        value: [0; 32],
+    };
+}
+
+impl Chain {
+    /// A chain labelled `id` from `value` (n ≤ 32 bytes) at step `start` to `end`.
+    ///
+    /// # Panics
+    /// When `value` is longer than 32 bytes (a caller bug).
+    pub fn new(id: u32, start: u32, end: u32, value: &[u8]) -> Self {
+        let mut v = [0u8; 32];
+        v[..value.len()].copy_from_slice(value);
+        Self {
+            id,
+            at: start,
+            end,
+            value: v,
+        }
+    }
+}
+
+/// Runs every chain from its `at` to its `end`: at each step, `message(chain, buf)` writes the
+/// `msg_len`-byte message hashed at step `chain.at` (its value is `chain.value[..n]`), and the
+/// first `n` bytes of the hash become the new value. Chains of any lengths are hashed
+/// together, as many at a time as the path allows (the path is [`crate::dispatch::current`]).
+///
+/// # Panics
+/// When `n` exceeds the hash's output or 32 bytes (a caller bug).
+pub fn chains<H: ManyHash + ?Sized>(
+    hash: &H,
+    msg_len: usize,
+    n: usize,
+    chains: &mut [Chain],
+    mut message: impl FnMut(&Chain, &mut [u8]),
+) {
+    assert!(
+        n <= 32 && n <= hash.max_output(),
+        "chain values are at most 32 bytes"
+    );
+    let path = crate::dispatch::current();
+    let mut active: Vec<usize> = (0..chains.len())
+        .filter(|&i| chains[i].at < chains[i].end)
+        .collect();
+    let mut msgs = Wiped::filled(0u8, active.len() * msg_len);
+    let mut out = Wiped::filled(0u8, active.len() * n);
+    while !active.is_empty() {
+        let msgs = &mut msgs[..active.len() * msg_len];
+        let out = &mut out[..active.len() * n];
+        for (&i, m) in active.iter().zip(msgs.chunks_exact_mut(msg_len)) {
+            message(&chains[i], m);
+        }
+        hash.hash_many_on(path, msg_len, msgs, n, out);
+        for (&i, o) in active.iter().zip(out.chunks_exact(n)) {
+            let c = &mut chains[i];
+            c.value[..n].copy_from_slice(o);
+            c.at += 1;
+        }
+        active.retain(|&i| chains[i].at < chains[i].end);
+    }
+}
+
+/// Where a chain step's message changes: every step of a chain hashes the same `msg_len`-byte
+/// message except for the step counter j (`step_bytes` = 1 or 4 bytes, big-endian, at
+/// `step_at`) and the running value (n bytes at `value_at`) — SLH-DSA's F (ADRS hash address
+/// and M), LMS's chain step (u8str(j) and tmp).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Layout {
+    /// Message bytes.
+    pub msg_len: usize,
+    /// Offset of the step counter.
+    pub step_at: usize,
+    /// Bytes of the step counter: 1 or 4.
+    pub step_bytes: usize,
+    /// Offset of the value.
+    pub value_at: usize,
+    /// Bytes of the value (n ≤ 32).
+    pub n: usize,
+}
+
+impl Layout {
+    /// Writes step `j` into a message.
+    pub(crate) fn put_step(&self, msg: &mut [u8], j: u32) {
+        let be = j.to_be_bytes();
+        msg[self.step_at..self.step_at + self.step_bytes]
+            .copy_from_slice(&be[4 - self.step_bytes..]);
+    }
+
+    fn check(&self, chains: usize, messages: &[u8], max: usize) {
+        assert!(
+            self.n <= 32 && self.n <= max,
+            "chain values are at most 32 bytes"
+        );
+        assert!(
+            self.step_bytes == 1 || self.step_bytes == 4,
+            "1- or 4-byte step counters"
+        );
+        assert!(
+            self.step_at + self.step_bytes <= self.msg_len
+                && self.value_at + self.n <= self.msg_len
+        );
+        assert_eq!(
+            messages.len(),
+            chains * self.msg_len,
+            "one message per chain"
+        );
+    }
+}
+
+/// Runs every chain from its `at` to its `end` where step j of a chain hashes its message in
+/// `messages` (`layout.msg_len` bytes each, one per chain, in order) with j and the running
+/// value written in (see [`Layout`]); the first n bytes of each hash become the value. On the
+/// current path; one-block SHA-256 and one-block SHAKE messages take the engine's fast path
+/// (the message is formed once, then only j and the value change in place).
+///
+/// # Panics
+/// When the layout does not fit the messages (a caller bug).
+pub fn fixed_chains<H: ManyHash + ?Sized>(
+    hash: &H,
+    layout: &Layout,
+    chains: &mut [Chain],
+    messages: &[u8],
+) {
+    layout.check(chains.len(), messages, hash.max_output());
+    hash.fixed_chains_on(crate::dispatch::current(), layout, chains, messages);
+}
+
+/// The general [`fixed_chains`]: each step's messages copied out and hashed with
+/// [`ManyHash::hash_many_on`].
+pub(crate) fn fixed_chains_general<H: ManyHash + ?Sized>(
+    hash: &H,
+    path: Path,
+    layout: &Layout,
+    chains: &mut [Chain],
+    messages: &[u8],
+) {
+    let mut own = Wiped::from_vec(messages.to_vec());
+    let msg_len = layout.msg_len;
+    let n = layout.n;
+    let mut active: Vec<usize> = (0..chains.len())
+        .filter(|&i| chains[i].at < chains[i].end)
+        .collect();
+    for &i in &active {
+        own[i * msg_len + layout.value_at..][..n].copy_from_slice(&chains[i].value[..n]);
+    }
+    let mut msgs = Wiped::filled(0u8, active.len() * msg_len);
+    let mut out = Wiped::filled(0u8, active.len() * n);
+    while !active.is_empty() {
+        let msgs = &mut msgs[..active.len() * msg_len];
+        let out = &mut out[..active.len() * n];
+        for (&i, m) in active.iter().zip(msgs.chunks_exact_mut(msg_len)) {
+            m.copy_from_slice(&own[i * msg_len..(i + 1) * msg_len]);
+            layout.put_step(m, chains[i].at);
+        }
+        hash.hash_many_on(path, msg_len, msgs, n, out);
+        for (&i, o) in active.iter().zip(out.chunks_exact(n)) {
+            own[i * msg_len + layout.value_at..][..n].copy_from_slice(o);
+            chains[i].value[..n].copy_from_slice(o);
+            chains[i].at += 1;
+        }
+        active.retain(|&i| chains[i].at < chains[i].end);
+    }
+}

@@ -1,0 +1,167 @@
+//! Which kernels run: the CPU is checked once, the widest supported path is chosen, and
+//! `PQKIT_HASH` may force another.
+//!
+//! | [`Path`] | SHA-256 lanes | sequential SHA-256 | Keccak-f\[1600\] lanes |
+//! |---|---|---|---|
+//! | `avx512` | 16 (AVX-512F/BW) | SHA-NI if present | 8 (AVX-512F) |
+//! | `avx2` | 8 (AVX2) | SHA-NI if present | 4 (AVX2) |
+//! | `shani` | 1 at a time (SHA-NI) | SHA-NI | portable |
+//! | `portable` | portable | portable | portable |
+//!
+//! `PQKIT_HASH=portable|shani|avx2|avx512` forces a path for the whole process (a path the CPU
+//! lacks is refused with a message on stderr and the detected one used). [`with_path`] forces
+//! one for the current thread (tests, benchmarks).
+
+use std::cell::Cell;
+use std::sync::OnceLock;
+
+/// One way of computing the engine's hashes (see the module table).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Path {
+    /// Plain Rust, the twin every other path is tested against.
+    Portable,
+    /// The SHA extensions (`sha`, `sse4.1`), one compression at a time.
+    ShaNi,
+    /// 256-bit vectors: 8 SHA-256 or 4 Keccak lanes.
+    Avx2,
+    /// 512-bit vectors: 16 SHA-256 or 8 Keccak lanes.
+    Avx512,
+}
+
+impl Path {
+    /// Every path, narrowest first.
+    pub const ALL: [Path; 4] = [Path::Portable, Path::ShaNi, Path::Avx2, Path::Avx512];
+
+    /// The name `PQKIT_HASH` and the benchmark tables use.
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Portable => "portable",
+            Self::ShaNi => "shani",
+            Self::Avx2 => "avx2",
+            Self::Avx512 => "avx512",
+        }
+    }
+
+    /// The path of a name, if there is one.
+    pub fn from_name(name: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|p| p.name() == name)
+    }
+
+    /// Whether this CPU can run the path.
+    pub fn is_supported(self) -> bool {
+        match self {
+            Self::Portable => true,
+            #[cfg(target_arch = "x86_64")]
+            Self::ShaNi => has_shani(),
+            #[cfg(target_arch = "x86_64")]
+            Self::Avx2 => std::arch::is_x86_feature_detected!("avx2"),
+            #[cfg(target_arch = "x86_64")]
+            Self::Avx512 => {
+                std::arch::is_x86_feature_detected!("avx512f")
+                    && std::arch::is_x86_feature_detected!("avx512bw")
+            }
+            #[cfg(not(target_arch = "x86_64"))]
+            _ => false,
+        }
+    }
+
+    /// Every path this CPU supports, narrowest first.
+    pub fn supported() -> Vec<Path> {
+        Self::ALL.into_iter().filter(|p| p.is_supported()).collect()
+    }
+
+    /// Whether the sequential (one message, many blocks) SHA-256 of this path uses SHA-NI.
+    pub(crate) fn sequential_shani(self) -> bool {
+        self != Self::Portable && has_shani()
+    }
+}
+
+impl core::fmt::Display for Path {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+fn has_shani() -> bool {
+    std::arch::is_x86_feature_detected!("sha") && std::arch::is_x86_feature_detected!("sse4.1")
+}
+
+#[cfg(not(target_arch = "x86_64"))]
+fn has_shani() -> bool {
+    false
+}
+
+/// The widest path this CPU supports.
+pub fn detected() -> Path {
+    Path::supported()
+        .into_iter()
+        .max()
+        .unwrap_or(Path::Portable)
+}
+
+/// The process-wide path: `PQKIT_HASH` if set (and supported), else [`detected`]. Checked once.
+pub fn process() -> Path {
+    static PATH: OnceLock<Path> = OnceLock::new();
+    *PATH.get_or_init(|| {
+        let Ok(name) = std::env::var("PQKIT_HASH") else {
+            return detected();
+        };
+        match Path::from_name(name.trim()) {
+            Some(p) if p.is_supported() => p,
+            _ => {
+                eprintln!(
+                    "pqkit-hash: PQKIT_HASH={name:?} is not a path this CPU supports \
+                     (one of {:?}); using {}",
+                    Path::supported()
+                        .iter()
+                        .map(|p| p.name())
+                        .collect::<Vec<_>>(),
+                    detected()
+                );
+                detected()
+            }
+        }
+    })
+}
+
+thread_local! {
+    static FORCED: Cell<Option<Path>> = const { Cell::new(None) };
+}
+
+/// The path hashes take on this thread: the one [`with_path`] forced, else [`process`].
+pub fn current() -> Path {
+    FORCED.with(Cell::get).unwrap_or_else(process)
+}
+
+/// Runs `f` with `path` forced on this thread (threads `f` spawns must force it themselves:
+/// pass them [`current`]).
+///
+/// # Errors
+/// [`Unsupported`] when the CPU cannot run `path`.
+pub fn with_path<T>(path: Path, f: impl FnOnce() -> T) -> Result<T, Unsupported> {
+    if !path.is_supported() {
+        return Err(Unsupported(path));
+    }
+    let before = FORCED.with(|c| c.replace(Some(path)));
+    struct Restore(Option<Path>);
+    impl Drop for Restore {
+        fn drop(&mut self) {
+            FORCED.with(|c| c.set(self.0));
+        }
+    }
+    let _restore = Restore(before);
+    Ok(f())
+}
+
+/// A path this CPU cannot run.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Unsupported(pub Path);
+
+impl core::fmt::Display for Unsupported {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        write!(f, "this CPU does not support the {} hash path", self.0)
+    }
+}
+
+impl std::error::Error for Unsupported {}

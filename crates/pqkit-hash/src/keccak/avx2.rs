@@ -1,0 +1,260 @@
+//! Keccak-f\[1600\] on 4 states at once with AVX2: [`permute4`].
+//!
+//! The 24 rounds of FIPS 202 §3.3 (θ, ρ, π, χ, ι of §3.2) applied to four independent states,
+//! one state per 64-bit lane of a ymm register: 25 ymm values hold the 4 states transposed
+//! (value `x + 5y` holds lane A\[x, y\] of every state). AVX2 has no 64-bit rotation, so ρ and
+//! θ's rotation are `vpsllq | vpsrlq` (the rotations by 8 and 56 are one `vpshufb`), χ is
+//! `vpandn` + `vpxor`, ι a `vpxor` with the broadcast round constant. The states go in and out
+//! by 4×4 transposes of 64-bit lanes built from 128-bit loads and stores (`vinserti128` /
+//! `vextracti128` with memory operands, `vpunpck{l,h}qdq`).
+//!
+//! The round constants [`RC`] and rotation offsets [`RHO`] are those of FIPS 202 §3.2.5
+//! (ι: RC\[i\] from the LFSR rc(t)) and §3.2.2 (ρ, Table 2), shared with the AVX-512 kernel.
+//!
+//! Measured (Xeon reported as Ice Lake, core ≈ 3.2 GHz; cycles of the 2.3 GHz TSC), rounds
+//! unrolled 2 per loop iteration: ≈ 160 ns = 365 cycles per permutation (≈ 1 450 per call of 4
+//! permutations), against ≈ 315 ns = 725 cycles for the portable permutation. With 16 ymm
+//! registers for 25 lanes the state partly lives on the stack (memory operands).
+#![allow(unsafe_code)]
+
+use core::arch::x86_64::{
+    __m128i, __m256i, _mm_loadu_si128, _mm_storeu_si128, _mm256_andnot_si256,
+    _mm256_castsi128_si256, _mm256_castsi256_si128, _mm256_extracti128_si256,
+    _mm256_inserti128_si256, _mm256_or_si256, _mm256_set1_epi64x, _mm256_setr_epi8,
+    _mm256_shuffle_epi8, _mm256_slli_epi64, _mm256_srli_epi64, _mm256_unpackhi_epi64,
+    _mm256_unpacklo_epi64, _mm256_xor_si256,
+};
+
+/// The ι round constants RC\[i\] for rounds i = 0‥23 (FIPS 202 §3.2.5).
+pub(super) const RC: [u64; 24] = [
+    0x0000_0000_0000_0001,
+    0x0000_0000_0000_8082,
+    0x8000_0000_0000_808A,
+    0x8000_0000_8000_8000,
+    0x0000_0000_0000_808B,
+    0x0000_0000_8000_0001,
+    0x8000_0000_8000_8081,
+    0x8000_0000_0000_8009,
+    0x0000_0000_0000_008A,
+    0x0000_0000_0000_0088,
+    0x0000_0000_8000_8009,
+    0x0000_0000_8000_000A,
+    0x0000_0000_8000_808B,
+    0x8000_0000_0000_008B,
+    0x8000_0000_0000_8089,
+    0x8000_0000_0000_8003,
+    0x8000_0000_0000_8002,
+    0x8000_0000_0000_0080,
+    0x0000_0000_0000_800A,
+    0x8000_0000_8000_000A,
+    0x8000_0000_8000_8081,
+    0x8000_0000_0000_8080,
+    0x0000_0000_8000_0001,
+    0x8000_0000_8000_8008,
+];
+
+/// The ρ rotation offsets of lane A\[x, y\] at index `x + 5y` (FIPS 202 §3.2.2, Table 2).
+pub(super) const RHO: [u32; 25] = [
+    0, 1, 62, 28, 27, //
+    36, 44, 6, 55, 20, //
+    3, 10, 43, 25, 39, //
+    41, 45, 15, 21, 8, //
+    18, 2, 61, 56, 14,
+];
+
+/// The index of the lane that π moves to B\[x, y\] (index `x + 5y`): A\[(x + 3y) mod 5, x\]
+/// (FIPS 202 §3.2.3: A′\[x, y\] = A\[(x + 3y) mod 5, x\]).
+pub(super) const fn pi_source(x: usize, y: usize) -> usize {
+    (x + 3 * y) % 5 + 5 * x
+}
+
+/// Applies Keccak-f\[1600\] to each of the 4 states.
+///
+/// # Panics
+/// When the CPU lacks AVX2 (the dispatch only calls this on a CPU that has it).
+pub(super) fn permute4(states: &mut [[u64; 25]; 4]) {
+    assert!(
+        std::arch::is_x86_feature_detected!("avx2"),
+        "permute4 needs AVX2"
+    );
+    // SAFETY: `permute4_avx2` only requires the AVX2 target feature, which the CPU was just
+    // checked to have.
+    unsafe { permute4_avx2(states) }
+}
+
+/// Rounds per iteration of the round loop.
+const UNROLL: usize = 2;
+
+#[target_feature(enable = "avx2")]
+fn permute4_avx2(states: &mut [[u64; 25]; 4]) {
+    let mut a = load(states);
+    for k in 0..24 / UNROLL {
+        for i in 0..UNROLL {
+            round(&mut a, RC[k * UNROLL + i]);
+        }
+    }
+    store(states, &a);
+}
+
+/// Lanes `j` and `j + 1` of one state, for the 128-bit loads and stores of the transposes.
+fn pair(state: &[u64; 25], j: usize) -> &[u64; 2] {
+    let (_, rest) = state.split_at(j);
+    rest.first_chunk().expect("j ≤ 23")
+}
+
+/// Mutable [`pair`].
+fn pair_mut(state: &mut [u64; 25], j: usize) -> &mut [u64; 2] {
+    let (_, rest) = state.split_at_mut(j);
+    rest.first_chunk_mut().expect("j ≤ 23")
+}
+
+#[target_feature(enable = "avx2")]
+fn load128(p: &[u64; 2]) -> __m128i {
+    // SAFETY: `p` is 16 readable bytes; `loadu` has no alignment requirement.
+    unsafe { _mm_loadu_si128(p.as_ptr().cast()) }
+}
+
+#[target_feature(enable = "avx2")]
+fn store128(p: &mut [u64; 2], v: __m128i) {
+    // SAFETY: `p` is 16 writable bytes; `storeu` has no alignment requirement.
+    unsafe { _mm_storeu_si128(p.as_mut_ptr().cast(), v) }
+}
+
+/// Lanes `j, j + 1` of states `s` and `s + 2`: `[s[j], s[j+1], (s+2)[j], (s+2)[j+1]]`.
+#[target_feature(enable = "avx2")]
+fn load_rows(states: &[[u64; 25]; 4], s: usize, j: usize) -> __m256i {
+    let lo = _mm256_castsi128_si256(load128(pair(&states[s], j)));
+    _mm256_inserti128_si256::<1>(lo, load128(pair(&states[s + 2], j)))
+}
+
+/// Transposes the states in: value `i` holds lane `i` of states 0, 1, 2, 3.
+#[target_feature(enable = "avx2")]
+fn load(states: &[[u64; 25]; 4]) -> [__m256i; 25] {
+    let mut a = [_mm256_set1_epi64x(0); 25];
+    for j in (0..24).step_by(2) {
+        let (even, odd) = (load_rows(states, 0, j), load_rows(states, 1, j));
+        a[j] = _mm256_unpacklo_epi64(even, odd);
+        a[j + 1] = _mm256_unpackhi_epi64(even, odd);
+    }
+    // Lane 24: the high half of the pair (23, 24).
+    a[24] = _mm256_unpackhi_epi64(load_rows(states, 0, 23), load_rows(states, 1, 23));
+    a
+}
+
+/// Transposes the states out (the inverse of [`load`]).
+#[target_feature(enable = "avx2")]
+fn store(states: &mut [[u64; 25]; 4], a: &[__m256i; 25]) {
+    // The last pair (23, 24) rewrites lane 23 with the value the pair (22, 23) wrote.
+    for j in (0..24).step_by(2).chain([23]) {
+        let even = _mm256_unpacklo_epi64(a[j], a[j + 1]);
+        let odd = _mm256_unpackhi_epi64(a[j], a[j + 1]);
+        store128(pair_mut(&mut states[0], j), _mm256_castsi256_si128(even));
+        store128(pair_mut(&mut states[1], j), _mm256_castsi256_si128(odd));
+        store128(
+            pair_mut(&mut states[2], j),
+            _mm256_extracti128_si256::<1>(even),
+        );
+        store128(
+            pair_mut(&mut states[3], j),
+            _mm256_extracti128_si256::<1>(odd),
+        );
+    }
+}
+
+/// Rotates each 64-bit lane left by the constant `$n` (0 < `$n` < 64).
+macro_rules! rol {
+    ($v:expr, $n:expr) => {{
+        let v = $v;
+        const N: u32 = $n;
+        if N == 8 {
+            _mm256_shuffle_epi8(
+                v,
+                _mm256_setr_epi8(
+                    7, 0, 1, 2, 3, 4, 5, 6, 15, 8, 9, 10, 11, 12, 13, 14, //
+                    7, 0, 1, 2, 3, 4, 5, 6, 15, 8, 9, 10, 11, 12, 13, 14,
+                ),
+            )
+        } else if N == 56 {
+            _mm256_shuffle_epi8(
+                v,
+                _mm256_setr_epi8(
+                    1, 2, 3, 4, 5, 6, 7, 0, 9, 10, 11, 12, 13, 14, 15, 8, //
+                    1, 2, 3, 4, 5, 6, 7, 0, 9, 10, 11, 12, 13, 14, 15, 8,
+                ),
+            )
+        } else {
+            _mm256_or_si256(
+                _mm256_slli_epi64::<{ N as i32 }>(v),
+                _mm256_srli_epi64::<{ 64 - N as i32 }>(v),
+            )
+        }
+    }};
+}
+
+/// B\[x, y\] = ρ(A)\[(x + 3y) mod 5, x\]: π's source lane of B\[x, y\], rotated by its ρ offset.
+macro_rules! rho_pi {
+    ($a:ident, $x:literal, $y:literal) => {{
+        const I: usize = pi_source($x, $y);
+        if RHO[I] == 0 {
+            $a[I]
+        } else {
+            rol!($a[I], RHO[I])
+        }
+    }};
+}
+
+/// One round R = ι ∘ χ ∘ π ∘ ρ ∘ θ (FIPS 202 §3.3) with round constant `rc`.
+#[target_feature(enable = "avx2")]
+#[inline]
+fn round(a: &mut [__m256i; 25], rc: u64) {
+    // θ: C[x] = ⊕_y A[x, y]; D[x] = C[x − 1] ⊕ rot(C[x + 1], 1); A[x, y] ⊕= D[x].
+    let mut c = [_mm256_set1_epi64x(0); 5];
+    for (x, c) in c.iter_mut().enumerate() {
+        let c01 = _mm256_xor_si256(a[x], a[x + 5]);
+        let c23 = _mm256_xor_si256(a[x + 10], a[x + 15]);
+        *c = _mm256_xor_si256(_mm256_xor_si256(c01, c23), a[x + 20]);
+    }
+    for x in 0..5 {
+        let d = _mm256_xor_si256(c[(x + 4) % 5], rol!(c[(x + 1) % 5], 1));
+        for y in 0..5 {
+            a[x + 5 * y] = _mm256_xor_si256(a[x + 5 * y], d);
+        }
+    }
+    // ρ and π.
+    let b = [
+        rho_pi!(a, 0, 0),
+        rho_pi!(a, 1, 0),
+        rho_pi!(a, 2, 0),
+        rho_pi!(a, 3, 0),
+        rho_pi!(a, 4, 0),
+        rho_pi!(a, 0, 1),
+        rho_pi!(a, 1, 1),
+        rho_pi!(a, 2, 1),
+        rho_pi!(a, 3, 1),
+        rho_pi!(a, 4, 1),
+        rho_pi!(a, 0, 2),
+        rho_pi!(a, 1, 2),
+        rho_pi!(a, 2, 2),
+        rho_pi!(a, 3, 2),
+        rho_pi!(a, 4, 2),
+        rho_pi!(a, 0, 3),
+        rho_pi!(a, 1, 3),
+        rho_pi!(a, 2, 3),
+        rho_pi!(a, 3, 3),
+        rho_pi!(a, 4, 3),
+        rho_pi!(a, 0, 4),
+        rho_pi!(a, 1, 4),
+        rho_pi!(a, 2, 4),
+        rho_pi!(a, 3, 4),
+        rho_pi!(a, 4, 4),
+    ];
+    // χ: A[x, y] = B[x, y] ⊕ (¬B[x + 1, y] ∧ B[x + 2, y]).
+    for y in 0..5 {
+        for x in 0..5 {
+            let (b1, b2) = (b[(x + 1) % 5 + 5 * y], b[(x + 2) % 5 + 5 * y]);
+            a[x + 5 * y] = _mm256_xor_si256(b[x + 5 * y], _mm256_andnot_si256(b1, b2));
+        }
+    }
+    // ι.
+    a[0] = _mm256_xor_si256(a[0], _mm256_set1_epi64x(rc.cast_signed()));
+}

@@ -1,0 +1,231 @@
+//! Keccak-f\[1600\] on 8 states at once with AVX-512F: [`permute8`].
+//!
+//! The 24 rounds of FIPS 202 §3.3 (θ, ρ, π, χ, ι of §3.2) applied to eight independent states,
+//! one state per 64-bit lane of a zmm register: 25 zmm values hold the 8 states transposed
+//! (value `x + 5y` holds lane A\[x, y\] of every state). Per round: θ's column parities are two
+//! 3-input XORs each (`vpternlogq` 0x96), its rotation `vprolq`, and D\[x\] is folded into the
+//! lanes with one more 3-input XOR (A ⊕ C\[x − 1\] ⊕ rot(C\[x + 1\], 1)); ρ is `vprolq`, π a
+//! renaming, χ one `vpternlogq` 0xD2 (a ⊕ (¬b ∧ c)) per lane, ι a `vpxorq` with the broadcast
+//! round constant — 90 vector instructions per round. The states go in and out by 8×8
+//! transposes of 64-bit lanes built from 128-bit loads (`vbroadcasti32x4` under a mask) and
+//! stores (`vextracti32x4` to memory) and `vpunpck{l,h}qdq`.
+//!
+//! The round constants and rotation offsets are those of FIPS 202 §3.2.5 and §3.2.2 (shared
+//! with the AVX2 kernel: [`super::avx2::RC`], [`super::avx2::RHO`]).
+//!
+//! Measured (Xeon reported as Ice Lake, core ≈ 3.2 GHz; cycles of the 2.3 GHz TSC), rounds
+//! unrolled 4 per loop iteration, no spills: ≈ 46.5 ns = 107 cycles per permutation (≈ 855 per
+//! call of 8), of which the transposes in and out take ≈ 15–20. The rounds are bound by the two
+//! 512-bit ports: 24 × 90 instructions / 2 per cycle = 1 080 core cycles per call. Gathers and
+//! scatters (`vpgatherqq`/`vpscatterqq`) for the transposes measured slower (≈ 30 cycles per
+//! permutation for the transposes alone).
+#![allow(unsafe_code)]
+
+use core::arch::x86_64::{
+    __m128i, __m512i, _mm_loadu_si128, _mm_storeu_si128, _mm512_castsi512_si128,
+    _mm512_extracti32x4_epi32, _mm512_mask_broadcast_i32x4, _mm512_rol_epi64, _mm512_set1_epi64,
+    _mm512_ternarylogic_epi64, _mm512_unpackhi_epi64, _mm512_unpacklo_epi64, _mm512_xor_si512,
+    _mm512_zextsi128_si512,
+};
+
+use super::avx2::{RC, RHO, pi_source};
+
+/// Applies Keccak-f\[1600\] to each of the 8 states.
+///
+/// # Panics
+/// When the CPU lacks AVX-512F (the dispatch only calls this on a CPU that has it).
+pub(super) fn permute8(states: &mut [[u64; 25]; 8]) {
+    assert!(
+        std::arch::is_x86_feature_detected!("avx512f"),
+        "permute8 needs AVX-512F"
+    );
+    // SAFETY: `permute8_avx512` only requires the AVX-512F target feature, which the CPU was
+    // just checked to have.
+    unsafe { permute8_avx512(states) }
+}
+
+/// Rounds per iteration of the round loop.
+const UNROLL: usize = 4;
+
+#[target_feature(enable = "avx512f")]
+fn permute8_avx512(states: &mut [[u64; 25]; 8]) {
+    let mut a = load(states);
+    for k in 0..24 / UNROLL {
+        for i in 0..UNROLL {
+            round(&mut a, RC[k * UNROLL + i]);
+        }
+    }
+    store(states, &a);
+}
+
+/// Lanes `j` and `j + 1` of one state, for the 128-bit loads and stores of the transposes.
+fn pair(state: &[u64; 25], j: usize) -> &[u64; 2] {
+    let (_, rest) = state.split_at(j);
+    rest.first_chunk().expect("j ≤ 23")
+}
+
+/// Mutable [`pair`].
+fn pair_mut(state: &mut [u64; 25], j: usize) -> &mut [u64; 2] {
+    let (_, rest) = state.split_at_mut(j);
+    rest.first_chunk_mut().expect("j ≤ 23")
+}
+
+#[target_feature(enable = "avx512f")]
+fn load128(p: &[u64; 2]) -> __m128i {
+    // SAFETY: `p` is 16 readable bytes; `loadu` has no alignment requirement.
+    unsafe { _mm_loadu_si128(p.as_ptr().cast()) }
+}
+
+#[target_feature(enable = "avx512f")]
+fn store128(p: &mut [u64; 2], v: __m128i) {
+    // SAFETY: `p` is 16 writable bytes; `storeu` has no alignment requirement.
+    unsafe { _mm_storeu_si128(p.as_mut_ptr().cast(), v) }
+}
+
+/// Lanes `j, j + 1` of states `s, s + 2, s + 4, s + 6`, in that order.
+#[target_feature(enable = "avx512f")]
+#[inline]
+fn load_rows(states: &[[u64; 25]; 8], s: usize, j: usize) -> __m512i {
+    let v = _mm512_zextsi128_si512(load128(pair(&states[s], j)));
+    let v = _mm512_mask_broadcast_i32x4(v, 0x00F0, load128(pair(&states[s + 2], j)));
+    let v = _mm512_mask_broadcast_i32x4(v, 0x0F00, load128(pair(&states[s + 4], j)));
+    _mm512_mask_broadcast_i32x4(v, 0xF000, load128(pair(&states[s + 6], j)))
+}
+
+/// Lanes `j` and `j + 1` of states 0‥7: a 2×8 slice of the 8×8 transpose.
+#[target_feature(enable = "avx512f")]
+#[inline]
+fn load_pair(states: &[[u64; 25]; 8], j: usize) -> (__m512i, __m512i) {
+    let (even, odd) = (load_rows(states, 0, j), load_rows(states, 1, j));
+    (
+        _mm512_unpacklo_epi64(even, odd),
+        _mm512_unpackhi_epi64(even, odd),
+    )
+}
+
+/// Transposes the states in: value `i` holds lane `i` of states 0‥7.
+#[target_feature(enable = "avx512f")]
+#[inline]
+fn load(states: &[[u64; 25]; 8]) -> [__m512i; 25] {
+    let (a0, a1) = load_pair(states, 0);
+    let (a2, a3) = load_pair(states, 2);
+    let (a4, a5) = load_pair(states, 4);
+    let (a6, a7) = load_pair(states, 6);
+    let (a8, a9) = load_pair(states, 8);
+    let (a10, a11) = load_pair(states, 10);
+    let (a12, a13) = load_pair(states, 12);
+    let (a14, a15) = load_pair(states, 14);
+    let (a16, a17) = load_pair(states, 16);
+    let (a18, a19) = load_pair(states, 18);
+    let (a20, a21) = load_pair(states, 20);
+    let (a22, a23) = load_pair(states, 22);
+    // Lane 24: the high half of the pair (23, 24).
+    let (_, a24) = load_pair(states, 23);
+    [
+        a0, a1, a2, a3, a4, a5, a6, a7, a8, a9, a10, a11, a12, a13, a14, a15, a16, a17, a18, a19,
+        a20, a21, a22, a23, a24,
+    ]
+}
+
+/// Writes lanes `j` and `j + 1` (values `lo`, `hi`) of states 0‥7: the inverse of
+/// [`load_pair`].
+#[target_feature(enable = "avx512f")]
+#[inline]
+fn store_pair(states: &mut [[u64; 25]; 8], j: usize, lo: __m512i, hi: __m512i) {
+    let rows = [_mm512_unpacklo_epi64(lo, hi), _mm512_unpackhi_epi64(lo, hi)];
+    for (s, rows) in rows.into_iter().enumerate() {
+        store128(pair_mut(&mut states[s], j), _mm512_castsi512_si128(rows));
+        store128(
+            pair_mut(&mut states[s + 2], j),
+            _mm512_extracti32x4_epi32::<1>(rows),
+        );
+        store128(
+            pair_mut(&mut states[s + 4], j),
+            _mm512_extracti32x4_epi32::<2>(rows),
+        );
+        store128(
+            pair_mut(&mut states[s + 6], j),
+            _mm512_extracti32x4_epi32::<3>(rows),
+        );
+    }
+}
+
+/// Transposes the states out (the inverse of [`load`]).
+#[target_feature(enable = "avx512f")]
+#[inline]
+fn store(states: &mut [[u64; 25]; 8], a: &[__m512i; 25]) {
+    for k in 0..12 {
+        store_pair(states, 2 * k, a[2 * k], a[2 * k + 1]);
+    }
+    // The pair (23, 24) rewrites lane 23 with the value the pair (22, 23) wrote.
+    store_pair(states, 23, a[23], a[24]);
+}
+
+/// a ⊕ b ⊕ c.
+macro_rules! xor3 {
+    ($a:expr, $b:expr, $c:expr) => {
+        _mm512_ternarylogic_epi64::<0x96>($a, $b, $c)
+    };
+}
+
+/// B\[x, y\] = ρ(A)\[(x + 3y) mod 5, x\]: π's source lane of B\[x, y\], rotated by its ρ offset.
+macro_rules! rho_pi {
+    ($a:ident, $x:literal, $y:literal) => {{
+        const I: usize = pi_source($x, $y);
+        _mm512_rol_epi64::<{ RHO[I] as i32 }>($a[I])
+    }};
+}
+
+/// One round R = ι ∘ χ ∘ π ∘ ρ ∘ θ (FIPS 202 §3.3) with round constant `rc`.
+#[target_feature(enable = "avx512f")]
+#[inline]
+fn round(a: &mut [__m512i; 25], rc: u64) {
+    // θ: C[x] = ⊕_y A[x, y]; A[x, y] ⊕= C[x − 1] ⊕ rot(C[x + 1], 1).
+    let mut c = [_mm512_set1_epi64(0); 5];
+    for (x, c) in c.iter_mut().enumerate() {
+        *c = xor3!(xor3!(a[x], a[x + 5], a[x + 10]), a[x + 15], a[x + 20]);
+    }
+    for x in 0..5 {
+        let r = _mm512_rol_epi64::<1>(c[(x + 1) % 5]);
+        for y in 0..5 {
+            a[x + 5 * y] = xor3!(a[x + 5 * y], c[(x + 4) % 5], r);
+        }
+    }
+    // ρ and π.
+    let b = [
+        rho_pi!(a, 0, 0),
+        rho_pi!(a, 1, 0),
+        rho_pi!(a, 2, 0),
+        rho_pi!(a, 3, 0),
+        rho_pi!(a, 4, 0),
+        rho_pi!(a, 0, 1),
+        rho_pi!(a, 1, 1),
+        rho_pi!(a, 2, 1),
+        rho_pi!(a, 3, 1),
+        rho_pi!(a, 4, 1),
+        rho_pi!(a, 0, 2),
+        rho_pi!(a, 1, 2),
+        rho_pi!(a, 2, 2),
+        rho_pi!(a, 3, 2),
+        rho_pi!(a, 4, 2),
+        rho_pi!(a, 0, 3),
+        rho_pi!(a, 1, 3),
+        rho_pi!(a, 2, 3),
+        rho_pi!(a, 3, 3),
+        rho_pi!(a, 4, 3),
+        rho_pi!(a, 0, 4),
+        rho_pi!(a, 1, 4),
+        rho_pi!(a, 2, 4),
+        rho_pi!(a, 3, 4),
+        rho_pi!(a, 4, 4),
+    ];
+    // χ: A[x, y] = B[x, y] ⊕ (¬B[x + 1, y] ∧ B[x + 2, y]).
+    for y in 0..5 {
+        for x in 0..5 {
+            let (b0, b1, b2) = (b[x + 5 * y], b[(x + 1) % 5 + 5 * y], b[(x + 2) % 5 + 5 * y]);
+            a[x + 5 * y] = _mm512_ternarylogic_epi64::<0xD2>(b0, b1, b2);
+        }
+    }
+    // ι.
+    a[0] = _mm512_xor_si512(a[0], _mm512_set1_epi64(rc.cast_signed()));
+}

@@ -1,0 +1,54 @@
+//! Counts of the work the engine did in this process: SHA-256 and SHA-512 compressions and
+//! Keccak-f\[1600\] permutations — what an operation needs, whatever the path and however many
+//! threads it uses (padding lanes a kernel computes to fill its width are not counted). `pqkit bench` multiplies them by
+//! the engine's measured cost per compression for its "limit" column.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+
+/// Work done since the process started.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Counts {
+    /// SHA-256 compressions (64-byte blocks).
+    pub sha256: u64,
+    /// SHA-512 compressions (128-byte blocks).
+    pub sha512: u64,
+    /// Keccak-f\[1600\] permutations.
+    pub keccak: u64,
+}
+
+impl Counts {
+    /// The work done between `earlier` and `self`.
+    pub fn since(self, earlier: Counts) -> Counts {
+        Counts {
+            sha256: self.sha256 - earlier.sha256,
+            sha512: self.sha512 - earlier.sha512,
+            keccak: self.keccak - earlier.keccak,
+        }
+    }
+}
+
+static SHA256: AtomicU64 = AtomicU64::new(0);
+static SHA512: AtomicU64 = AtomicU64::new(0);
+static KECCAK: AtomicU64 = AtomicU64::new(0);
+
+/// The work done in this process so far, on every thread (one relaxed atomic add per batch of
+/// lanes).
+pub fn counts() -> Counts {
+    Counts {
+        sha256: SHA256.load(Ordering::Relaxed),
+        sha512: SHA512.load(Ordering::Relaxed),
+        keccak: KECCAK.load(Ordering::Relaxed),
+    }
+}
+
+pub(crate) fn sha256(n: usize) {
+    SHA256.fetch_add(n as u64, Ordering::Relaxed);
+}
+
+pub(crate) fn sha512(n: usize) {
+    SHA512.fetch_add(n as u64, Ordering::Relaxed);
+}
+
+pub(crate) fn keccak(n: usize) {
+    KECCAK.fetch_add(n as u64, Ordering::Relaxed);
+}

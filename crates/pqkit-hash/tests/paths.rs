@@ -1,0 +1,73 @@
+//! Every hash path this CPU has is one the engine supports, and a forced path is the one used.
+//!
+//! The required paths come from `PQKIT_HASH_REQUIRE` (comma-separated; CI sets it from
+//! `/proc/cpuinfo`) or, when unset, from `/proc/cpuinfo` here — not from the detection under
+//! test — so a broken detection fails instead of silently skipping a kernel. The kernel tests
+//! (`src/sha256/tests.rs`, `src/keccak/tests.rs`) compare every supported path with the
+//! portable twin.
+
+use pqkit_hash::dispatch::{self, Path};
+
+/// The paths the CPU flags in /proc/cpuinfo call for (x86_64 Linux; only portable elsewhere).
+fn from_cpuinfo() -> Vec<Path> {
+    let mut want = vec![Path::Portable];
+    let Ok(info) = std::fs::read_to_string("/proc/cpuinfo") else {
+        return want;
+    };
+    let flags: Vec<&str> = info
+        .lines()
+        .find(|l| l.starts_with("flags"))
+        .map(|l| l.split_whitespace().collect())
+        .unwrap_or_default();
+    let has = |f: &str| flags.contains(&f);
+    if has("sha_ni") && has("sse4_1") {
+        want.push(Path::ShaNi);
+    }
+    if has("avx2") {
+        want.push(Path::Avx2);
+    }
+    if has("avx512f") && has("avx512bw") {
+        want.push(Path::Avx512);
+    }
+    want
+}
+
+#[test]
+fn every_path_the_cpu_has_is_supported() {
+    let required: Vec<Path> = match std::env::var("PQKIT_HASH_REQUIRE") {
+        Ok(list) if !list.trim().is_empty() => list
+            .split(',')
+            .map(|name| {
+                Path::from_name(name.trim())
+                    .unwrap_or_else(|| panic!("PQKIT_HASH_REQUIRE: unknown path {name:?}"))
+            })
+            .collect(),
+        _ => from_cpuinfo(),
+    };
+    for path in &required {
+        assert!(
+            path.is_supported(),
+            "the CPU has the {path} path but pqkit-hash does not support it: its kernels would go untested"
+        );
+    }
+    println!("required {required:?}; supported {:?}", Path::supported());
+}
+
+#[test]
+fn a_forced_path_is_the_one_used() {
+    if let Ok(name) = std::env::var("PQKIT_HASH") {
+        let want = Path::from_name(name.trim()).expect("PQKIT_HASH names a path");
+        assert_eq!(
+            dispatch::process(),
+            want,
+            "PQKIT_HASH={name} was not honoured"
+        );
+        assert_eq!(dispatch::current(), want);
+    } else {
+        assert_eq!(dispatch::process(), dispatch::detected());
+    }
+    for path in Path::supported() {
+        let inner = dispatch::with_path(path, dispatch::current).expect("supported");
+        assert_eq!(inner, path);
+    }
+}
