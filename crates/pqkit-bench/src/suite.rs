@@ -100,22 +100,26 @@ pub fn crypto(options: &crypto::Options) -> Result<Measurement, String> {
         message_bytes: usize,
         signing: &'static str,
         rows: &'a [crypto::Row],
+        /// The engine's cost per compression / permutation on each path that ran (what the
+        /// rows' `limit_ns` multiplies).
+        #[serde(skip_serializing_if = "Vec::is_empty")]
+        engine: Vec<crate::engine::Cost>,
     }
     let rows = crypto::run(options)?;
-    let body = Body {
-        message_bytes: crypto::MESSAGE_SIZE,
-        signing: signing(options.deterministic),
-        rows: &rows,
-    };
-    let mut tables = vec![render::crypto(&rows)];
-    tables.extend(render::crypto_peers(&rows));
-    // The engine's cost on every path that ran, which the limit column multiplies.
     let mut paths: Vec<pqkit_hash::Path> = rows
         .iter()
         .filter_map(|r| r.hash_path.and_then(pqkit_hash::Path::from_name))
         .collect();
     paths.sort();
     paths.dedup();
+    let body = Body {
+        message_bytes: crypto::MESSAGE_SIZE,
+        signing: signing(options.deterministic),
+        rows: &rows,
+        engine: paths.iter().map(|&p| crate::engine::cost(p)).collect(),
+    };
+    let mut tables = vec![render::crypto(&rows)];
+    tables.extend(render::crypto_peers(&rows));
     if !paths.is_empty() {
         tables.push(crate::engine::table(&paths));
     }

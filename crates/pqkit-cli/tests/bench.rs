@@ -93,6 +93,73 @@ fn bench_crypto_json() {
     assert_eq!(ops, ["keygen", "encapsulate", "decapsulate"]);
 }
 
+/// Hash-based rows on every pqkit-hash path: each names its path and has its hashing work and
+/// limit; the engine's cost per path is in the JSON; SLH-DSA gets a threaded sign row.
+#[test]
+fn bench_crypto_every_hash_path_json() {
+    let v = json(&[
+        "bench",
+        "crypto",
+        "--json",
+        "--alg",
+        "SLH-DSA-SHA2-128f,SLH-DSA-SHAKE-128f,L3_H5_W8,ML-DSA-44",
+        "--hash-path",
+        "all",
+        "--threads",
+        "2",
+        "--min-time",
+        "0",
+        "--min-iters",
+        "1",
+    ]);
+    let supported: Vec<&str> = pqkit_hash::Path::supported()
+        .iter()
+        .map(|p| p.name())
+        .collect();
+    let engine: Vec<&str> = v["engine"]
+        .as_array()
+        .expect("engine costs")
+        .iter()
+        .map(|c| c["path"].as_str().expect("path"))
+        .collect();
+    assert_eq!(engine.len(), supported.len(), "{engine:?} vs {supported:?}");
+    let rows = v["rows"].as_array().expect("rows");
+    for path in &supported {
+        for alg in ["SLH-DSA-SHA2-128f", "SLH-DSA-SHAKE-128f"] {
+            let mine: Vec<&Value> = rows
+                .iter()
+                .filter(|r| r["algorithm"] == alg && r["hash_path"] == *path)
+                .collect();
+            // keygen, sign, sign on 2 threads, verify.
+            assert_eq!(mine.len(), 4, "{alg} on {path}: {mine:?}");
+            for r in mine {
+                let work = if alg.contains("SHA2") {
+                    "sha256"
+                } else {
+                    "keccak"
+                };
+                assert!(r["hashes"][work].as_f64().expect("work") > 1000.0, "{r}");
+                assert!(r["limit_ns"].as_f64().expect("limit") > 0.0, "{r}");
+            }
+        }
+        assert!(
+            rows.iter()
+                .any(|r| r["algorithm"] == "L3_H5_W8" && r["hash_path"] == *path),
+            "L3_H5_W8 on {path}"
+        );
+    }
+    assert!(
+        rows.iter()
+            .filter(|r| r["algorithm"] == "ML-DSA-44")
+            .all(|r| r.get("hash_path").is_none() && r.get("limit_ns").is_none())
+    );
+    assert!(rows.iter().any(|r| {
+        r["implementation"]
+            .as_str()
+            .is_some_and(|i| i.ends_with("2 threads)"))
+    }));
+}
+
 #[test]
 fn bench_handshake_json() {
     let v = json(&[

@@ -48,10 +48,11 @@ impl Chain {
     }
 }
 
-/// Runs every chain from its `at` to its `end`: at each step, `message(chain, buf)` writes the
-/// `msg_len`-byte message hashed at step `chain.at` (its value is `chain.value[..n]`), and the
-/// first `n` bytes of the hash become the new value. Chains of any lengths are hashed
-/// together, as many at a time as the path allows (the path is [`crate::dispatch::current`]).
+/// Runs every chain from its `at` to its `end`: at each step, `message(k, chain, buf)` writes
+/// the `msg_len`-byte message hashed at step `chain.at` of chain `k` (`chains[k]`, its value
+/// `chain.value[..n]`), and the first `n` bytes of the hash become the new value. Chains of any
+/// lengths are hashed together, as many at a time as the path allows (the path is
+/// [`crate::dispatch::current`]).
 ///
 /// # Panics
 /// When `n` exceeds the hash's output or 32 bytes (a caller bug).
@@ -60,13 +61,31 @@ pub fn chains<H: ManyHash + ?Sized>(
     msg_len: usize,
     n: usize,
     chains: &mut [Chain],
-    mut message: impl FnMut(&Chain, &mut [u8]),
+    message: impl FnMut(usize, &Chain, &mut [u8]),
 ) {
     assert!(
         n <= 32 && n <= hash.max_output(),
         "chain values are at most 32 bytes"
     );
-    let path = crate::dispatch::current();
+    chains_on(
+        hash,
+        crate::dispatch::current(),
+        msg_len,
+        n,
+        chains,
+        message,
+    );
+}
+
+/// [`chains`] on a given path.
+fn chains_on<H: ManyHash + ?Sized>(
+    hash: &H,
+    path: Path,
+    msg_len: usize,
+    n: usize,
+    chains: &mut [Chain],
+    mut message: impl FnMut(usize, &Chain, &mut [u8]),
+) {
     let mut active: Vec<usize> = (0..chains.len())
         .filter(|&i| chains[i].at < chains[i].end)
         .collect();
@@ -76,7 +95,7 @@ pub fn chains<H: ManyHash + ?Sized>(
         let msgs = &mut msgs[..active.len() * msg_len];
         let out = &mut out[..active.len() * n];
         for (&i, m) in active.iter().zip(msgs.chunks_exact_mut(msg_len)) {
-            message(&chains[i], m);
+            message(i, &chains[i], m);
         }
         hash.hash_many_on(path, msg_len, msgs, n, out);
         for (&i, o) in active.iter().zip(out.chunks_exact(n)) {
@@ -153,8 +172,8 @@ pub fn fixed_chains<H: ManyHash + ?Sized>(
     hash.fixed_chains_on(crate::dispatch::current(), layout, chains, messages);
 }
 
-/// The general [`fixed_chains`]: each step's messages copied out and hashed with
-/// [`ManyHash::hash_many_on`].
+/// The general [`fixed_chains`]: each step's message copied from `messages` with j and the
+/// value written in, hashed with [`ManyHash::hash_many_on`].
 pub(crate) fn fixed_chains_general<H: ManyHash + ?Sized>(
     hash: &H,
     path: Path,
@@ -162,30 +181,37 @@ pub(crate) fn fixed_chains_general<H: ManyHash + ?Sized>(
     chains: &mut [Chain],
     messages: &[u8],
 ) {
-    let mut own = Wiped::from_vec(messages.to_vec());
-    let msg_len = layout.msg_len;
-    let n = layout.n;
-    let mut active: Vec<usize> = (0..chains.len())
-        .filter(|&i| chains[i].at < chains[i].end)
-        .collect();
-    for &i in &active {
-        own[i * msg_len + layout.value_at..][..n].copy_from_slice(&chains[i].value[..n]);
+    let (msg_len, n, value_at) = (layout.msg_len, layout.n, layout.value_at);
+    chains_on(hash, path, msg_len, n, chains, |k, c, m| {
+        m.copy_from_slice(&messages[k * msg_len..(k + 1) * msg_len]);
+        layout.put_step(m, c.at);
+        m[value_at..value_at + n].copy_from_slice(&c.value[..n]);
+    });
+}
+
+/// The chains still to run (`at < end`), longest first, so the lanes of a group finish
+/// together (a group runs as many steps as its longest chain): a counting sort by length.
+pub(crate) fn longest_first(chains: &[Chain]) -> Vec<usize> {
+    let len = |c: &Chain| c.end.saturating_sub(c.at) as usize;
+    let longest = chains.iter().map(len).max().unwrap_or(0);
+    let mut counts = vec![0usize; longest + 1];
+    for c in chains {
+        counts[len(c)] += 1;
     }
-    let mut msgs = Wiped::filled(0u8, active.len() * msg_len);
-    let mut out = Wiped::filled(0u8, active.len() * n);
-    while !active.is_empty() {
-        let msgs = &mut msgs[..active.len() * msg_len];
-        let out = &mut out[..active.len() * n];
-        for (&i, m) in active.iter().zip(msgs.chunks_exact_mut(msg_len)) {
-            m.copy_from_slice(&own[i * msg_len..(i + 1) * msg_len]);
-            layout.put_step(m, chains[i].at);
-        }
-        hash.hash_many_on(path, msg_len, msgs, n, out);
-        for (&i, o) in active.iter().zip(out.chunks_exact(n)) {
-            own[i * msg_len + layout.value_at..][..n].copy_from_slice(o);
-            chains[i].value[..n].copy_from_slice(o);
-            chains[i].at += 1;
-        }
-        active.retain(|&i| chains[i].at < chains[i].end);
+    // Start of each length's run, longest first; length 0 is left out.
+    let mut next = vec![0usize; longest + 1];
+    let mut at = 0;
+    for l in (1..=longest).rev() {
+        next[l] = at;
+        at += counts[l];
     }
+    let mut order = vec![0usize; at];
+    for (i, c) in chains.iter().enumerate() {
+        let l = len(c);
+        if l > 0 {
+            order[next[l]] = i;
+            next[l] += 1;
+        }
+    }
+    order
 }

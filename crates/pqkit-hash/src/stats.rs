@@ -3,6 +3,7 @@
 //! threads it uses (padding lanes a kernel computes to fill its width are not counted). `pqkit bench` multiplies them by
 //! the engine's measured cost per compression for its "limit" column.
 
+use std::cell::Cell;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 /// Work done since the process started.
@@ -41,14 +42,33 @@ pub fn counts() -> Counts {
     }
 }
 
+thread_local! {
+    static THREAD: Cell<Counts> = const { Cell::new(Counts { sha256: 0, sha512: 0, keccak: 0 }) };
+}
+
+/// The work done on this thread so far (what tests count: other threads do not disturb it).
+pub fn thread_counts() -> Counts {
+    THREAD.with(Cell::get)
+}
+
+fn add(global: &AtomicU64, n: usize, f: impl FnOnce(&mut Counts, u64)) {
+    let n = n as u64;
+    global.fetch_add(n, Ordering::Relaxed);
+    THREAD.with(|c| {
+        let mut v = c.get();
+        f(&mut v, n);
+        c.set(v);
+    });
+}
+
 pub(crate) fn sha256(n: usize) {
-    SHA256.fetch_add(n as u64, Ordering::Relaxed);
+    add(&SHA256, n, |c, n| c.sha256 += n);
 }
 
 pub(crate) fn sha512(n: usize) {
-    SHA512.fetch_add(n as u64, Ordering::Relaxed);
+    add(&SHA512, n, |c, n| c.sha512 += n);
 }
 
 pub(crate) fn keccak(n: usize) {
-    KECCAK.fetch_add(n as u64, Ordering::Relaxed);
+    add(&KECCAK, n, |c, n| c.keccak += n);
 }

@@ -99,40 +99,55 @@ fn run_chains(ots: &OtsParams, id: &Identifier, q: u32, chains: &mut [Chain]) {
     pqkit_hash::fixed_chains(engine(ots.hash), &layout, chains, &messages);
 }
 
-/// x_q[i] = H(I ‖ u32str(q) ‖ u16str(i) ‖ u8str(0xff) ‖ SEED) for i in 0..p, as chains from
-/// digit 0 to `end(i)` (RFC 8554 Appendix A), hashed in parallel lanes.
-fn chain_starts(
+/// Runs the chains of one-time key `q` from their secret starts to digit `end(i)`:
+/// x_q[i] = H(I ‖ u32str(q) ‖ u16str(i) ‖ u8str(0xff) ‖ SEED) (RFC 8554 Appendix A), then the
+/// steps j = 0 … end(i) − 1. With an n-byte SEED the start has the shape of a chain step with
+/// j = 0xff and tmp = SEED, and the one-byte counter of the steps after it wraps to 0x00, 0x01,
+/// …: so start and steps run as one chain from 0xff to 0x100 + end(i) in the engine's chain
+/// kernels. Another SEED length hashes the starts as plain messages first.
+fn run_from_seed(
     ots: &OtsParams,
     id: &Identifier,
     seed: &[u8],
     q: u32,
     end: impl Fn(usize) -> u8,
 ) -> Wiped<Chain> {
-    let msg_len = 23 + seed.len();
-    let mut msgs = Wiped::filled(0u8, ots.p * msg_len);
-    for (i, m) in (0u16..).zip(msgs.chunks_exact_mut(msg_len)) {
-        m[..16].copy_from_slice(id);
-        m[16..20].copy_from_slice(&q.to_be_bytes());
-        m[20..22].copy_from_slice(&i.to_be_bytes());
-        m[22] = 0xff;
-        m[23..].copy_from_slice(seed);
-    }
-    let mut x = Wiped::filled(0u8, ots.p * ots.n);
-    engine(ots.hash).hash_many(msg_len, &msgs, ots.n, &mut x);
-    Wiped::from_vec(
+    let mut chains = Wiped::from_vec(
         (0u32..)
-            .zip(x.chunks_exact(ots.n))
+            .take(ots.p)
             .enumerate()
-            .map(|(i, (id, x))| Chain::new(id, 0, u32::from(end(i)), x))
+            .map(|(k, i)| Chain::new(i, 0xff, 0x100 + u32::from(end(k)), &[]))
             .collect(),
-    )
+    );
+    if seed.len() == ots.n {
+        for c in chains.iter_mut() {
+            c.value[..ots.n].copy_from_slice(seed);
+        }
+    } else {
+        let msg_len = 23 + seed.len();
+        let mut msgs = Wiped::filled(0u8, ots.p * msg_len);
+        for (i, m) in (0u16..).zip(msgs.chunks_exact_mut(msg_len)) {
+            m[..16].copy_from_slice(id);
+            m[16..20].copy_from_slice(&q.to_be_bytes());
+            m[20..22].copy_from_slice(&i.to_be_bytes());
+            m[22] = 0xff;
+            m[23..].copy_from_slice(seed);
+        }
+        let mut x = Wiped::filled(0u8, ots.p * ots.n);
+        engine(ots.hash).hash_many(msg_len, &msgs, ots.n, &mut x);
+        for (c, x) in chains.iter_mut().zip(x.chunks_exact(ots.n)) {
+            c.value[..ots.n].copy_from_slice(x);
+            c.at = 0x100;
+        }
+    }
+    run_chains(ots, id, q, &mut chains);
+    chains
 }
 
 /// The LM-OTS public key K of one-time key `q` (RFC 8554 Algorithm 1), from SEED: the p chains
 /// run together in the engine's lanes.
 pub fn ots_public_key(ots: &OtsParams, id: &Identifier, seed: &[u8], q: u32) -> Node {
-    let mut chains = chain_starts(ots, id, seed, q, |_| ots.max_digit());
-    run_chains(ots, id, q, &mut chains);
+    let chains = run_from_seed(ots, id, seed, q, |_| ots.max_digit());
     public_key_of(ots, id, q, &chains)
 }
 
@@ -166,8 +181,7 @@ pub fn ots_sign(ots: &OtsParams, id: &Identifier, seed: &[u8], q: u32, message: 
     out.extend_from_slice(&ots.code.to_be_bytes());
     out.extend_from_slice(&c[..ots.n]);
     let d = digits(ots, &q_hash[..ots.n]);
-    let mut chains = chain_starts(ots, id, seed, q, |i| d[i]);
-    run_chains(ots, id, q, &mut chains);
+    let chains = run_from_seed(ots, id, seed, q, |i| d[i]);
     for c in chains.iter() {
         out.extend_from_slice(&c.value[..ots.n]);
     }
@@ -484,9 +498,15 @@ mod tests {
                     .expect("LM-OTS W4");
                 let id: Identifier = core::array::from_fn(|k| k as u8 ^ 0x5a);
                 let q: u32 = 0x0102_0304;
-                let mut chains: Vec<Chain> = (0..37u32)
-                    .map(|i| Chain::new(i, i % 5, 15 - i % 3, &[i as u8; 32][..n]))
-                    .collect();
+                // Chains of different starts and lengths, and chains whose one-byte step
+                // counter wraps from 0xff to 0x00 (the chain starts x_q[i] run as step 0xff).
+                let mut chains: Vec<Chain> =
+                    (0..37u32)
+                        .map(|i| Chain::new(i, i % 5, 15 - i % 3, &[i as u8; 32][..n]))
+                        .chain((37..60u32).map(|i| {
+                            Chain::new(i, 0xfe + i % 2, 0x100 + i % 4, &[i as u8; 32][..n])
+                        }))
+                        .collect();
                 let mut want = chains.clone();
                 for c in &mut want {
                     for j in c.at..c.end {

@@ -311,15 +311,13 @@ fn chains(p: &XmssParams, seed: &[u8], ots: Adrs, chains: &mut [Chain]) {
     });
     let keys = prf_many(p, seed, addresses);
     let pad = p.pad();
-    let index: std::collections::HashMap<u32, usize> =
-        chains.iter().enumerate().map(|(k, c)| (c.id, k)).collect();
     pqkit_hash::chains(
         crate::lms::engine(p.hash),
         pad + 2 * n,
         n,
         chains,
-        |c, msg| {
-            let (start, at) = first[index[&c.id]];
+        |k, c, msg| {
+            let (start, at) = first[k];
             let step = start + (c.at - at) as usize;
             let key = &keys[2 * step * n..(2 * step + 1) * n];
             let bm = &keys[(2 * step + 1) * n..(2 * step + 2) * n];
@@ -360,7 +358,9 @@ fn ltree(p: &XmssParams, mut pk: Vec<Node>, seed: &[u8], adrs: Adrs) -> Node {
         let keys = prf_many(
             p,
             seed,
-            (0..half as u32).flat_map(|i| [at(i).with(7, 0), at(i).with(7, 1), at(i).with(7, 2)]),
+            (0u32..)
+                .take(half)
+                .flat_map(|i| [at(i).with(7, 0), at(i).with(7, 1), at(i).with(7, 2)]),
         );
         let mut inputs = Wiped::filled(0u8, half * 3 * n);
         for (i, input) in inputs.chunks_exact_mut(3 * n).enumerate() {

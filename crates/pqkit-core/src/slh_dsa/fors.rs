@@ -59,19 +59,20 @@ pub(crate) fn sign(
         let leaves = trees << a;
         let first = t0 << a;
         // fors_skGen for every leaf of the group (Algorithm 14), then F (Algorithm 15, z = 0).
-        let mut batch = h.batch(n, leaves as usize);
-        for i in first..first + leaves {
-            prf.set_tree_index(i);
-            batch.push(h, &prf, |out| out.copy_from_slice(sk_seed));
+        let mut seeds = Wiped::with_capacity(leaves as usize * n);
+        for _ in 0..leaves {
+            seeds.extend_from_slice(sk_seed);
         }
-        let sks = h.hash(Kind::Short, &batch);
-        let mut batch = h.batch(n, leaves as usize);
-        let mut leaf = adrs;
-        for (i, sk) in (first..).zip(sks.chunks_exact(n)) {
-            leaf.set_tree_index(i);
-            batch.push(h, &leaf, |out| out.copy_from_slice(sk));
-        }
-        let nodes = h.hash(Kind::Short, &batch);
+        let at = |base: Adrs| {
+            move |k: u32| {
+                let mut a = base;
+                a.set_tree_index(first + k);
+                a
+            }
+        };
+        let sks = h.short_many(&seeds, at(prf));
+        drop(seeds);
+        let nodes = h.short_many(&sks, at(adrs));
         let levels = Levels::build(h, &adrs, nodes, a, |z| first >> z);
         for t in 0..trees {
             let i = idx[(t0 + t) as usize];

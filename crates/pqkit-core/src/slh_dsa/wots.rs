@@ -48,17 +48,19 @@ fn run(
     let (n, len) = (h.p.n, h.p.len());
     let mut prf = *adrs;
     prf.set_type(Type::WotsPrf);
-    let mut batch = h.batch(n, count as usize * len);
-    for kp in first..first + count {
-        prf.set_key_pair(kp);
-        for i in (0u32..).take(len) {
-            prf.set_chain(i);
-            batch.push(h, &prf, |out| out.copy_from_slice(sk_seed));
-        }
-    }
-    let sks = h.hash(Kind::Short, &batch);
-    drop(batch);
     let lens = h.p.len32();
+    let lanes = count as usize * len;
+    let mut seeds = Wiped::with_capacity(lanes * n);
+    for _ in 0..lanes {
+        seeds.extend_from_slice(sk_seed);
+    }
+    let sks = h.short_many(&seeds, |k| {
+        let mut a = prf;
+        a.set_key_pair(first + k / lens);
+        a.set_chain(k % lens);
+        a
+    });
+    drop(seeds);
     let mut chains = Wiped::from_vec(
         (0u32..)
             .zip(sks.chunks_exact(n))

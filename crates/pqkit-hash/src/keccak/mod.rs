@@ -63,6 +63,96 @@ fn in_chunk<const W: usize>(states: &mut [[u64; 25]], kernel: impl FnOnce(&mut [
     states.copy_from_slice(&s[..states.len()]);
 }
 
+/// A group of W one-block SHAKE hash chains computed together (the pipelined chain kernels
+/// [`avx512::chains8`], [`avx2::chains4`] and their twin `chains_portable`).
+///
+/// Lane l's step j (from `at[l]` to `end[l] − 1`) permutes (Keccak-f\[1600\], FIPS 202 §3.3)
+/// the state `templates[l]` with j written as 4 big-endian bytes at byte `step_at` and the
+/// running value (n bytes) at byte `value_at`; the first n bytes of the result are the next
+/// value. A template is the lane's message absorbed into the zero state as one padded rate
+/// block (message, 0x1F, zeros, 0x80 at byte rate − 1) with zeros where j and the value go —
+/// SLH-DSA-SHAKE's F = SHAKE256(PK.seed ‖ ADRS ‖ M, 8n) (FIPS 205 §11.1, chained by
+/// Algorithm 5): j is the ADRS hash address, the value M.
+#[cfg(any(test, target_arch = "x86_64"))]
+pub(crate) struct ChainGroup<'a, const W: usize> {
+    /// Each lane's padded message block as a state, zero at the step and value bytes.
+    pub(crate) templates: &'a [[u64; 25]; W],
+    /// Byte offset of j (4 bytes, big-endian): the upper half of a lane (`step_at % 8 == 4`).
+    pub(crate) step_at: usize,
+    /// Byte offset of the value: a lane boundary.
+    pub(crate) value_at: usize,
+    /// Bytes of the value: 8, 16, 24 or 32.
+    pub(crate) n: usize,
+    /// Each lane's first step.
+    pub(crate) at: [u32; W],
+    /// Each lane's end (`at ≤ end`; equal: no step).
+    pub(crate) end: [u32; W],
+}
+
+#[cfg(any(test, target_arch = "x86_64"))]
+impl<const W: usize> ChainGroup<'_, W> {
+    /// Whether a layout has the shape the chain kernels take: a 4-byte step counter in the
+    /// upper half of a lane, whole value lanes (n ∈ {8, 16, 24, 32}), both within the first
+    /// 168 bytes (the largest rate) and apart.
+    pub(crate) fn fits(step_at: usize, step_bytes: usize, value_at: usize, n: usize) -> bool {
+        step_bytes == 4
+            && step_at % 8 == 4
+            && value_at.is_multiple_of(8)
+            && n.is_multiple_of(8)
+            && (8..=32).contains(&n)
+            && step_at + 4 <= 168
+            && value_at + n <= 168
+            && (step_at + 4 <= value_at || value_at + n <= step_at)
+    }
+
+    /// The largest number of steps of a lane: the steps the group takes.
+    pub(crate) fn steps(&self) -> u32 {
+        self.at
+            .iter()
+            .zip(&self.end)
+            .map(|(a, e)| e - a)
+            .max()
+            .unwrap_or(0)
+    }
+
+    /// Asserts the group's shape (see [`ChainGroup::fits`]) and `at ≤ end` in every lane.
+    ///
+    /// # Panics
+    /// When it does not hold (a caller bug).
+    pub(crate) fn check(&self) {
+        assert!(
+            Self::fits(self.step_at, 4, self.value_at, self.n),
+            "chain kernels: step counter in the upper half of a lane, value in whole lanes"
+        );
+        assert!(
+            self.at.iter().zip(&self.end).all(|(a, e)| a <= e),
+            "chain kernels: at ≤ end"
+        );
+    }
+}
+
+/// The W chains of a [`ChainGroup`], one lane after another with the portable permutation:
+/// the twin the pipelined kernels are tested against. `values[l][..n]` is lane l's value in
+/// and out.
+#[cfg(test)]
+pub(crate) fn chains_portable<const W: usize>(g: &ChainGroup<'_, W>, values: &mut [[u8; 32]; W]) {
+    g.check();
+    for (l, value) in values.iter_mut().enumerate() {
+        for j in g.at[l]..g.end[l] {
+            let mut bytes = [0u8; 200];
+            for (b, lane) in bytes.chunks_exact_mut(8).zip(&g.templates[l]) {
+                b.copy_from_slice(&lane.to_le_bytes());
+            }
+            bytes[g.step_at..g.step_at + 4].copy_from_slice(&j.to_be_bytes());
+            bytes[g.value_at..g.value_at + g.n].copy_from_slice(&value[..g.n]);
+            let mut state = [0u64; 25];
+            absorb(&mut state, &bytes);
+            permute_portable(&mut state);
+            squeeze(&state, &mut value[..g.n]);
+        }
+    }
+}
+
 /// SHAKE128 or SHAKE256 (FIPS 202 §6.2) of many messages, each output at most one rate
 /// (168 or 136 bytes) long — every output an SLH-DSA or XMSS tweakable hash needs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -148,9 +238,19 @@ impl ManyHash for Shake {
 }
 
 impl Shake {
-    /// One-block chains: each chain's padded message is kept as a block; each step writes j,
-    /// absorbs the block into a zero state, permutes and writes the first n bytes back.
+    /// One-block chains. On the AVX-512 and AVX2 paths, when the layout fits the pipelined
+    /// kernels ([`ChainGroup::fits`]: SLH-DSA-SHAKE's F), by [`Shake::pipelined`]; else each
+    /// chain's padded message is kept as a block, and each step writes j, absorbs the block
+    /// into a zero state, permutes and writes the first n bytes back.
     fn one_block_chains(&self, path: Path, layout: &Layout, chains: &mut [Chain], messages: &[u8]) {
+        #[cfg(target_arch = "x86_64")]
+        if ChainGroup::<1>::fits(layout.step_at, layout.step_bytes, layout.value_at, layout.n) {
+            match path {
+                Path::Avx512 => return self.pipelined(layout, chains, messages, avx512::chains8),
+                Path::Avx2 => return self.pipelined(layout, chains, messages, avx2::chains4),
+                _ => {}
+            }
+        }
         let (msg_len, n, at) = (layout.msg_len, layout.n, layout.value_at);
         let words = msg_len.div_ceil(8);
         let mut blocks = crate::Wiped::filled(0u8, chains.len() * 8 * words);
@@ -189,6 +289,61 @@ impl Shake {
         for (i, c) in chains.iter_mut().enumerate() {
             c.value[..n].copy_from_slice(&blocks[i * 8 * words + at..i * 8 * words + at + n]);
         }
+    }
+}
+
+impl Shake {
+    /// One-block chains by a pipelined W-lane kernel: the chains with steps to go, longest
+    /// first (so a group's lanes finish together), W at a time; a partial last group is
+    /// padded with lanes of no step. The layout fits the kernels ([`ChainGroup::fits`]).
+    #[cfg(target_arch = "x86_64")]
+    fn pipelined<const W: usize>(
+        &self,
+        layout: &Layout,
+        chains: &mut [Chain],
+        messages: &[u8],
+        kernel: impl Fn(&ChainGroup<'_, W>, &mut [[u8; 32]; W]),
+    ) {
+        let msg_len = layout.msg_len;
+        let order = crate::chain::longest_first(chains);
+        let steps: usize = order
+            .iter()
+            .map(|&i| (chains[i].end - chains[i].at) as usize)
+            .sum();
+        crate::stats::keccak(steps);
+        let mut templates = [[0u64; 25]; W];
+        let mut values = [[0u8; 32]; W];
+        for group in order.chunks(W) {
+            let (mut at, mut end) = ([0u32; W], [0u32; W]);
+            for (l, &i) in group.iter().enumerate() {
+                let bytes = &mut [0u8; 200];
+                bytes[..msg_len].copy_from_slice(&messages[i * msg_len..(i + 1) * msg_len]);
+                bytes[layout.step_at..layout.step_at + 4].fill(0);
+                bytes[layout.value_at..layout.value_at + layout.n].fill(0);
+                bytes[msg_len] ^= 0x1F;
+                bytes[self.rate - 1] ^= 0x80;
+                templates[l] = [0; 25];
+                absorb(&mut templates[l], bytes);
+                crate::wipe(bytes);
+                values[l] = chains[i].value;
+                (at[l], end[l]) = (chains[i].at, chains[i].end);
+            }
+            let g = ChainGroup {
+                templates: &templates,
+                step_at: layout.step_at,
+                value_at: layout.value_at,
+                n: layout.n,
+                at,
+                end,
+            };
+            kernel(&g, &mut values);
+            for (l, &i) in group.iter().enumerate() {
+                chains[i].value[..layout.n].copy_from_slice(&values[l][..layout.n]);
+                chains[i].at = chains[i].end;
+            }
+        }
+        crate::wipe(&mut templates);
+        crate::wipe(&mut values);
     }
 }
 

@@ -178,3 +178,211 @@ fn shake_of_no_messages() {
         }
     }
 }
+
+/// A message as SLH-DSA-SHAKE's F forms it, PK.seed ‖ ADRS ‖ M (2n + 32 bytes): random bytes,
+/// with `junk` at the hash address and M (which the chain code overwrites) or zeros there.
+fn f_message(rng: &mut Rng, n: usize, junk: bool) -> Vec<u8> {
+    let mut m = rng.bytes(2 * n + 32);
+    if !junk {
+        m[n + 28..].fill(0);
+    }
+    m
+}
+
+/// The one-block state of a message: the message, then SHAKE's padding for `rate`.
+fn template(msg: &[u8], rate: usize) -> [u64; 25] {
+    let mut bytes = [0u8; 200];
+    bytes[..msg.len()].copy_from_slice(msg);
+    bytes[msg.len()] ^= 0x1F;
+    bytes[rate - 1] ^= 0x80;
+    core::array::from_fn(|i| u64::from_le_bytes(bytes[8 * i..8 * i + 8].try_into().expect("8")))
+}
+
+/// Lane start and end steps: random in 0..=16 with `at ≤ end`, and the edge cases.
+fn steps<const W: usize>(rng: &mut Rng, case: usize) -> ([u32; W], [u32; W]) {
+    let mut at = [0u32; W];
+    let mut end = [0u32; W];
+    for l in 0..W {
+        let (a, b) = ((rng.next() % 17) as u32, (rng.next() % 17) as u32);
+        (at[l], end[l]) = match case % 4 {
+            0 => (a.min(b), a.max(b)),
+            1 => (a, a),
+            2 => (0, 16),
+            _ => (a.min(b) / 2, a.max(b)),
+        };
+    }
+    (at, end)
+}
+
+/// The pipelined kernels on SLH-DSA-SHAKE's F layouts against the portable twin.
+#[cfg(target_arch = "x86_64")]
+#[test]
+fn chain_kernels_match_portable() {
+    use super::{ChainGroup, chains_portable};
+    let mut rng = Rng(0x5851_F42D_4C95_7F2D);
+    for n in [16, 24, 32] {
+        for case in 0..40 {
+            if std::arch::is_x86_feature_detected!("avx512f")
+                && std::arch::is_x86_feature_detected!("avx512bw")
+            {
+                let templates: [[u64; 25]; 8] =
+                    core::array::from_fn(|_| template(&f_message(&mut rng, n, false), 136));
+                let (at, end) = steps::<8>(&mut rng, case);
+                let g = ChainGroup {
+                    templates: &templates,
+                    step_at: n + 28,
+                    value_at: n + 32,
+                    n,
+                    at,
+                    end,
+                };
+                let start: [[u8; 32]; 8] =
+                    core::array::from_fn(|_| rng.bytes(32).try_into().expect("32"));
+                let (mut got, mut want) = (start, start);
+                super::avx512::chains8(&g, &mut got);
+                chains_portable(&g, &mut want);
+                for l in 0..8 {
+                    assert_eq!(got[l][..n], want[l][..n], "chains8, n = {n}, case {case}");
+                }
+            }
+            if std::arch::is_x86_feature_detected!("avx2") {
+                let templates: [[u64; 25]; 4] =
+                    core::array::from_fn(|_| template(&f_message(&mut rng, n, false), 136));
+                let (at, end) = steps::<4>(&mut rng, case);
+                let g = ChainGroup {
+                    templates: &templates,
+                    step_at: n + 28,
+                    value_at: n + 32,
+                    n,
+                    at,
+                    end,
+                };
+                let start: [[u8; 32]; 4] =
+                    core::array::from_fn(|_| rng.bytes(32).try_into().expect("32"));
+                let (mut got, mut want) = (start, start);
+                super::avx2::chains4(&g, &mut got);
+                chains_portable(&g, &mut want);
+                for l in 0..4 {
+                    assert_eq!(got[l][..n], want[l][..n], "chains4, n = {n}, case {case}");
+                }
+            }
+        }
+    }
+}
+
+/// One chain step by the `sha3` crate: SHAKE of the message with j and the value written in.
+#[test]
+fn chains_portable_matches_sha3() {
+    use super::{ChainGroup, chains_portable};
+    let mut rng = Rng(0x2545_F491_4F6C_DD1D);
+    for n in [16, 24, 32] {
+        let msg = f_message(&mut rng, n, false);
+        let templates = [template(&msg, 136)];
+        let value: [u8; 32] = rng.bytes(32).try_into().expect("32");
+        let mut want = value;
+        for j in 3..9u32 {
+            let mut m = msg.clone();
+            m[n + 28..n + 32].copy_from_slice(&j.to_be_bytes());
+            m[n + 32..].copy_from_slice(&want[..n]);
+            want[..n].copy_from_slice(&oracle(Shake::SHAKE256, &m, n));
+        }
+        let g = ChainGroup {
+            templates: &templates,
+            step_at: n + 28,
+            value_at: n + 32,
+            n,
+            at: [3],
+            end: [9],
+        };
+        let mut got = [value];
+        chains_portable(&g, &mut got);
+        assert_eq!(got[0][..n], want[..n], "n = {n}");
+    }
+}
+
+/// `fixed_chains` on F's layout, 1‥40 chains, on every path, against the portable twin chain
+/// by chain (chains with `at ≥ end` unchanged).
+#[test]
+fn fixed_chains_match_portable() {
+    use super::{ChainGroup, chains_portable};
+    use crate::{Chain, Layout, fixed_chains};
+    let mut rng = Rng(0x853C_49E6_748F_EA9B);
+    for shake in [Shake::SHAKE256, Shake::SHAKE128] {
+        for n in [16, 24, 32] {
+            let layout = Layout {
+                msg_len: 2 * n + 32,
+                step_at: n + 28,
+                step_bytes: 4,
+                value_at: n + 32,
+                n,
+            };
+            for count in 1..=40 {
+                let case = count % 5;
+                let msgs: Vec<Vec<u8>> = (0..count)
+                    .map(|_| f_message(&mut rng, n, case != 0))
+                    .collect();
+                let start: Vec<Chain> = (0..count)
+                    .map(|i| {
+                        let (at, end) = match case {
+                            // Any order, at > end included.
+                            4 => ((rng.next() % 17) as u32, (rng.next() % 17) as u32),
+                            _ => {
+                                let ([at], [end]) = steps::<1>(&mut rng, case);
+                                (at, end)
+                            }
+                        };
+                        Chain::new(u32::try_from(i).expect("40"), at, end, &rng.bytes(n))
+                    })
+                    .collect();
+                let want: Vec<Chain> = start
+                    .iter()
+                    .zip(&msgs)
+                    .map(|(c, m)| {
+                        if c.at >= c.end {
+                            return *c;
+                        }
+                        let mut clean = m.clone();
+                        clean[n + 28..].fill(0);
+                        let templates = [template(&clean, shake.max_output())];
+                        let g = ChainGroup {
+                            templates: &templates,
+                            step_at: n + 28,
+                            value_at: n + 32,
+                            n,
+                            at: [c.at],
+                            end: [c.end],
+                        };
+                        let mut v = [c.value];
+                        chains_portable(&g, &mut v);
+                        Chain {
+                            at: c.end,
+                            value: v[0],
+                            ..*c
+                        }
+                    })
+                    .collect();
+                let messages = msgs.concat();
+                for path in paths() {
+                    let mut got = start.clone();
+                    let before = crate::stats::thread_counts();
+                    crate::dispatch::with_path(path, || {
+                        fixed_chains(&shake, &layout, &mut got, &messages);
+                    })
+                    .expect("supported");
+                    let permutations: u64 = start
+                        .iter()
+                        .map(|c| u64::from(c.end.saturating_sub(c.at)))
+                        .sum();
+                    assert_eq!(
+                        crate::stats::thread_counts().since(before).keccak,
+                        permutations,
+                        "{path}: permutations counted"
+                    );
+                    assert_eq!(got, want, "{path}, rate {}, n = {n}, {count} chains", {
+                        shake.max_output()
+                    });
+                }
+            }
+        }
+    }
+}

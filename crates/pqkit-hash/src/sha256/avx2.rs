@@ -14,7 +14,7 @@
 
 use core::arch::x86_64::*;
 
-use super::K;
+use super::{ChainGroup, K};
 
 /// `states[i] = compress(states[i], blocks[i])` for the 8 lanes.
 ///
@@ -54,6 +54,161 @@ fn kernel(states: &mut [[u32; 8]; 8], blocks: &[&[u8; 64]; 8]) {
         *x = _mm256_add_epi32(*x, y);
     }
     store_states(states, s);
+}
+
+/// Eight one-block hash chains at once, the state kept in the vector registers from step to
+/// step: [`super::avx512::chains16`] with 256-bit vectors (see [`ChainGroup`]; FIPS 180-4
+/// §6.2.2 for each compression; the chains of FIPS 205 Algorithm 5 and RFC 8554 Algorithm 1).
+/// Lane `l` is chain `l`: its 64-byte template, the first `g.n` bytes of its 32-byte value
+/// `values[l]` (updated in place), steps `g.at[l]..g.end[l]`. Finished lanes keep their values
+/// by a `vpblendvb`.
+///
+/// Measured on a 2-core Xeon VM (TSC 2.3 GHz), SLH-DSA-SHA2-128f's F chains through
+/// [`crate::fixed_chains`], best of several runs: ~99 TSC cycles (~43 ns) per compression,
+/// against ~126 through [`compress8`] before.
+///
+/// # Panics
+/// When the CPU lacks AVX2, or the layout does not fit ([`ChainGroup::check`]).
+pub(super) fn chains8(g: &ChainGroup<'_, 8>, values: &mut [[u8; 32]; 8]) {
+    g.check();
+    assert!(
+        std::arch::is_x86_feature_detected!("avx2"),
+        "the AVX2 SHA-256 chain kernel needs AVX2"
+    );
+    // SAFETY: the CPU supports AVX2 (asserted just above), the only target feature
+    // `chain_kernel` enables.
+    unsafe { chain_kernel(g, values) }
+}
+
+#[target_feature(enable = "avx2")]
+fn chain_kernel(g: &ChainGroup<'_, 8>, values: &mut [[u8; 32]; 8]) {
+    let steps = g.steps();
+    if steps == 0 {
+        return;
+    }
+    let nw = g.n / 4;
+    let (q, first, p) = (g.value_at / 4, g.first_word(), g.step_at / 4);
+    let r = [0, 8, 16, 24][g.value_at % 4];
+    let (value_right, value_left) = (_mm256_set1_epi32(r), _mm256_set1_epi32(32 - r));
+    let sb = [0, 8, 16, 24][g.step_at % 4];
+    let one_byte = g.step_bytes == 1;
+    let step_spills = !one_byte && sb != 0;
+    let step_shift = _mm256_set1_epi32(if one_byte { 24 - sb } else { sb });
+    let step_spill_shift = _mm256_set1_epi32(32 - sb);
+    // The template words, with the bytes under the step counter and the value cleared.
+    let blocks: [&[u8; 64]; 8] = core::array::from_fn(|l| &g.templates[l]);
+    let mut tmpl = load_blocks(&blocks);
+    for (t, m) in tmpl.iter_mut().zip(g.template_masks()) {
+        *t = _mm256_and_si256(*t, _mm256_set1_epi32(m as i32));
+    }
+    let mut mid = [_mm256_setzero_si256(); 8];
+    for (v, m) in mid.iter_mut().zip(g.midstate) {
+        *v = _mm256_set1_epi32(m as i32);
+    }
+    // The rounds before the first changing word: the same at every step.
+    let mut pre = Vars {
+        s: mid,
+        bc: _mm256_xor_si256(mid[1], mid[2]),
+    };
+    rounds_split::<false>(&mut pre, &tmpl, first);
+    // vals[1 + i] = value word i of every lane; vals[0] and the rest stay zero.
+    let mut words = [[0u32; 8]; 8];
+    for (w, v) in words.iter_mut().zip(values.iter()) {
+        for (x, b) in w.iter_mut().zip(v.as_chunks::<4>().0) {
+            *x = u32::from_be_bytes(*b);
+        }
+    }
+    let x = load_states(&words);
+    let mut vals = [_mm256_setzero_si256(); 10];
+    vals[1..=nw].copy_from_slice(&x[..nw]);
+    // SAFETY: AVX2 is enabled on this function; each unaligned load reads exactly the 32
+    // bytes of a `[u32; 8]`.
+    let (mut j, end) = unsafe {
+        (
+            _mm256_loadu_si256(g.at.as_ptr().cast()),
+            _mm256_loadu_si256(g.end.as_ptr().cast()),
+        )
+    };
+    let one = _mm256_set1_epi32(1);
+    for _ in 0..steps {
+        // Done where j ≥ end (unsigned), i.e. min(j, end) = end.
+        let done = _mm256_cmpeq_epi32(_mm256_min_epu32(j, end), end);
+        let (jp, jp1) = if one_byte {
+            let low = _mm256_and_si256(j, _mm256_set1_epi32(0xff));
+            (_mm256_sllv_epi32(low, step_shift), _mm256_setzero_si256())
+        } else {
+            (
+                _mm256_srlv_epi32(j, step_shift),
+                _mm256_sllv_epi32(j, step_spill_shift),
+            )
+        };
+        let mut w = [_mm256_setzero_si256(); 16];
+        macro_rules! words {
+            ($($i:literal)*) => { $(
+                let mut x = tmpl[$i];
+                if $i == p {
+                    x = _mm256_or_si256(x, jp);
+                } else if $i == p + 1 && step_spills {
+                    x = _mm256_or_si256(x, jp1);
+                }
+                if let Some(k) = ($i as usize).checked_sub(q)
+                    && k <= nw
+                {
+                    x = _mm256_or_si256(
+                        x,
+                        _mm256_or_si256(
+                            _mm256_srlv_epi32(vals[k + 1], value_right),
+                            _mm256_sllv_epi32(vals[k], value_left),
+                        ),
+                    );
+                }
+                w[$i] = x;
+            )* };
+        }
+        words!(0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15);
+        let mut v = Vars {
+            s: pre.s,
+            bc: pre.bc,
+        };
+        rounds_split::<true>(&mut v, &w, first);
+        for base in [16, 32, 48] {
+            rounds16::<true>(&mut v, &mut w, base);
+        }
+        macro_rules! update {
+            ($($i:literal)*) => { $(
+                if $i < nw {
+                    let new = _mm256_add_epi32(v.s[$i], mid[$i]);
+                    vals[$i + 1] = _mm256_blendv_epi8(new, vals[$i + 1], done);
+                }
+            )* };
+        }
+        update!(0 1 2 3 4 5 6 7);
+        j = _mm256_add_epi32(j, _mm256_andnot_si256(done, one));
+    }
+    let mut x = [_mm256_setzero_si256(); 8];
+    x[..nw].copy_from_slice(&vals[1..=nw]);
+    store_states(&mut words, x);
+    for (w, v) in words.iter().zip(values.iter_mut()) {
+        for (x, b) in w[..nw].iter().zip(v.as_chunks_mut::<4>().0) {
+            *b = x.to_be_bytes();
+        }
+    }
+    crate::wipe(&mut words);
+}
+
+/// The rounds of the first sixteen whose index is at least `first` (`LATE`) or below it.
+#[inline]
+#[target_feature(enable = "avx2")]
+fn rounds_split<const LATE: bool>(v: &mut Vars, w: &[__m256i; 16], first: usize) {
+    let mut w = *w;
+    macro_rules! steps {
+        ($($i:literal)*) => { $(
+            if ($i >= first) == LATE {
+                step::<$i, false>(v, &mut w, 0);
+            }
+        )* };
+    }
+    steps!(0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15);
 }
 
 #[inline]

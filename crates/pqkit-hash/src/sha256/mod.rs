@@ -304,11 +304,196 @@ impl ManyHash for Sha256Prefix {
     }
 }
 
+/// One group of W one-block hash chains (FIPS 205 Algorithm 5's F chains, RFC 8554 Algorithm
+/// 1's LM-OTS chains) for the pipelined chain kernels: lane `l` runs steps `at[l]..end[l]`;
+/// step j writes j (`step_bytes` = 1 or 4 bytes, big-endian) at byte `step_at` of the padded
+/// block `templates[l]` and the running value (`n` bytes) at byte `value_at`, compresses the
+/// block from `midstate`, and the first n bytes of the big-endian digest become the value.
+/// The template's bytes under the step counter and the value are ignored.
+pub(crate) struct ChainGroup<'a, const W: usize> {
+    /// The state after the shared prefix (FIPS 180-4 §6.2.2's H(i−1) of every step).
+    pub(crate) midstate: [u32; 8],
+    /// Each lane's padded 64-byte block (FIPS 180-4 §5.1.1), its message bytes ending by 55.
+    pub(crate) templates: &'a [[u8; 64]; W],
+    /// Byte offset of the step counter.
+    pub(crate) step_at: usize,
+    /// Bytes of the step counter: 1 (its low byte) or 4.
+    pub(crate) step_bytes: usize,
+    /// Byte offset of the value (any alignment).
+    pub(crate) value_at: usize,
+    /// Bytes of the value: a multiple of 4 from 4 to 32.
+    pub(crate) n: usize,
+    /// Each lane's first step.
+    pub(crate) at: [u32; W],
+    /// Each lane's end step (no step when `end[l] <= at[l]`).
+    pub(crate) end: [u32; W],
+}
+
+impl<const W: usize> ChainGroup<'_, W> {
+    /// Whether a [`Layout`] fits the kernels: one block, a value of whole words, and a step
+    /// counter that does not overlap the value.
+    fn fits(layout: &Layout) -> bool {
+        let (s, v) = (layout.step_at, layout.value_at);
+        layout.n > 0
+            && layout.n <= 32
+            && layout.n.is_multiple_of(4)
+            && (layout.step_bytes == 1 || layout.step_bytes == 4)
+            && s + layout.step_bytes <= 55
+            && v + layout.n <= 55
+            && (s + layout.step_bytes <= v || v + layout.n <= s)
+    }
+
+    /// Asserts what the kernels rely on (see [`ChainGroup::fits`]).
+    ///
+    /// # Panics
+    /// When the layout does not fit (a caller bug).
+    pub(crate) fn check(&self) {
+        let layout = Layout {
+            msg_len: 55,
+            step_at: self.step_at,
+            step_bytes: self.step_bytes,
+            value_at: self.value_at,
+            n: self.n,
+        };
+        assert!(
+            Self::fits(&layout),
+            "a one-block chain layout: 4..=32-byte value and 1- or 4-byte step, disjoint, \
+             within the first 55 bytes"
+        );
+    }
+
+    /// The steps of the longest chain of the group.
+    pub(crate) fn steps(&self) -> u32 {
+        self.at
+            .iter()
+            .zip(&self.end)
+            .map(|(a, e)| e.saturating_sub(*a))
+            .max()
+            .unwrap_or(0)
+    }
+
+    /// The first block word that changes from step to step: the rounds before it are the same
+    /// for every step of a lane.
+    pub(crate) fn first_word(&self) -> usize {
+        self.step_at.min(self.value_at) / 4
+    }
+
+    /// Per big-endian block word, the bits that come from the template (zero under the step
+    /// counter and the value).
+    pub(crate) fn template_masks(&self) -> [u32; 16] {
+        let mut bytes = [0xffu8; 64];
+        bytes[self.step_at..self.step_at + self.step_bytes].fill(0);
+        bytes[self.value_at..self.value_at + self.n].fill(0);
+        core::array::from_fn(|i| {
+            u32::from_be_bytes(bytes[4 * i..4 * i + 4].try_into().expect("4 bytes"))
+        })
+    }
+}
+
 impl Sha256Prefix {
     /// One-block chains: each chain's message is padded into its own block once; each step
     /// writes j, compresses from the midstate and writes the digest's first n bytes (n a
-    /// multiple of 4) back as the next value.
+    /// multiple of 4) back as the next value. On AVX-512 and AVX2, groups of 16 or 8
+    /// consecutive chains run in the pipelined chain kernels (the state never leaves the
+    /// vector registers between steps).
     fn one_block_chains(&self, path: Path, layout: &Layout, chains: &mut [Chain], messages: &[u8]) {
+        #[cfg(target_arch = "x86_64")]
+        match path {
+            Path::Avx512 if ChainGroup::<16>::fits(layout) => {
+                self.grouped_chains::<16>(path, layout, chains, messages, avx512::chains16);
+                return;
+            }
+            Path::Avx2 if ChainGroup::<8>::fits(layout) => {
+                self.grouped_chains::<8>(path, layout, chains, messages, avx2::chains8);
+                return;
+            }
+            _ => {}
+        }
+        self.one_block_chains_lanes(path, layout, chains, messages);
+    }
+
+    /// [`Sha256Prefix::one_block_chains`] in groups of `W` consecutive chains, each group one
+    /// call of `kernel` (a partial last group padded with lanes that take no step).
+    #[cfg(target_arch = "x86_64")]
+    fn grouped_chains<const W: usize>(
+        &self,
+        path: Path,
+        layout: &Layout,
+        chains: &mut [Chain],
+        messages: &[u8],
+        kernel: impl Fn(&ChainGroup<'_, W>, &mut [[u8; 32]; W]),
+    ) {
+        let (msg_len, n) = (layout.msg_len, layout.n);
+        let mut template = [0u8; 64];
+        template[msg_len] = 0x80;
+        template[56..].copy_from_slice(&((self.len + msg_len as u64) * 8).to_be_bytes());
+        let mut templates = [template; W];
+        let mut values = [[0u8; 32]; W];
+        // Longest chains first, so the lanes of a group finish together (a group runs as many
+        // steps as its longest chain).
+        let order = crate::chain::longest_first(chains);
+        for group in order.chunks(W) {
+            // A few lanes: one SHA-NI compression each beats a mostly empty vector.
+            if group.len() <= W / 4 && path.sequential_shani() {
+                let mut few: Vec<Chain> = group.iter().map(|&i| chains[i]).collect();
+                let mut msgs = crate::Wiped::filled(0u8, group.len() * msg_len);
+                for (m, &i) in msgs.chunks_exact_mut(msg_len).zip(group) {
+                    m.copy_from_slice(&messages[i * msg_len..(i + 1) * msg_len]);
+                }
+                self.one_block_chains_lanes(path, layout, &mut few, &msgs);
+                for (c, &i) in few.iter().zip(group) {
+                    chains[i] = *c;
+                }
+                crate::wipe(&mut few);
+                continue;
+            }
+            let group_steps = group
+                .iter()
+                .map(|&i| (chains[i].end - chains[i].at) as usize);
+            crate::stats::sha256(group_steps.sum());
+            let mut at = [0u32; W];
+            let mut end = [0u32; W];
+            for (l, &i) in group.iter().enumerate() {
+                let c = &chains[i];
+                templates[l][..msg_len].copy_from_slice(&messages[i * msg_len..(i + 1) * msg_len]);
+                values[l] = c.value;
+                at[l] = c.at;
+                end[l] = c.end;
+            }
+            for l in group.len()..W {
+                (at[l], end[l]) = (0, 0);
+            }
+            let g = ChainGroup {
+                midstate: self.state,
+                templates: &templates,
+                step_at: layout.step_at,
+                step_bytes: layout.step_bytes,
+                value_at: layout.value_at,
+                n,
+                at,
+                end,
+            };
+            kernel(&g, &mut values);
+            for (&i, v) in group.iter().zip(&values) {
+                let c = &mut chains[i];
+                c.value[..n].copy_from_slice(&v[..n]);
+                c.at = c.end;
+            }
+        }
+        // The values are secret; the templates held the callers' messages.
+        crate::wipe(&mut values);
+        crate::wipe(&mut templates);
+    }
+
+    /// [`Sha256Prefix::one_block_chains`] with every step's blocks hashed by
+    /// [`compress_lanes`].
+    fn one_block_chains_lanes(
+        &self,
+        path: Path,
+        layout: &Layout,
+        chains: &mut [Chain],
+        messages: &[u8],
+    ) {
         let (msg_len, n, at) = (layout.msg_len, layout.n, layout.value_at);
         let mut template = [0u8; 64];
         template[msg_len] = 0x80;

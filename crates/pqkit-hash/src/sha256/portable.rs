@@ -1,7 +1,7 @@
 //! The portable SHA-256 compression (FIPS 180-4 §6.2.2): the twin the SIMD kernels are
 //! tested against.
 
-use super::K;
+use super::{ChainGroup, K};
 
 /// Compresses one 64-byte block into `state`.
 pub(crate) fn compress(state: &mut [u32; 8], block: &[u8; 64]) {
@@ -40,5 +40,31 @@ pub(crate) fn compress(state: &mut [u32; 8], block: &[u8; 64]) {
     }
     for (s, v) in state.iter_mut().zip([a, b, c, d, e, f, g, h]) {
         *s = s.wrapping_add(v);
+    }
+}
+
+/// One group of W one-block chains, lane by lane and step by step (see [`ChainGroup`]): the
+/// reference the pipelined chain kernels are tested against. `values[l][..n]` is lane `l`'s
+/// running value (the bytes after n are left alone).
+///
+/// # Panics
+/// When the group's layout does not fit one block (see [`ChainGroup::check`]).
+#[cfg_attr(not(test), allow(dead_code))] // the twin of the SIMD group kernels
+pub(crate) fn chains<const W: usize>(g: &ChainGroup<'_, W>, values: &mut [[u8; 32]; W]) {
+    g.check();
+    let n = g.n;
+    for (l, value) in values.iter_mut().enumerate() {
+        let mut block = g.templates[l];
+        for j in g.at[l]..g.end[l] {
+            block[g.step_at..g.step_at + g.step_bytes]
+                .copy_from_slice(&j.to_be_bytes()[4 - g.step_bytes..]);
+            block[g.value_at..g.value_at + n].copy_from_slice(&value[..n]);
+            let mut state = g.midstate;
+            compress(&mut state, &block);
+            for (bytes, w) in value[..n].chunks_exact_mut(4).zip(state) {
+                bytes.copy_from_slice(&w.to_be_bytes());
+            }
+        }
+        crate::wipe(&mut block);
     }
 }

@@ -2,8 +2,8 @@
 
 use sha2::Digest;
 
-use super::{Sha256Prefix, compress_lanes, compress_sequential, portable};
-use crate::{ManyHash, Path};
+use super::{ChainGroup, Sha256Prefix, compress_lanes, compress_sequential, portable};
+use crate::{Chain, Layout, ManyHash, Path};
 
 /// xorshift64*: reproducible test inputs without a dependency.
 struct Rng(u64);
@@ -169,6 +169,218 @@ fn hash_many_matches_sha2() {
     assert_eq!(tested, Path::supported());
 }
 
+/// Chain layouts as (value_at, n, step_at, step_bytes): SLH-DSA-SHA2's F and LMS's chain step
+/// exactly, then every value alignment, n and step width at various alignments, the step
+/// before, after and in the same word as the value's ends, up to byte 55.
+const CHAIN_LAYOUTS: [(usize, usize, usize, usize); 20] = [
+    (22, 16, 18, 4),
+    (22, 24, 18, 4),
+    (22, 32, 18, 4),
+    (23, 32, 22, 1),
+    (23, 24, 22, 1),
+    (23, 16, 22, 1),
+    (0, 16, 16, 4),
+    (1, 32, 40, 1),
+    (2, 24, 30, 4),
+    (3, 16, 20, 4),
+    (5, 32, 0, 4),
+    (38, 16, 37, 1),
+    (39, 16, 34, 4),
+    (4, 32, 36, 4),
+    (13, 8, 1, 4),
+    (50, 4, 54, 1),
+    (21, 16, 17, 4),
+    (20, 32, 52, 1),
+    (7, 24, 31, 4),
+    (10, 16, 6, 4),
+];
+
+/// A random chain message for `layout` (zeros under the step counter and the value, as the
+/// callers leave them) and its padded one-block template after a `prefix_len`-byte prefix.
+fn chain_message(rng: &mut Rng, layout: &Layout, prefix_len: usize) -> (Vec<u8>, [u8; 64]) {
+    let mut msg = vec![0u8; layout.msg_len];
+    rng.fill(&mut msg);
+    msg[layout.step_at..layout.step_at + layout.step_bytes].fill(0);
+    msg[layout.value_at..layout.value_at + layout.n].fill(0);
+    let mut block = [0u8; 64];
+    block[..msg.len()].copy_from_slice(&msg);
+    block[msg.len()] = 0x80;
+    block[56..].copy_from_slice(&(((prefix_len + msg.len()) * 8) as u64).to_be_bytes());
+    (msg, block)
+}
+
+fn chain_layout(
+    rng: &mut Rng,
+    (value_at, n, step_at, step_bytes): (usize, usize, usize, usize),
+) -> Layout {
+    let used = (value_at + n).max(step_at + step_bytes);
+    Layout {
+        msg_len: used + (rng.next() % 56) as usize % (56 - used),
+        step_at,
+        step_bytes,
+        value_at,
+        n,
+    }
+}
+
+/// Random steps 0..=16 (`at <= end`); some groups with every lane alike, or no step at all.
+fn chain_steps<const W: usize>(rng: &mut Rng) -> ([u32; W], [u32; W]) {
+    let pick = |rng: &mut Rng| {
+        let a = (rng.next() % 17) as u32;
+        let b = (rng.next() % 17) as u32;
+        (a.min(b), a.max(b))
+    };
+    match rng.next() % 4 {
+        0 => {
+            let (a, e) = pick(rng);
+            let a = if rng.next().is_multiple_of(2) { e } else { a };
+            ([a; W], [e; W])
+        }
+        _ => {
+            let mut at = [0; W];
+            let mut end = [0; W];
+            for (a, e) in at.iter_mut().zip(&mut end) {
+                (*a, *e) = pick(rng);
+            }
+            (at, end)
+        }
+    }
+}
+
+/// Runs `kernel` on random groups of every layout against [`portable::chains`].
+fn group_kernel_matches_portable<const W: usize>(
+    seed: u64,
+    kernel: impl Fn(&ChainGroup<'_, W>, &mut [[u8; 32]; W]),
+) {
+    let mut rng = Rng::new(seed);
+    for &l in &CHAIN_LAYOUTS {
+        for _ in 0..12 {
+            let layout = chain_layout(&mut rng, l);
+            let templates: [[u8; 64]; W] =
+                core::array::from_fn(|_| chain_message(&mut rng, &layout, 64).1);
+            let (at, end) = chain_steps::<W>(&mut rng);
+            let g = ChainGroup {
+                midstate: rng.state(),
+                templates: &templates,
+                step_at: layout.step_at,
+                step_bytes: layout.step_bytes,
+                value_at: layout.value_at,
+                n: layout.n,
+                at,
+                end,
+            };
+            let values: [[u8; 32]; W] = core::array::from_fn(|_| rng.bytes());
+            let mut want = values;
+            portable::chains(&g, &mut want);
+            let mut got = values;
+            kernel(&g, &mut got);
+            assert_eq!(got, want, "{layout:?}, at {at:?}, end {end:?}");
+        }
+    }
+}
+
+#[test]
+fn portable_chains_match_sha2() {
+    // The reference against an independent SHA-256: step by step with the sha2 crate.
+    let mut rng = Rng::new(9);
+    let prefix: [u8; 64] = rng.bytes();
+    let pre = Sha256Prefix::new(&prefix);
+    for &l in &CHAIN_LAYOUTS {
+        let layout = chain_layout(&mut rng, l);
+        let (msg, block) = chain_message(&mut rng, &layout, 64);
+        let (at, end) = (3, 7);
+        let g = ChainGroup {
+            midstate: pre.state,
+            templates: &[block],
+            step_at: layout.step_at,
+            step_bytes: layout.step_bytes,
+            value_at: layout.value_at,
+            n: layout.n,
+            at: [at],
+            end: [end],
+        };
+        let start: [u8; 32] = rng.bytes();
+        let mut got = [start];
+        portable::chains(&g, &mut got);
+        let mut want = start;
+        let mut m = msg.clone();
+        for j in at..end {
+            layout.put_step(&mut m, j);
+            m[layout.value_at..layout.value_at + layout.n].copy_from_slice(&want[..layout.n]);
+            let mut h = sha2::Sha256::new();
+            h.update(prefix);
+            h.update(&m);
+            let d: [u8; 32] = h.finalize().into();
+            want[..layout.n].copy_from_slice(&d[..layout.n]);
+        }
+        assert_eq!(got[0], want, "{layout:?}");
+    }
+}
+
+#[test]
+fn fixed_chains_match_portable() {
+    let mut rng = Rng::new(10);
+    let prefix: [u8; 64] = rng.bytes();
+    let pre = Sha256Prefix::new(&prefix);
+    let tested = each_path(|path| {
+        for &l in &CHAIN_LAYOUTS {
+            for count in 1..=40 {
+                let layout = chain_layout(&mut rng, l);
+                let mut msgs = Vec::new();
+                let mut want = Vec::new();
+                let mut chains = Vec::new();
+                // Steps of groups of 8 chains alike at times, as callers group them.
+                let mut steps = chain_steps::<8>(&mut rng);
+                for i in 0..count {
+                    if i % 8 == 0 {
+                        steps = chain_steps::<8>(&mut rng);
+                    }
+                    let (msg, block) = chain_message(&mut rng, &layout, 64);
+                    msgs.extend_from_slice(&msg);
+                    let mut chain = Chain::new(
+                        u32::try_from(i).expect("40 chains"),
+                        steps.0[i % 8],
+                        steps.1[i % 8],
+                        &[],
+                    );
+                    chain.value = rng.bytes();
+                    chains.push(chain);
+                    let g = ChainGroup {
+                        midstate: pre.state,
+                        templates: &[block],
+                        step_at: layout.step_at,
+                        step_bytes: layout.step_bytes,
+                        value_at: layout.value_at,
+                        n: layout.n,
+                        at: [chain.at],
+                        end: [chain.end],
+                    };
+                    let mut value = [chain.value];
+                    portable::chains(&g, &mut value);
+                    want.push(Chain {
+                        at: chain.end,
+                        value: value[0],
+                        ..chain
+                    });
+                }
+                let hashes: u64 = chains.iter().map(|c| u64::from(c.end - c.at)).sum();
+                let before = crate::stats::thread_counts();
+                crate::dispatch::with_path(path, || {
+                    crate::fixed_chains(&pre, &layout, &mut chains, &msgs);
+                })
+                .expect("a supported path");
+                assert_eq!(chains, want, "{path}, {layout:?}, {count} chains");
+                assert_eq!(
+                    crate::stats::thread_counts().since(before).sha256,
+                    hashes,
+                    "{path}, {layout:?}, {count} chains: compressions counted"
+                );
+            }
+        }
+    });
+    assert_eq!(tested, Path::supported());
+}
+
 #[test]
 fn known_answer() {
     // FIPS 180-4 example "abc".
@@ -216,7 +428,7 @@ fn supported_paths_are_all_tested() {
 mod kernels {
     //! The kernels called directly, so that a dispatch mistake cannot hide one.
 
-    use super::{Rng, portable, portable_lanes};
+    use super::{Rng, group_kernel_matches_portable, portable, portable_lanes};
     use crate::sha256::{avx2, avx512, shani};
     use std::arch::is_x86_feature_detected as has;
 
@@ -236,6 +448,22 @@ mod kernels {
             avx512::compress16(&mut got, &ptrs);
             assert_eq!(got, want);
         }
+    }
+
+    #[test]
+    fn avx512_chains16() {
+        if !(has!("avx512f") && has!("avx512bw")) {
+            return;
+        }
+        group_kernel_matches_portable::<16>(11, avx512::chains16);
+    }
+
+    #[test]
+    fn avx2_chains8() {
+        if !has!("avx2") {
+            return;
+        }
+        group_kernel_matches_portable::<8>(12, avx2::chains8);
     }
 
     #[test]
