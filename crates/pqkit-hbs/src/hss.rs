@@ -31,7 +31,7 @@ pub struct HssSigner {
     trees: Vec<LmsTree>,
     /// The leaf index at each level above the bottom that the trees below were derived along.
     path: Vec<u32>,
-    /// links[i]: the level-i signature of level i+1's public key.
+    /// links\[i\]: the level-i signature of level i+1's public key.
     links: Vec<Vec<u8>>,
     /// upcoming[i − 1]: level i's next tree.
     upcoming: Vec<Option<Upcoming<LmsLeaves>>>,

@@ -100,7 +100,7 @@ fn run_chains(ots: &OtsParams, id: &Identifier, q: u32, chains: &mut [Chain]) {
 }
 
 /// Runs the chains of one-time key `q` from their secret starts to digit `end(i)`:
-/// x_q[i] = H(I ‖ u32str(q) ‖ u16str(i) ‖ u8str(0xff) ‖ SEED) (RFC 8554 Appendix A), then the
+/// x_q\[i\] = H(I ‖ u32str(q) ‖ u16str(i) ‖ u8str(0xff) ‖ SEED) (RFC 8554 Appendix A), then the
 /// steps j = 0 … end(i) − 1. With an n-byte SEED the start has the shape of a chain step with
 /// j = 0xff and tmp = SEED, and the one-byte counter of the steps after it wraps to 0x00, 0x01,
 /// …: so start and steps run as one chain from 0xff to 0x100 + end(i) in the engine's chain
@@ -151,7 +151,7 @@ pub fn ots_public_key(ots: &OtsParams, id: &Identifier, seed: &[u8], q: u32) -> 
     public_key_of(ots, id, q, &chains)
 }
 
-/// K = H(I ‖ u32str(q) ‖ u16str(D_PBLC) ‖ z[0] ‖ … ‖ z[p−1]) over the chain ends.
+/// K = H(I ‖ u32str(q) ‖ u16str(D_PBLC) ‖ z\[0\] ‖ … ‖ z\[p−1\]) over the chain ends.
 fn public_key_of(ots: &OtsParams, id: &Identifier, q: u32, ends: &[Chain]) -> Node {
     let mut z = Vec::with_capacity(ots.p * ots.n);
     for c in ends {
@@ -172,7 +172,7 @@ pub fn randomizer(ots: &OtsParams, id: &Identifier, seed: &[u8], q: u32) -> Node
 }
 
 /// LM-OTS signature of `message` with one-time key `q` (RFC 8554 Algorithm 3):
-/// u32str(type) ‖ C ‖ y[0] ‖ … ‖ y[p−1], [`OtsParams::signature_len`] bytes.
+/// u32str(type) ‖ C ‖ y\[0\] ‖ … ‖ y\[p−1\], [`OtsParams::signature_len`] bytes.
 pub fn ots_sign(ots: &OtsParams, id: &Identifier, seed: &[u8], q: u32, message: &[u8]) -> Vec<u8> {
     let c = randomizer(ots, id, seed, q);
     let qb = q.to_be_bytes();
@@ -239,7 +239,7 @@ pub fn interior(lms: &LmsParams, id: &Identifier, r: u32, left: &Node, right: &N
     )
 }
 
-/// An LMS public key: u32str(LMS type) ‖ u32str(LM-OTS type) ‖ I ‖ T[1] (RFC 8554 §5.3).
+/// An LMS public key: u32str(LMS type) ‖ u32str(LM-OTS type) ‖ I ‖ T\[1\] (RFC 8554 §5.3).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct LmsPublicKey {
     /// LMS parameters.
@@ -248,7 +248,7 @@ pub struct LmsPublicKey {
     pub ots: &'static OtsParams,
     /// I.
     pub id: Identifier,
-    /// The root T[1] (first m bytes).
+    /// The root T\[1\] (first m bytes).
     pub root: Node,
 }
 

@@ -56,11 +56,6 @@ impl Adrs {
         self.set_word(28, i);
     }
 
-    /// The last word: the hash address (WOTS+) or tree index (trees, FORS).
-    pub(crate) fn last_word(&self) -> u32 {
-        u32::from_be_bytes([self.0[28], self.0[29], self.0[30], self.0[31]])
-    }
-
     /// ADRSc = ADRS\[3\] ‖ ADRS\[8:16\] ‖ ADRS\[19\] ‖ ADRS\[20:32\] (FIPS 205 §11.2).
     pub(crate) fn compressed(&self, out: &mut [u8]) {
         out[0] = self.0[3];

@@ -2,8 +2,8 @@
 //! deterministic and randomized.
 //!
 //! pqkit's own implementation on the multi-buffer hashing engine (`pqkit-hash`): WOTS+ chains,
-//! FORS leaves and Merkle tree levels are hashed many at a time ([`params`], [`address`],
-//! [`hash`], [`wots`], [`tree`], [`fors`], [`internal`]: FIPS 205 §4–§11). M′ is formatted
+//! FORS leaves and Merkle tree levels are hashed many at a time (`params`, `address`,
+//! `hash`, `wots`, `tree`, `fors`, `internal`: FIPS 205 §4–§11). M′ is formatted
 //! here (Algorithms 22–25), so pure and pre-hash signing share one path. RustCrypto
 //! `slh-dsa` is kept as a test oracle (byte-identical deterministic signatures).
 //!

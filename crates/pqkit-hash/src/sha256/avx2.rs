@@ -331,7 +331,7 @@ fn load2_words(lo: &[u32; 4], hi: &[u32; 4]) -> __m256i {
     _mm256_inserti128_si256::<1>(_mm256_castsi128_si256(lo), hi)
 }
 
-/// Loads the 8 blocks transposed: vector `j` holds word W[j] (big-endian) of every lane.
+/// Loads the 8 blocks transposed: vector `j` holds word W\[j\] (big-endian) of every lane.
 #[inline]
 #[target_feature(enable = "avx2")]
 fn load_blocks(blocks: &[&[u8; 64]; 8]) -> [__m256i; 16] {

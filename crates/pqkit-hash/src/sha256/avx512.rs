@@ -67,11 +67,17 @@ fn kernel(states: &mut [[u32; 8]; 16], blocks: &[&[u8; 64]; 16]) {
 /// still stepping (a masked add). The loop runs as many steps as the longest chain; the values
 /// are transposed back once.
 ///
-/// Per step: about 1 570 512-bit µops for 16 lanes (the rounds before the first changing word
-/// skipped; ~20 to form the message; one masked add per value word), against 1 616 for a plain
-/// compression. Measured on a 2-core Xeon VM (TSC 2.3 GHz), SLH-DSA-SHA2-128f's F chains
-/// (4480 chains of 15 steps through [`crate::fixed_chains`]), best of several runs: ~37–39 TSC
-/// cycles (~16–17 ns) per compression, against ~70 through [`compress16`] before.
+/// For SLH-DSA-SHA2's F layouts, the parts of the schedule that are the same at every step
+/// (W + K of the fixed words, and per W[16..32] the sum of its fixed terms: all of W17,
+/// σ0(W[10..16]) and their neighbours) are computed once per group too.
+///
+/// Per step: about 1 500 512-bit µops for 16 lanes for SLH-DSA-SHA2-128f's F (the rounds
+/// before the first changing word and ~80 schedule µops skipped; ~20 to form the message; one
+/// masked add per value word), against 1 616 for a plain compression. Measured on a 2-core
+/// Xeon VM (TSC 2.3 GHz) through [`crate::fixed_chains`], best of several runs: ~36–37 TSC
+/// cycles (~16 ns) per compression for SLH-DSA-SHA2-128f's F (4480 chains of 15 steps, or 280
+/// per call), ~38–39 without the fixed schedule parts, ~70 through [`compress16`]; ~56 for
+/// LMS's 1–4-step chains (133 chains per call, n = 32), the group setup showing.
 ///
 /// # Panics
 /// When the CPU lacks AVX-512F or AVX-512BW, or the layout does not fit
@@ -124,13 +130,25 @@ fn chain_kernel(g: &ChainGroup<'_, 16>, values: &mut [[u8; 32]; 16]) {
             _mm512_loadu_si512(g.end.as_ptr().cast()),
         )
     };
-    // The rounds skipped at each step, as a constant: the users' layouts (SLH-DSA's F from word
-    // 4, LMS from word 5) and a coarser one for the rest.
-    match plan.first {
-        0..4 => steps_from::<0>(&plan, &tmpl, &mid, &mut vals, j, end, steps),
-        4 => steps_from::<4>(&plan, &tmpl, &mid, &mut vals, j, end, steps),
-        5..8 => steps_from::<5>(&plan, &tmpl, &mid, &mut vals, j, end, steps),
-        _ => steps_from::<8>(&plan, &tmpl, &mid, &mut vals, j, end, steps),
+    // The changing words, as a constant: SLH-DSA-SHA2's F exactly (n = 16, 24, 32: the step
+    // counter in words 4..=5, the value from word 5), with the schedule's fixed parts; every
+    // word from the first changing one for the rest (LMS among them: the rounds before word 5
+    // skipped; its few fixed schedule terms did not pay for their setup on 1–4 steps).
+    macro_rules! run {
+        ($var:expr, $second:literal) => {
+            steps_from::<{ $var }, $second>(&plan, &tmpl, &mid, &mut vals, j, end, steps)
+        };
+    }
+    match plan.var {
+        0x03f0 => run!(0x03f0, true),
+        0x0ff0 => run!(0x0ff0, true),
+        0x3ff0 => run!(0x3ff0, true),
+        v => match v.trailing_zeros() {
+            0..4 => run!(0xffff, false),
+            4 => run!(0xfff0, false),
+            5..8 => run!(0xffe0, false),
+            _ => run!(0xff00, false),
+        },
     }
     let mut x = [_mm512_setzero_si512(); 8];
     x[..plan.nw].copy_from_slice(&vals[1..=plan.nw]);
@@ -143,11 +161,13 @@ fn chain_kernel(g: &ChainGroup<'_, 16>, values: &mut [[u8; 32]; 16]) {
     crate::wipe(&mut words);
 }
 
-/// The `steps` steps of [`chain_kernel`], the rounds before `FIRST` (at most the first
-/// changing word) computed once.
+/// The `steps` steps of [`chain_kernel`] for the changing block words `VAR` (bit i: word i;
+/// a superset of the words under the step counter and the value). What does not change from
+/// step to step is computed once: the rounds before the first changing word, W[t] + K[t] for
+/// the fixed words t < 32, and with `SECOND` for each of W[16..32] the sum of its fixed terms.
 #[inline]
 #[target_feature(enable = "avx512f,avx512bw")]
-fn steps_from<const FIRST: usize>(
+fn steps_from<const VAR: u32, const SECOND: bool>(
     plan: &Plan,
     tmpl: &[__m512i; 16],
     mid: &[__m512i; 8],
@@ -156,16 +176,23 @@ fn steps_from<const FIRST: usize>(
     end: __m512i,
     steps: u32,
 ) {
-    let (k0, k) = K.as_chunks::<16>().0.split_first().expect("64 constants");
+    let fixed = Fixed::of::<VAR, SECOND>(tmpl);
     let mut pre = *mid;
-    rounds_split::<FIRST, false>(&mut pre, tmpl, k0);
+    rounds_first::<VAR, false>(&mut pre, tmpl, &fixed);
     let one = _mm512_set1_epi32(1);
     for _ in 0..steps {
         let active = _mm512_cmplt_epu32_mask(j, end);
         let mut w = plan.message(tmpl, vals, j);
         let mut s = pre;
-        rounds_split::<FIRST, true>(&mut s, &w, k0);
-        for k in k {
+        rounds_first::<VAR, true>(&mut s, &w, &fixed);
+        let from = if SECOND {
+            rounds_second::<VAR>(&mut s, &mut w, &fixed);
+            2
+        } else {
+            1
+        };
+        // A loop, not unrolled: the 16-round body is reused for the rest.
+        for k in &K.as_chunks::<16>().0[from..] {
             rounds16::<true>(&mut s, &mut w, k);
         }
         macro_rules! update {
@@ -180,10 +207,150 @@ fn steps_from<const FIRST: usize>(
     }
 }
 
+/// The schedule words t < 32 that are the same at every step when the block words `var`
+/// change (bit t: W[t]); W[t] for t ≥ 16 depends on W[t − 2], W[t − 7], W[t − 15], W[t − 16].
+const fn fixed_words(var: u32) -> u32 {
+    let mut c = !var & 0xffff;
+    let mut t = 16;
+    while t < 32 {
+        let deps = 1 << (t - 2) | 1 << (t - 7) | 1 << (t - 15) | 1 << (t - 16);
+        if c & deps == deps {
+            c |= 1 << t;
+        }
+        t += 1;
+    }
+    c
+}
+
+/// Whether the term `d` rounds back of W[t] is fixed, for `c` = [`fixed_words`].
+const fn term_fixed(c: u32, t: usize, d: usize) -> bool {
+    c >> (t - d) & 1 == 1
+}
+
+/// A chain group's schedule parts that do not change from step to step (see [`steps_from`]).
+struct Fixed {
+    /// W[t] + K[t] for the fixed words t (the others unused).
+    kw: [__m512i; 32],
+    /// For W[16 + i]: its value when fixed, else the sum of its fixed terms (zero when none;
+    /// all zero without `SECOND`).
+    part: [__m512i; 16],
+}
+
+impl Fixed {
+    #[inline]
+    #[target_feature(enable = "avx512f,avx512bw")]
+    fn of<const VAR: u32, const SECOND: bool>(tmpl: &[__m512i; 16]) -> Self {
+        let c = const { fixed_words(VAR) };
+        // The template's fixed words are the block's; the changing ones are never read.
+        let mut w = [_mm512_setzero_si512(); 32];
+        w[..16].copy_from_slice(tmpl);
+        let mut part = [_mm512_setzero_si512(); 16];
+        for t in 16..if SECOND { 32 } else { 16 } {
+            let mut x = None;
+            if term_fixed(c, t, 16) {
+                x = plus(x, w[t - 16]);
+            }
+            if term_fixed(c, t, 7) {
+                x = plus(x, w[t - 7]);
+            }
+            if term_fixed(c, t, 15) {
+                x = plus(x, small_sigma0(w[t - 15]));
+            }
+            if term_fixed(c, t, 2) {
+                x = plus(x, small_sigma1(w[t - 2]));
+            }
+            part[t - 16] = x.unwrap_or(w[t]);
+            w[t] = part[t - 16];
+        }
+        let mut kw = [_mm512_setzero_si512(); 32];
+        for (t, (kw, w)) in kw.iter_mut().zip(w).enumerate() {
+            if c >> t & 1 == 1 && (t < 16 || SECOND) {
+                *kw = _mm512_add_epi32(w, _mm512_set1_epi32(K[t] as i32));
+            }
+        }
+        Self { kw, part }
+    }
+}
+
+/// `x + v`, `v` when there is no `x` yet.
+#[inline]
+#[target_feature(enable = "avx512f,avx512bw")]
+fn plus(x: Option<__m512i>, v: __m512i) -> Option<__m512i> {
+    Some(match x {
+        Some(x) => _mm512_add_epi32(x, v),
+        None => v,
+    })
+}
+
+/// Rounds 0..16 from the first changing word of `VAR` on (`LATE`) or before it, W[t] + K[t]
+/// of the fixed words from `fixed`.
+#[inline]
+#[target_feature(enable = "avx512f,avx512bw")]
+fn rounds_first<const VAR: u32, const LATE: bool>(
+    s: &mut [__m512i; 8],
+    w: &[__m512i; 16],
+    fixed: &Fixed,
+) {
+    let first = const { VAR.trailing_zeros() as usize };
+    let c = const { fixed_words(VAR) };
+    macro_rules! steps {
+        ($($i:literal)*) => { $(
+            if ($i >= first) == LATE {
+                let kw = if c >> $i & 1 == 1 {
+                    fixed.kw[$i]
+                } else {
+                    _mm512_add_epi32(w[$i], _mm512_set1_epi32(K[$i] as i32))
+                };
+                round::<$i>(s, kw);
+            }
+        )* };
+    }
+    steps!(0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15);
+}
+
+/// Rounds 16..32, each first extending the schedule from the changing terms and the sum of
+/// the fixed ones.
+#[inline]
+#[target_feature(enable = "avx512f,avx512bw")]
+fn rounds_second<const VAR: u32>(s: &mut [__m512i; 8], w: &mut [__m512i; 16], fixed: &Fixed) {
+    let c = const { fixed_words(VAR) };
+    macro_rules! steps {
+        ($($i:literal)*) => { $(
+            let t = 16 + $i;
+            let kw = if c >> t & 1 == 1 {
+                w[$i] = fixed.part[$i];
+                fixed.kw[t]
+            } else {
+                let any_fixed = term_fixed(c, t, 16)
+                    || term_fixed(c, t, 7)
+                    || term_fixed(c, t, 15)
+                    || term_fixed(c, t, 2);
+                let mut x = if any_fixed { Some(fixed.part[$i]) } else { None };
+                if !term_fixed(c, t, 16) {
+                    x = plus(x, w[$i]);
+                }
+                if !term_fixed(c, t, 7) {
+                    x = plus(x, w[($i + 9) % 16]);
+                }
+                if !term_fixed(c, t, 15) {
+                    x = plus(x, small_sigma0(w[($i + 1) % 16]));
+                }
+                if !term_fixed(c, t, 2) {
+                    x = plus(x, small_sigma1(w[($i + 14) % 16]));
+                }
+                w[$i] = x.expect("a changing word has a changing term");
+                _mm512_add_epi32(w[$i], _mm512_set1_epi32(K[t] as i32))
+            };
+            round::<$i>(s, kw);
+        )* };
+    }
+    steps!(0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15);
+}
+
 /// Where a chain step's message words come from (see [`ChainGroup`]).
 struct Plan {
-    /// The first word that changes from step to step.
-    first: usize,
+    /// The block words that change from step to step (bit i: word i).
+    var: u32,
     /// Value words (n/4) and the word holding the value's first byte.
     nw: usize,
     q: usize,
@@ -206,8 +373,10 @@ impl Plan {
         let r = [0, 8, 16, 24][g.value_at % 4];
         let sb = [0, 8, 16, 24][g.step_at % 4];
         let one_byte = g.step_bytes == 1;
+        let words =
+            |at: usize, len: usize| (at / 4..=(at + len - 1) / 4).fold(0, |m, i| m | 1 << i);
         Self {
-            first: g.first_word(),
+            var: words(g.step_at, g.step_bytes) | words(g.value_at, g.n),
             nw: g.n / 4,
             q: g.value_at / 4,
             value_right: _mm512_set1_epi32(r),
@@ -276,25 +445,6 @@ impl Plan {
     }
 }
 
-/// The rounds of the first sixteen from `FIRST` on (`LATE`) or before it.
-#[inline]
-#[target_feature(enable = "avx512f,avx512bw")]
-fn rounds_split<const FIRST: usize, const LATE: bool>(
-    s: &mut [__m512i; 8],
-    w: &[__m512i; 16],
-    k: &[u32; 16],
-) {
-    let mut w = *w;
-    macro_rules! steps {
-        ($($i:literal)*) => { $(
-            if ($i >= FIRST) == LATE {
-                step::<$i, false>(s, &mut w, k);
-            }
-        )* };
-    }
-    steps!(0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15);
-}
-
 /// Sixteen rounds with the constants `k`; with `SCHEDULE`, each first extends the message
 /// schedule (`w` is the ring W[t mod 16]).
 #[inline]
@@ -306,7 +456,7 @@ fn rounds16<const SCHEDULE: bool>(s: &mut [__m512i; 8], w: &mut [__m512i; 16], k
     steps!(0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15);
 }
 
-/// Round `I` of sixteen (the state ring rotates by one each round, so no registers move).
+/// Round `I` of sixteen with the constants `k`, with `SCHEDULE` first extending the schedule.
 #[inline]
 #[target_feature(enable = "avx512f,avx512bw")]
 fn step<const I: usize, const SCHEDULE: bool>(
@@ -316,23 +466,44 @@ fn step<const I: usize, const SCHEDULE: bool>(
 ) {
     if SCHEDULE {
         // W[t] = σ1(W[t−2]) + W[t−7] + σ0(W[t−15]) + W[t−16]
-        let w15 = w[(I + 1) % 16];
-        let w2 = w[(I + 14) % 16];
-        let s0 = _mm512_ternarylogic_epi32::<0x96>(
-            _mm512_ror_epi32::<7>(w15),
-            _mm512_ror_epi32::<18>(w15),
-            _mm512_srli_epi32::<3>(w15),
-        );
-        let s1 = _mm512_ternarylogic_epi32::<0x96>(
-            _mm512_ror_epi32::<17>(w2),
-            _mm512_ror_epi32::<19>(w2),
-            _mm512_srli_epi32::<10>(w2),
-        );
+        let s0 = small_sigma0(w[(I + 1) % 16]);
+        let s1 = small_sigma1(w[(I + 14) % 16]);
         w[I] = _mm512_add_epi32(
             _mm512_add_epi32(w[I], w[(I + 9) % 16]),
             _mm512_add_epi32(s0, s1),
         );
     }
+    // `set1` of the constant becomes an embedded-broadcast memory operand of `vpaddd`.
+    round::<I>(s, _mm512_add_epi32(w[I], _mm512_set1_epi32(k[I] as i32)));
+}
+
+/// σ0 of FIPS 180-4 (4.6).
+#[inline]
+#[target_feature(enable = "avx512f,avx512bw")]
+fn small_sigma0(x: __m512i) -> __m512i {
+    _mm512_ternarylogic_epi32::<0x96>(
+        _mm512_ror_epi32::<7>(x),
+        _mm512_ror_epi32::<18>(x),
+        _mm512_srli_epi32::<3>(x),
+    )
+}
+
+/// σ1 of FIPS 180-4 (4.7).
+#[inline]
+#[target_feature(enable = "avx512f,avx512bw")]
+fn small_sigma1(x: __m512i) -> __m512i {
+    _mm512_ternarylogic_epi32::<0x96>(
+        _mm512_ror_epi32::<17>(x),
+        _mm512_ror_epi32::<19>(x),
+        _mm512_srli_epi32::<10>(x),
+    )
+}
+
+/// Round `I` of sixteen given W[t] + K[t] (the state ring rotates by one each round, so no
+/// registers move).
+#[inline]
+#[target_feature(enable = "avx512f,avx512bw")]
+fn round<const I: usize>(s: &mut [__m512i; 8], kw: __m512i) {
     let r = |role: usize| (role + 8 - I % 8) % 8;
     let (a, b, c, d, e, f, g, h) = (
         s[r(0)],
@@ -344,8 +515,6 @@ fn step<const I: usize, const SCHEDULE: bool>(
         s[r(6)],
         s[r(7)],
     );
-    // `set1` of the constant becomes an embedded-broadcast memory operand of `vpaddd`.
-    let kw = _mm512_add_epi32(w[I], _mm512_set1_epi32(k[I] as i32));
     let sigma1 = _mm512_ternarylogic_epi32::<0x96>(
         _mm512_ror_epi32::<6>(e),
         _mm512_ror_epi32::<11>(e),
@@ -363,7 +532,7 @@ fn step<const I: usize, const SCHEDULE: bool>(
     s[r(7)] = _mm512_add_epi32(t1, _mm512_add_epi32(sigma0, maj));
 }
 
-/// Loads the 16 blocks and transposes them: vector `j` holds word W[j] (big-endian) of every
+/// Loads the 16 blocks and transposes them: vector `j` holds word W\[j\] (big-endian) of every
 /// lane.
 #[inline]
 #[target_feature(enable = "avx512f,avx512bw")]
