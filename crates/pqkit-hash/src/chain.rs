@@ -38,7 +38,13 @@ impl Chain {
     /// When `value` is longer than 32 bytes (a caller bug).
     pub fn new(id: u32, start: u32, end: u32, value: &[u8]) -> Self {
         let mut v = [0u8; 32];
-        v[..value.len()].copy_from_slice(value);
+        // Fixed-size copies for the usual n (inline moves, no memcpy call per chain).
+        match value.len() {
+            16 => v[..16].copy_from_slice(value),
+            24 => v[..24].copy_from_slice(value),
+            32 => v.copy_from_slice(value),
+            len => v[..len].copy_from_slice(value),
+        }
         Self {
             id,
             at: start,
@@ -133,7 +139,7 @@ impl Layout {
             .copy_from_slice(&be[4 - self.step_bytes..]);
     }
 
-    fn check(&self, chains: usize, messages: &[u8], max: usize) {
+    fn check(&self, max: usize) {
         assert!(
             self.n <= 32 && self.n <= max,
             "chain values are at most 32 bytes"
@@ -145,11 +151,6 @@ impl Layout {
         assert!(
             self.step_at + self.step_bytes <= self.msg_len
                 && self.value_at + self.n <= self.msg_len
-        );
-        assert_eq!(
-            messages.len(),
-            chains * self.msg_len,
-            "one message per chain"
         );
     }
 }
@@ -168,8 +169,35 @@ pub fn fixed_chains<H: ManyHash + ?Sized>(
     chains: &mut [Chain],
     messages: &[u8],
 ) {
-    layout.check(chains.len(), messages, hash.max_output());
-    hash.fixed_chains_on(crate::dispatch::current(), layout, chains, messages);
+    assert_eq!(
+        messages.len(),
+        chains.len() * layout.msg_len,
+        "one message per chain"
+    );
+    let len = layout.msg_len;
+    fixed_chains_with(hash, layout, chains, &|k, _, m| {
+        m.copy_from_slice(&messages[k * len..(k + 1) * len]);
+    });
+}
+
+/// Writes chain k's message (`layout.msg_len` bytes; what is under the step counter and the
+/// value does not matter) into the buffer: how [`fixed_chains_with`] gets each chain's message
+/// without a copy of them all.
+pub type Message<'a> = &'a dyn Fn(usize, &Chain, &mut [u8]);
+
+/// [`fixed_chains`] with each chain's message written by `message` straight into the engine's
+/// blocks (once per chain, not per step).
+///
+/// # Panics
+/// When the layout does not fit the hash (a caller bug).
+pub fn fixed_chains_with<H: ManyHash + ?Sized>(
+    hash: &H,
+    layout: &Layout,
+    chains: &mut [Chain],
+    message: Message<'_>,
+) {
+    layout.check(hash.max_output());
+    hash.fixed_chains_on(crate::dispatch::current(), layout, chains, message);
 }
 
 /// The general [`fixed_chains`]: each step's message copied from `messages` with j and the
@@ -179,11 +207,11 @@ pub(crate) fn fixed_chains_general<H: ManyHash + ?Sized>(
     path: Path,
     layout: &Layout,
     chains: &mut [Chain],
-    messages: &[u8],
+    message: Message<'_>,
 ) {
     let (msg_len, n, value_at) = (layout.msg_len, layout.n, layout.value_at);
     chains_on(hash, path, msg_len, n, chains, |k, c, m| {
-        m.copy_from_slice(&messages[k * msg_len..(k + 1) * msg_len]);
+        message(k, c, m);
         layout.put_step(m, c.at);
         m[value_at..value_at + n].copy_from_slice(&c.value[..n]);
     });

@@ -29,7 +29,7 @@ mod sha512;
 pub mod stats;
 mod wipe;
 
-pub use chain::{Chain, Layout, chains, fixed_chains};
+pub use chain::{Chain, Layout, Message, chains, fixed_chains, fixed_chains_with};
 pub use dispatch::Path;
 pub use keccak::Shake;
 pub use sha256::Sha256Prefix;
@@ -55,8 +55,14 @@ pub trait ManyHash: Sync {
     }
 
     /// [`fixed_chains`] on a given path (the layout already checked).
-    fn fixed_chains_on(&self, path: Path, layout: &Layout, chains: &mut [Chain], messages: &[u8]) {
-        chain::fixed_chains_general(self, path, layout, chains, messages);
+    fn fixed_chains_on(
+        &self,
+        path: Path,
+        layout: &Layout,
+        chains: &mut [Chain],
+        message: Message<'_>,
+    ) {
+        chain::fixed_chains_general(self, path, layout, chains, message);
     }
 }
 

@@ -90,13 +90,11 @@ fn run_chains(ots: &OtsParams, id: &Identifier, q: u32, chains: &mut [Chain]) {
         value_at: 23,
         n,
     };
-    let mut messages = Wiped::filled(0u8, chains.len() * layout.msg_len);
-    for (m, c) in messages.chunks_exact_mut(layout.msg_len).zip(&*chains) {
+    pqkit_hash::fixed_chains_with(engine(ots.hash), &layout, chains, &|_, c, m| {
         m[..16].copy_from_slice(id);
         m[16..20].copy_from_slice(&q.to_be_bytes());
         m[20..22].copy_from_slice(&u16::try_from(c.id).expect("i < p ≤ 265").to_be_bytes());
-    }
-    pqkit_hash::fixed_chains(engine(ots.hash), &layout, chains, &messages);
+    });
 }
 
 /// Runs the chains of one-time key `q` from their secret starts to digit `end(i)`:

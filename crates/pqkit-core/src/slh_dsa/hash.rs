@@ -117,8 +117,8 @@ impl Hasher {
     }
 
     /// Runs the WOTS+ chains (Algorithm 5): step j of chain `c` is F under `adrs(c)` with its
-    /// hash address set to j — one message per chain, formed once; the engine writes j and
-    /// the value into it at each step.
+    /// hash address set to j — each chain's message formed once, straight into the engine's
+    /// blocks; the engine writes j and the value into it at each step.
     pub(crate) fn chains(&self, chains: &mut [Chain], adrs: impl Fn(&Chain) -> Adrs) {
         let n = self.p.n;
         let header = self.header_len();
@@ -130,11 +130,9 @@ impl Hasher {
             value_at: header,
             n,
         };
-        let mut messages = Wiped::filled(0u8, chains.len() * layout.msg_len);
-        for (m, c) in messages.chunks_exact_mut(layout.msg_len).zip(&*chains) {
+        pqkit_hash::fixed_chains_with(self.engine(Kind::Short), &layout, chains, &|_, c, m| {
             self.header(&adrs(c), &mut m[..header]);
-        }
-        pqkit_hash::fixed_chains(self.engine(Kind::Short), &layout, chains, &messages);
+        });
     }
 
     /// F or PRF of many n-byte inputs (end to end in `inputs`), input k under `adrs(k)`: n

@@ -8,6 +8,7 @@ mod avx512;
 #[cfg(test)]
 mod tests;
 
+use crate::chain::Message;
 use crate::{Chain, Layout, ManyHash, Path, count};
 
 /// The portable permutation (the `keccak` crate): the twin the SIMD kernels are tested
@@ -176,11 +177,17 @@ impl ManyHash for Shake {
         self.rate
     }
 
-    fn fixed_chains_on(&self, path: Path, layout: &Layout, chains: &mut [Chain], messages: &[u8]) {
+    fn fixed_chains_on(
+        &self,
+        path: Path,
+        layout: &Layout,
+        chains: &mut [Chain],
+        message: Message<'_>,
+    ) {
         if layout.msg_len < self.rate {
-            self.one_block_chains(path, layout, chains, messages);
+            self.one_block_chains(path, layout, chains, message);
         } else {
-            crate::chain::fixed_chains_general(self, path, layout, chains, messages);
+            crate::chain::fixed_chains_general(self, path, layout, chains, message);
         }
     }
 
@@ -242,24 +249,26 @@ impl Shake {
     /// kernels ([`ChainGroup::fits`]: SLH-DSA-SHAKE's F), by [`Shake::pipelined`]; else each
     /// chain's padded message is kept as a block, and each step writes j, absorbs the block
     /// into a zero state, permutes and writes the first n bytes back.
-    fn one_block_chains(&self, path: Path, layout: &Layout, chains: &mut [Chain], messages: &[u8]) {
+    fn one_block_chains(
+        &self,
+        path: Path,
+        layout: &Layout,
+        chains: &mut [Chain],
+        message: Message<'_>,
+    ) {
         #[cfg(target_arch = "x86_64")]
         if ChainGroup::<1>::fits(layout.step_at, layout.step_bytes, layout.value_at, layout.n) {
             match path {
-                Path::Avx512 => return self.pipelined(layout, chains, messages, avx512::chains8),
-                Path::Avx2 => return self.pipelined(layout, chains, messages, avx2::chains4),
+                Path::Avx512 => return self.pipelined(layout, chains, message, avx512::chains8),
+                Path::Avx2 => return self.pipelined(layout, chains, message, avx2::chains4),
                 _ => {}
             }
         }
         let (msg_len, n, at) = (layout.msg_len, layout.n, layout.value_at);
         let words = msg_len.div_ceil(8);
         let mut blocks = crate::Wiped::filled(0u8, chains.len() * 8 * words);
-        for ((b, m), c) in blocks
-            .chunks_exact_mut(8 * words)
-            .zip(messages.chunks_exact(msg_len))
-            .zip(&*chains)
-        {
-            b[..msg_len].copy_from_slice(m);
+        for (k, (b, c)) in blocks.chunks_exact_mut(8 * words).zip(&*chains).enumerate() {
+            message(k, c, &mut b[..msg_len]);
             b[at..at + n].copy_from_slice(&c.value[..n]);
         }
         let mut active: Vec<usize> = (0..chains.len())
@@ -301,7 +310,7 @@ impl Shake {
         &self,
         layout: &Layout,
         chains: &mut [Chain],
-        messages: &[u8],
+        message: Message<'_>,
         kernel: impl Fn(&ChainGroup<'_, W>, &mut [[u8; 32]; W]),
     ) {
         let msg_len = layout.msg_len;
@@ -317,7 +326,7 @@ impl Shake {
             let (mut at, mut end) = ([0u32; W], [0u32; W]);
             for (l, &i) in group.iter().enumerate() {
                 let bytes = &mut [0u8; 200];
-                bytes[..msg_len].copy_from_slice(&messages[i * msg_len..(i + 1) * msg_len]);
+                message(i, &chains[i], &mut bytes[..msg_len]);
                 bytes[layout.step_at..layout.step_at + 4].fill(0);
                 bytes[layout.value_at..layout.value_at + layout.n].fill(0);
                 bytes[msg_len] ^= 0x1F;

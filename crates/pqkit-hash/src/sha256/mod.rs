@@ -11,6 +11,7 @@ mod shani;
 #[cfg(test)]
 mod tests;
 
+use crate::chain::Message;
 use crate::{Chain, Layout, ManyHash, Path, count};
 
 /// The initial hash value H(0) (FIPS 180-4 §5.3.3).
@@ -227,11 +228,17 @@ impl ManyHash for Sha256Prefix {
         32
     }
 
-    fn fixed_chains_on(&self, path: Path, layout: &Layout, chains: &mut [Chain], messages: &[u8]) {
+    fn fixed_chains_on(
+        &self,
+        path: Path,
+        layout: &Layout,
+        chains: &mut [Chain],
+        message: Message<'_>,
+    ) {
         if layout.msg_len < 56 && layout.n.is_multiple_of(4) {
-            self.one_block_chains(path, layout, chains, messages);
+            self.one_block_chains(path, layout, chains, message);
         } else {
-            crate::chain::fixed_chains_general(self, path, layout, chains, messages);
+            crate::chain::fixed_chains_general(self, path, layout, chains, message);
         }
     }
 
@@ -396,20 +403,26 @@ impl Sha256Prefix {
     /// multiple of 4) back as the next value. On AVX-512 and AVX2, groups of 16 or 8
     /// consecutive chains run in the pipelined chain kernels (the state never leaves the
     /// vector registers between steps).
-    fn one_block_chains(&self, path: Path, layout: &Layout, chains: &mut [Chain], messages: &[u8]) {
+    fn one_block_chains(
+        &self,
+        path: Path,
+        layout: &Layout,
+        chains: &mut [Chain],
+        message: Message<'_>,
+    ) {
         #[cfg(target_arch = "x86_64")]
         match path {
             Path::Avx512 if ChainGroup::<16>::fits(layout) => {
-                self.grouped_chains::<16>(path, layout, chains, messages, avx512::chains16);
+                self.grouped_chains::<16>(path, layout, chains, message, avx512::chains16);
                 return;
             }
             Path::Avx2 if ChainGroup::<8>::fits(layout) => {
-                self.grouped_chains::<8>(path, layout, chains, messages, avx2::chains8);
+                self.grouped_chains::<8>(path, layout, chains, message, avx2::chains8);
                 return;
             }
             _ => {}
         }
-        self.one_block_chains_lanes(path, layout, chains, messages);
+        self.one_block_chains_lanes(path, layout, chains, message);
     }
 
     /// [`Sha256Prefix::one_block_chains`] in groups of `W` consecutive chains, each group one
@@ -420,7 +433,7 @@ impl Sha256Prefix {
         path: Path,
         layout: &Layout,
         chains: &mut [Chain],
-        messages: &[u8],
+        message: Message<'_>,
         kernel: impl Fn(&ChainGroup<'_, W>, &mut [[u8; 32]; W]),
     ) {
         let (msg_len, n) = (layout.msg_len, layout.n);
@@ -438,9 +451,11 @@ impl Sha256Prefix {
                 let mut few: Vec<Chain> = group.iter().map(|&i| chains[i]).collect();
                 let mut msgs = crate::Wiped::filled(0u8, group.len() * msg_len);
                 for (m, &i) in msgs.chunks_exact_mut(msg_len).zip(group) {
-                    m.copy_from_slice(&messages[i * msg_len..(i + 1) * msg_len]);
+                    message(i, &chains[i], m);
                 }
-                self.one_block_chains_lanes(path, layout, &mut few, &msgs);
+                self.one_block_chains_lanes(path, layout, &mut few, &|k, _, m| {
+                    m.copy_from_slice(&msgs[k * msg_len..(k + 1) * msg_len]);
+                });
                 for (c, &i) in few.iter().zip(group) {
                     chains[i] = *c;
                 }
@@ -455,7 +470,7 @@ impl Sha256Prefix {
             let mut end = [0u32; W];
             for (l, &i) in group.iter().enumerate() {
                 let c = &chains[i];
-                templates[l][..msg_len].copy_from_slice(&messages[i * msg_len..(i + 1) * msg_len]);
+                message(i, c, &mut templates[l][..msg_len]);
                 values[l] = c.value;
                 at[l] = c.at;
                 end[l] = c.end;
@@ -492,19 +507,15 @@ impl Sha256Prefix {
         path: Path,
         layout: &Layout,
         chains: &mut [Chain],
-        messages: &[u8],
+        message: Message<'_>,
     ) {
         let (msg_len, n, at) = (layout.msg_len, layout.n, layout.value_at);
         let mut template = [0u8; 64];
         template[msg_len] = 0x80;
         template[56..].copy_from_slice(&((self.len + msg_len as u64) * 8).to_be_bytes());
         let mut blocks = crate::Wiped::filled(template, chains.len());
-        for ((b, m), c) in blocks
-            .iter_mut()
-            .zip(messages.chunks_exact(msg_len))
-            .zip(&*chains)
-        {
-            b[..msg_len].copy_from_slice(m);
+        for (k, (b, c)) in blocks.iter_mut().zip(&*chains).enumerate() {
+            message(k, c, &mut b[..msg_len]);
             b[at..at + n].copy_from_slice(&c.value[..n]);
         }
         let mut active: Vec<usize> = (0..chains.len())
