@@ -222,6 +222,15 @@ pub(crate) fn fixed_chains_general<H: ManyHash + ?Sized>(
 pub(crate) fn longest_first(chains: &[Chain]) -> Vec<usize> {
     let len = |c: &Chain| c.end.saturating_sub(c.at) as usize;
     let longest = chains.iter().map(len).max().unwrap_or(0);
+    let first = chains.first().map_or(0, len);
+    if chains.iter().all(|c| len(c) == first) {
+        // All alike (key generation, tree leaves): no sort.
+        return if first == 0 {
+            Vec::new()
+        } else {
+            (0..chains.len()).collect()
+        };
+    }
     let mut counts = vec![0usize; longest + 1];
     for c in chains {
         counts[len(c)] += 1;

@@ -58,7 +58,16 @@ fn coef(s: &[u8], i: usize, w: u8) -> u8 {
 /// The digits Q ‖ Cksm(Q) a message hash signs (RFC 8554 §4.4–4.5).
 fn digits(ots: &OtsParams, q_hash: &[u8]) -> Vec<u8> {
     let u = (8 * ots.n).div_ceil(usize::from(ots.w));
-    let mut out: Vec<u8> = (0..u).map(|i| coef(q_hash, i, ots.w)).collect();
+    let mut out = Vec::with_capacity(ots.p);
+    // coef(Q, i, w) for every i: each byte gives 8/w digits, most significant first.
+    let w = u32::from(ots.w);
+    let mask = u8::MAX >> (8 - ots.w);
+    for &byte in &q_hash[..ots.n] {
+        for k in (0..8 / w).rev() {
+            out.push((byte >> (k * w)) & mask);
+        }
+    }
+    out.truncate(u);
     let sum: u32 = out.iter().map(|&d| u32::from(ots.max_digit() - d)).sum();
     // u16str(sum << ls): the shifted sum fits 16 bits by the choice of ls (Appendix B).
     let shifted = (sum << ots.ls).to_be_bytes();
