@@ -42,14 +42,14 @@ const BATCH: usize = 4096;
 /// Steps per chain in the chain measurement (SLH-DSA's w − 1).
 const STEPS: u32 = 15;
 
-/// The best of three rounds of at least 20 ms of `f`, in ns per unit of work (`f` does
+/// The best of seven rounds of at least 15 ms of `f`, in ns per unit of work (`f` does
 /// `units` per call).
 fn best(units: usize, mut f: impl FnMut()) -> f64 {
     let mut best = f64::MAX;
-    for _ in 0..3 {
+    for _ in 0..7 {
         let start = Instant::now();
         let mut calls = 0u32;
-        while start.elapsed() < Duration::from_millis(20) {
+        while start.elapsed() < Duration::from_millis(15) {
             f();
             calls += 1;
         }

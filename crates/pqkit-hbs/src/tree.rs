@@ -57,13 +57,19 @@ fn to_u32(x: usize) -> u32 {
 fn leaves<H: TreeHasher>(hasher: &H, first: u32, count: usize, threads: usize) -> Vec<Node> {
     let mut out = vec![[0u8; 32]; count];
     let per = count.div_ceil(threads.max(1)).max(1);
+    // The workers hash on the caller's pqkit-hash path (a path forced on this thread too).
+    let path = pqkit_hash::dispatch::current();
     std::thread::scope(|s| {
         for (c, chunk) in out.chunks_mut(per).enumerate() {
             s.spawn(move || {
-                for (j, node) in chunk.iter_mut().enumerate() {
-                    *node = hasher.leaf(first + to_u32(c * per + j));
-                    LEAVES.fetch_add(1, Ordering::Relaxed);
-                }
+                let work = || {
+                    for (j, node) in chunk.iter_mut().enumerate() {
+                        *node = hasher.leaf(first + to_u32(c * per + j));
+                        LEAVES.fetch_add(1, Ordering::Relaxed);
+                    }
+                };
+                // The caller runs on `path`, so the CPU supports it.
+                let _ = pqkit_hash::dispatch::with_path(path, work);
             });
         }
     });
