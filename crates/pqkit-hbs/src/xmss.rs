@@ -547,7 +547,8 @@ impl XmssLeaves {
     fn wots_sign(&self, leaf: u32, msg: &[u8]) -> Vec<u8> {
         let p = self.params;
         let ots = Adrs::new(self.layer, self.tree, OTS).with(4, leaf);
-        let mut c = self.secrets(ots, |i| digits(p, msg)[i]);
+        let d = digits(p, msg);
+        let mut c = self.secrets(ots, |i| d[i]);
         chains(p, &self.seed, ots, &mut c);
         c.iter().flat_map(|c| c.value[..p.n].to_vec()).collect()
     }

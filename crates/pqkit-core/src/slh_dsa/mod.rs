@@ -209,24 +209,10 @@ fn verified(ok: bool) -> Result<(), Error> {
 }
 
 fn params_of(alg: &'static SignatureAlgorithm) -> Result<&'static params::Params, Error> {
-    ALL.iter()
-        .position(|a| core::ptr::eq(*a, alg))
-        .map(|i| {
-            [
-                &params::SHA2_128S,
-                &params::SHA2_128F,
-                &params::SHA2_192S,
-                &params::SHA2_192F,
-                &params::SHA2_256S,
-                &params::SHA2_256F,
-                &params::SHAKE_128S,
-                &params::SHAKE_128F,
-                &params::SHAKE_192S,
-                &params::SHAKE_192F,
-                &params::SHAKE_256S,
-                &params::SHAKE_256F,
-            ][i]
-        })
+    params::ALL
+        .iter()
+        .copied()
+        .find(|p| p.name == alg.name)
         .ok_or(Error::Unsupported("not an SLH-DSA algorithm"))
 }
 
@@ -446,6 +432,16 @@ mod tests {
             key.verifying_key()
                 .verify(b"m", b"c", &one)
                 .expect("verify");
+        }
+    }
+
+    /// Every catalogue entry has its FIPS 205 parameters, with the sizes the catalogue states.
+    #[test]
+    fn every_set_has_its_parameters() {
+        for alg in ALL {
+            let p = params_of(alg).expect(alg.name);
+            assert_eq!(p.signature_bytes(), alg.signature_size, "{}", alg.name);
+            assert_eq!(2 * p.n, alg.verifying_key_size, "{}", alg.name);
         }
     }
 

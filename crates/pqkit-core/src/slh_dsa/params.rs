@@ -250,6 +250,22 @@ params!(
     49
 );
 
+/// Every set, in the catalogue's order (SHA2 then SHAKE, FIPS 205 Table 2).
+pub(crate) static ALL: [&Params; 12] = [
+    &SHA2_128S,
+    &SHA2_128F,
+    &SHA2_192S,
+    &SHA2_192F,
+    &SHA2_256S,
+    &SHA2_256F,
+    &SHAKE_128S,
+    &SHAKE_128F,
+    &SHAKE_192S,
+    &SHAKE_192F,
+    &SHAKE_256S,
+    &SHAKE_256F,
+];
+
 #[cfg(test)]
 mod tests {
     use super::*;
