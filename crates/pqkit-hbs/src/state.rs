@@ -10,7 +10,8 @@
 //! and no signature is made.
 //!
 //! One process at a time: [`StatefulKey::open`] takes an exclusive lock on `<state>.lock`
-//! (flock) and a second opener gets [`StateError::Locked`]. Exhaustion is an error, never a
+//! (flock) and a second opener gets [`StateError::Locked`] after retrying for 200 ms (a lock
+//! just released can linger in a forked child until its exec). Exhaustion is an error, never a
 //! wrap-around.
 //!
 //! The trees are not secret and not state: `<state>.cache` keeps them (leaves and subtree
@@ -48,6 +49,8 @@ const KIND_HSS: u8 = 1;
 const KIND_XMSS: u8 = 2;
 const KIND_XMSS_MT: u8 = 3;
 const CACHE_MAGIC: &[u8; 16] = b"PQKIT-HBS-CACHE\0";
+/// How long a held lock is retried before [`StateError::Locked`] (see `lock`).
+const LOCK_PATIENCE: std::time::Duration = std::time::Duration::from_millis(200);
 
 /// Errors of a state file.
 #[derive(Debug, thiserror::Error)]
@@ -144,10 +147,22 @@ fn lock(path: &Path) -> Result<File, StateError> {
         .write(true)
         .open(&lp)
         .map_err(io(&lp))?;
-    match file.try_lock() {
-        Ok(()) => Ok(file),
-        Err(fs::TryLockError::WouldBlock) => Err(StateError::Locked(path.to_path_buf(), lp)),
-        Err(fs::TryLockError::Error(e)) => Err(StateError::Io(lp, e)),
+    // A lock released a moment ago can still be held by a child process that another thread
+    // of this process forked and that has not reached exec yet (the child's copy of the
+    // close-on-exec descriptor shares the lock): so a held lock is retried for a short while
+    // before it counts as another signer's.
+    let start = std::time::Instant::now();
+    loop {
+        match file.try_lock() {
+            Ok(()) => return Ok(file),
+            Err(fs::TryLockError::WouldBlock) if start.elapsed() < LOCK_PATIENCE => {
+                std::thread::sleep(std::time::Duration::from_millis(2));
+            }
+            Err(fs::TryLockError::WouldBlock) => {
+                return Err(StateError::Locked(path.to_path_buf(), lp));
+            }
+            Err(fs::TryLockError::Error(e)) => return Err(StateError::Io(lp, e)),
+        }
     }
 }
 

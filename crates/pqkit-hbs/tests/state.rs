@@ -112,15 +112,15 @@ fn a_corrupt_state_file_is_refused() {
     let last = bytes.len() - 40;
     bytes[last] ^= 1; // the counter
     std::fs::write(&path, &bytes).expect("write");
-    assert!(matches!(
-        StatefulKey::open(&path, 1),
-        Err(StateError::Corrupt(..))
-    ));
+    match StatefulKey::open(&path, 1) {
+        Err(StateError::Corrupt(..)) => {}
+        other => panic!("a flipped counter bit: expected Corrupt, got {other:?}"),
+    }
     std::fs::write(&path, &bytes[..20]).expect("write");
-    assert!(matches!(
-        StatefulKey::open(&path, 1),
-        Err(StateError::Corrupt(..))
-    ));
+    match StatefulKey::open(&path, 1) {
+        Err(StateError::Corrupt(..)) => {}
+        other => panic!("a truncated file: expected Corrupt, got {other:?}"),
+    }
 }
 
 /// Makes `dir` unwritable for this process until dropped: `chattr +i` for root (who ignores
