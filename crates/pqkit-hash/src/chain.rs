@@ -38,19 +38,26 @@ impl Chain {
     /// When `value` is longer than 32 bytes (a caller bug).
     pub fn new(id: u32, start: u32, end: u32, value: &[u8]) -> Self {
         let mut v = [0u8; 32];
-        // Fixed-size copies for the usual n (inline moves, no memcpy call per chain).
-        match value.len() {
-            16 => v[..16].copy_from_slice(value),
-            24 => v[..24].copy_from_slice(value),
-            32 => v.copy_from_slice(value),
-            len => v[..len].copy_from_slice(value),
-        }
+        crate::copy(&mut v[..value.len()], value);
         Self {
             id,
             at: start,
             end,
             value: v,
         }
+    }
+}
+
+/// Appends the first `n` bytes of each chain's value to `out`, in order (a public key's chain
+/// ends, a signature's chain values): `chains.len() × n` bytes.
+pub fn append_values(chains: &[Chain], n: usize, out: &mut Vec<u8>) {
+    if n == 0 {
+        return;
+    }
+    let at = out.len();
+    out.resize(at + chains.len() * n, 0);
+    for (o, c) in out[at..].chunks_exact_mut(n).zip(chains) {
+        crate::copy(o, &c.value[..n]);
     }
 }
 
@@ -106,7 +113,7 @@ fn chains_on<H: ManyHash + ?Sized>(
         hash.hash_many_on(path, msg_len, msgs, n, out);
         for (&i, o) in active.iter().zip(out.chunks_exact(n)) {
             let c = &mut chains[i];
-            c.value[..n].copy_from_slice(o);
+            crate::copy(&mut c.value[..n], o);
             c.at += 1;
         }
         active.retain(|&i| chains[i].at < chains[i].end);
@@ -176,7 +183,7 @@ pub fn fixed_chains<H: ManyHash + ?Sized>(
     );
     let len = layout.msg_len;
     fixed_chains_with(hash, layout, chains, &|k, _, m| {
-        m.copy_from_slice(&messages[k * len..(k + 1) * len]);
+        crate::copy(m, &messages[k * len..(k + 1) * len]);
     });
 }
 
@@ -213,7 +220,7 @@ pub(crate) fn fixed_chains_general<H: ManyHash + ?Sized>(
     chains_on(hash, path, msg_len, n, chains, |k, c, m| {
         message(k, c, m);
         layout.put_step(m, c.at);
-        m[value_at..value_at + n].copy_from_slice(&c.value[..n]);
+        crate::copy(&mut m[value_at..value_at + n], &c.value[..n]);
     });
 }
 

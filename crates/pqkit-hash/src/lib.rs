@@ -21,6 +21,7 @@
 //! `unsafe` appears only in the SIMD modules (`sha256::{avx2, avx512, shani}`,
 //! `keccak::{avx2, avx512}`), each block with a `// SAFETY:` comment.
 
+mod bytes;
 mod chain;
 pub mod dispatch;
 mod keccak;
@@ -29,7 +30,8 @@ mod sha512;
 pub mod stats;
 mod wipe;
 
-pub use chain::{Chain, Layout, Message, chains, fixed_chains, fixed_chains_with};
+pub use bytes::copy;
+pub use chain::{Chain, Layout, Message, append_values, chains, fixed_chains, fixed_chains_with};
 pub use dispatch::Path;
 pub use keccak::Shake;
 pub use sha256::Sha256Prefix;

@@ -7,7 +7,7 @@
 use sha2::Digest;
 use sha3::digest::{ExtendableOutput, Update, XofReader};
 
-use pqkit_hash::{Chain, Layout, ManyHash, Sha256Prefix, Shake, Wiped};
+use pqkit_hash::{Chain, Layout, ManyHash, Sha256Prefix, Shake, Wiped, append_values};
 
 use crate::Error;
 use crate::params::{HashFn, LmsParams, OtsParams, check_pair, lms_by_code, ots_by_code};
@@ -128,7 +128,7 @@ fn run_from_seed(
     );
     if seed.len() == ots.n {
         for c in chains.iter_mut() {
-            c.value[..ots.n].copy_from_slice(seed);
+            pqkit_hash::copy(&mut c.value[..ots.n], seed);
         }
     } else {
         let msg_len = 23 + seed.len();
@@ -143,7 +143,7 @@ fn run_from_seed(
         let mut x = Wiped::filled(0u8, ots.p * ots.n);
         engine(ots.hash).hash_many(msg_len, &msgs, ots.n, &mut x);
         for (c, x) in chains.iter_mut().zip(x.chunks_exact(ots.n)) {
-            c.value[..ots.n].copy_from_slice(x);
+            pqkit_hash::copy(&mut c.value[..ots.n], x);
             c.at = 0x100;
         }
     }
@@ -161,9 +161,7 @@ pub fn ots_public_key(ots: &OtsParams, id: &Identifier, seed: &[u8], q: u32) -> 
 /// K = H(I ‖ u32str(q) ‖ u16str(D_PBLC) ‖ z\[0\] ‖ … ‖ z\[p−1\]) over the chain ends.
 fn public_key_of(ots: &OtsParams, id: &Identifier, q: u32, ends: &[Chain]) -> Node {
     let mut z = Vec::with_capacity(ots.p * ots.n);
-    for c in ends {
-        z.extend_from_slice(&c.value[..ots.n]);
-    }
+    append_values(ends, ots.n, &mut z);
     hash(ots.hash, ots.n, &[id, &q.to_be_bytes(), &D_PBLC, &z])
 }
 
@@ -189,9 +187,7 @@ pub fn ots_sign(ots: &OtsParams, id: &Identifier, seed: &[u8], q: u32, message: 
     out.extend_from_slice(&c[..ots.n]);
     let d = digits(ots, &q_hash[..ots.n]);
     let chains = run_from_seed(ots, id, seed, q, |i| d[i]);
-    for c in chains.iter() {
-        out.extend_from_slice(&c.value[..ots.n]);
-    }
+    append_values(&chains, ots.n, &mut out);
     out
 }
 

@@ -59,10 +59,6 @@ pub(crate) fn sign(
         let leaves = trees << a;
         let first = t0 << a;
         // fors_skGen for every leaf of the group (Algorithm 14), then F (Algorithm 15, z = 0).
-        let mut seeds = Wiped::with_capacity(leaves as usize * n);
-        for _ in 0..leaves {
-            seeds.extend_from_slice(sk_seed);
-        }
         let at = |base: Adrs| {
             move |k: u32| {
                 let mut a = base;
@@ -70,8 +66,7 @@ pub(crate) fn sign(
                 a
             }
         };
-        let sks = h.short_many(&seeds, at(prf));
-        drop(seeds);
+        let sks = h.prf_many(sk_seed, leaves, at(prf));
         let nodes = h.short_many(&sks, at(adrs));
         let levels = Levels::build(h, &adrs, nodes, a, |z| first >> z);
         for t in 0..trees {

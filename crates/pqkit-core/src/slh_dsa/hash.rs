@@ -70,7 +70,7 @@ impl Hasher {
             Family::Sha2 => adrs.compressed(out),
             Family::Shake => {
                 let n = self.p.n;
-                out[..n].copy_from_slice(&self.pk_seed[..n]);
+                pqkit_hash::copy(&mut out[..n], &self.pk_seed[..n]);
                 out[n..n + 32].copy_from_slice(&adrs.0);
             }
         }
@@ -109,7 +109,7 @@ impl Hasher {
         batch.push(self, adrs, |out| {
             let mut at = 0;
             for part in input {
-                out[at..at + part.len()].copy_from_slice(part);
+                pqkit_hash::copy(&mut out[at..at + part.len()], part);
                 at += part.len();
             }
         });
@@ -142,7 +142,22 @@ impl Hasher {
         let n = self.p.n;
         let mut batch = self.batch(n, inputs.len() / n);
         for (k, input) in (0u32..).zip(inputs.chunks_exact(n)) {
-            batch.push(self, &adrs(k), |out| out.copy_from_slice(input));
+            batch.push(self, &adrs(k), |out| pqkit_hash::copy(out, input));
+        }
+        self.hash(Kind::Short, &batch)
+    }
+
+    /// PRF(PK.seed, SK.seed, ADRS) for the `count` addresses `adrs(k)` (the WOTS+ and FORS
+    /// secret values, FIPS 205 §11.1, §11.2): n bytes each, end to end, hashed in lanes.
+    pub(crate) fn prf_many(
+        &self,
+        sk_seed: &[u8],
+        count: u32,
+        adrs: impl Fn(u32) -> Adrs,
+    ) -> Wiped<u8> {
+        let mut batch = self.batch(self.p.n, count as usize);
+        for k in 0..count {
+            batch.push(self, &adrs(k), |out| pqkit_hash::copy(out, sk_seed));
         }
         self.hash(Kind::Short, &batch)
     }

@@ -35,7 +35,7 @@ impl Levels {
             a.set_tree_height(z);
             for (i, pair) in (0..).zip(below.chunks_exact(2 * n)) {
                 a.set_tree_index(offset(z) + i);
-                batch.push(h, &a, |out| out.copy_from_slice(pair));
+                batch.push(h, &a, |out| pqkit_hash::copy(out, pair));
             }
             levels.push(h.hash(Kind::Long, &batch));
         }

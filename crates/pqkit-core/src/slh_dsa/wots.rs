@@ -45,22 +45,16 @@ fn run(
     count: u32,
     end: impl Fn(u32, usize) -> u32,
 ) -> Wiped<Chain> {
-    let (n, len) = (h.p.n, h.p.len());
+    let n = h.p.n;
     let mut prf = *adrs;
     prf.set_type(Type::WotsPrf);
     let lens = h.p.len32();
-    let lanes = count as usize * len;
-    let mut seeds = Wiped::with_capacity(lanes * n);
-    for _ in 0..lanes {
-        seeds.extend_from_slice(sk_seed);
-    }
-    let sks = h.short_many(&seeds, |k| {
+    let sks = h.prf_many(sk_seed, count * lens, |k| {
         let mut a = prf;
         a.set_key_pair(first + k / lens);
         a.set_chain(k % lens);
         a
     });
-    drop(seeds);
     let mut chains = Wiped::from_vec(
         (0u32..)
             .zip(sks.chunks_exact(n))
@@ -93,7 +87,8 @@ pub(crate) fn public_keys(
         // The signature is each chain at its digit (Algorithm 7); then finish those chains.
         let at = (kp - first) as usize * len;
         let mine = &mut chains[at..at + len];
-        let sig: Vec<u8> = mine.iter().flat_map(|c| c.value[..n].to_vec()).collect();
+        let mut sig = Vec::with_capacity(len * n);
+        pqkit_hash::append_values(mine, n, &mut sig);
         mine.iter_mut().for_each(|c| c.end = W - 1);
         h.chains(mine, chain_address(adrs, first, h.p.len32()));
         sig
@@ -106,10 +101,9 @@ pub(crate) fn public_keys(
 pub(crate) fn sign(h: &Hasher, sk_seed: &[u8], adrs: &Adrs, kp: u32, msg: &[u8]) -> Vec<u8> {
     let d = digits(msg);
     let chains = run(h, sk_seed, adrs, kp, 1, |_, i| d[i]);
-    chains
-        .iter()
-        .flat_map(|c| c.value[..h.p.n].to_vec())
-        .collect()
+    let mut sig = Vec::with_capacity(chains.len() * h.p.n);
+    pqkit_hash::append_values(&chains, h.p.n, &mut sig);
+    sig
 }
 
 /// T_len over each key pair's chain ends (Algorithm 6, lines 9–12).
@@ -122,7 +116,7 @@ fn compress(h: &Hasher, adrs: &Adrs, first: u32, chains: &[Chain]) -> Wiped<u8> 
         pk.set_key_pair(kp);
         batch.push(h, &pk, |out| {
             for (o, c) in out.chunks_exact_mut(n).zip(ends) {
-                o.copy_from_slice(&c.value[..n]);
+                pqkit_hash::copy(o, &c.value[..n]);
             }
         });
     }

@@ -269,7 +269,7 @@ impl Shake {
         let mut blocks = crate::Wiped::filled(0u8, chains.len() * 8 * words);
         for (k, (b, c)) in blocks.chunks_exact_mut(8 * words).zip(&*chains).enumerate() {
             message(k, c, &mut b[..msg_len]);
-            b[at..at + n].copy_from_slice(&c.value[..n]);
+            crate::copy(&mut b[at..at + n], &c.value[..n]);
         }
         let mut active: Vec<usize> = (0..chains.len())
             .filter(|&i| chains[i].at < chains[i].end)
@@ -296,7 +296,10 @@ impl Shake {
             active.retain(|&i| chains[i].at < chains[i].end);
         }
         for (i, c) in chains.iter_mut().enumerate() {
-            c.value[..n].copy_from_slice(&blocks[i * 8 * words + at..i * 8 * words + at + n]);
+            crate::copy(
+                &mut c.value[..n],
+                &blocks[i * 8 * words + at..i * 8 * words + at + n],
+            );
         }
     }
 }
@@ -347,7 +350,7 @@ impl Shake {
             };
             kernel(&g, &mut values);
             for (l, &i) in group.iter().enumerate() {
-                chains[i].value[..layout.n].copy_from_slice(&values[l][..layout.n]);
+                crate::copy(&mut chains[i].value[..layout.n], &values[l][..layout.n]);
                 chains[i].at = chains[i].end;
             }
         }
@@ -363,7 +366,7 @@ fn squeeze(state: &[u64; 25], out: &mut [u8]) {
         *w = lane.to_le_bytes();
     }
     let n = rest.len();
-    rest.copy_from_slice(&state[words.len()].to_le_bytes()[..n]);
+    crate::copy(rest, &state[words.len()].to_le_bytes()[..n]);
 }
 
 /// XORs `block` (at most one rate) into the state from byte 0.

@@ -269,7 +269,7 @@ impl ManyHash for Sha256Prefix {
                 let mut state = self.state;
                 let (blocks, _) = m[..64 * full].as_chunks::<64>();
                 compress_sequential(path, &mut state, blocks);
-                tail[..rest].copy_from_slice(&m[64 * full..]);
+                crate::copy(&mut tail[..rest], &m[64 * full..]);
                 let (blocks, _) = tail[..64 * tail_blocks].as_chunks::<64>();
                 compress_sequential(path, &mut state, blocks);
                 write_digest(&state, o);
@@ -287,7 +287,7 @@ impl ManyHash for Sha256Prefix {
             let states = &mut states[..lanes];
             states.fill(self.state);
             for (t, m) in tails.iter_mut().zip(msgs.chunks_exact(msg_len)) {
-                t[..rest].copy_from_slice(&m[64 * full..]);
+                crate::copy(&mut t[..rest], &m[64 * full..]);
             }
             let mut ptrs: Vec<&[u8; 64]> = Vec::with_capacity(lanes);
             for b in 0..full + tail_blocks {
@@ -454,7 +454,7 @@ impl Sha256Prefix {
                     message(i, &chains[i], m);
                 }
                 self.one_block_chains_lanes(path, layout, &mut few, &|k, _, m| {
-                    m.copy_from_slice(&msgs[k * msg_len..(k + 1) * msg_len]);
+                    crate::copy(m, &msgs[k * msg_len..(k + 1) * msg_len]);
                 });
                 for (c, &i) in few.iter().zip(group) {
                     chains[i] = *c;
@@ -491,7 +491,7 @@ impl Sha256Prefix {
             kernel(&g, &mut values);
             for (&i, v) in group.iter().zip(&values) {
                 let c = &mut chains[i];
-                c.value[..n].copy_from_slice(&v[..n]);
+                crate::copy(&mut c.value[..n], &v[..n]);
                 c.at = c.end;
             }
         }
@@ -516,7 +516,7 @@ impl Sha256Prefix {
         let mut blocks = crate::Wiped::filled(template, chains.len());
         for (k, (b, c)) in blocks.iter_mut().zip(&*chains).enumerate() {
             message(k, c, &mut b[..msg_len]);
-            b[at..at + n].copy_from_slice(&c.value[..n]);
+            crate::copy(&mut b[at..at + n], &c.value[..n]);
         }
         let mut active: Vec<usize> = (0..chains.len())
             .filter(|&i| chains[i].at < chains[i].end)
@@ -548,7 +548,7 @@ impl Sha256Prefix {
             }
         }
         for (c, b) in chains.iter_mut().zip(blocks.iter()) {
-            c.value[..n].copy_from_slice(&b[at..at + n]);
+            crate::copy(&mut c.value[..n], &b[at..at + n]);
         }
     }
 }
@@ -559,5 +559,5 @@ fn write_digest(state: &[u32; 8], out: &mut [u8]) {
     for (d, w) in digest.chunks_exact_mut(4).zip(state) {
         d.copy_from_slice(&w.to_be_bytes());
     }
-    out.copy_from_slice(&digest[..out.len()]);
+    crate::copy(out, &digest[..out.len()]);
 }
