@@ -228,9 +228,25 @@ pub(crate) fn fixed_chains_general<H: ManyHash + ?Sized>(
 /// together (a group runs as many steps as its longest chain): a counting sort by length.
 pub(crate) fn longest_first(chains: &[Chain]) -> Vec<usize> {
     let len = |c: &Chain| c.end.saturating_sub(c.at) as usize;
-    let longest = chains.iter().map(len).max().unwrap_or(0);
     let first = chains.first().map_or(0, len);
-    if chains.iter().all(|c| len(c) == first) {
+    // One pass: how many chains of each length (on the stack for the usual short chains).
+    let mut small = [0usize; 64];
+    let mut large = Vec::new();
+    let (mut longest, mut alike) = (0, true);
+    for c in chains {
+        let l = len(c);
+        alike &= l == first;
+        longest = longest.max(l);
+        if l < small.len() {
+            small[l] += 1;
+        } else {
+            if large.len() <= l {
+                large.resize(l + 1, 0);
+            }
+            large[l] += 1;
+        }
+    }
+    if alike {
         // All alike (key generation, tree leaves): no sort.
         return if first == 0 {
             Vec::new()
@@ -238,24 +254,60 @@ pub(crate) fn longest_first(chains: &[Chain]) -> Vec<usize> {
             (0..chains.len()).collect()
         };
     }
-    let mut counts = vec![0usize; longest + 1];
-    for c in chains {
-        counts[len(c)] += 1;
+    let mut counts = large;
+    counts.resize(longest + 1, 0);
+    for (c, s) in counts.iter_mut().zip(small) {
+        *c += s;
     }
     // Start of each length's run, longest first; length 0 is left out.
-    let mut next = vec![0usize; longest + 1];
     let mut at = 0;
     for l in (1..=longest).rev() {
-        next[l] = at;
-        at += counts[l];
+        let count = counts[l];
+        counts[l] = at;
+        at += count;
     }
     let mut order = vec![0usize; at];
     for (i, c) in chains.iter().enumerate() {
         let l = len(c);
         if l > 0 {
-            order[next[l]] = i;
-            next[l] += 1;
+            order[counts[l]] = i;
+            counts[l] += 1;
         }
     }
     order
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{Chain, longest_first};
+
+    /// Every unfinished chain once, longest first, in index order within a length — for short
+    /// lengths (the stack counts), long ones (up to 300 steps), and all alike.
+    #[test]
+    fn longest_first_orders_by_remaining_steps() {
+        let mut x = 0x2545_f491_4f6c_dd1du64;
+        let mut next = |m: u64| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            u32::try_from(x % m).expect("small")
+        };
+        for (count, max) in [(133, 4), (200, 70), (50, 300), (40, 1)] {
+            let chains: Vec<Chain> = (0..count)
+                .map(|i| {
+                    let at = next(5);
+                    Chain::new(i, at, at + next(max), &[0u8; 16])
+                })
+                .collect();
+            let order = longest_first(&chains);
+            let left = |i: usize| chains[i].end - chains[i].at;
+            let mut expected: Vec<usize> = (0..chains.len()).filter(|&i| left(i) > 0).collect();
+            expected.sort_by_key(|&i| std::cmp::Reverse(left(i)));
+            if chains.iter().all(|c| c.end - c.at == left(0)) {
+                // All alike: index order.
+                assert!(order.windows(2).all(|w| w[0] < w[1]));
+            }
+            assert_eq!(order, expected, "{count} chains of up to {max} steps");
+        }
+    }
 }

@@ -80,7 +80,9 @@ fn rounds(a: &mut [__m512i; 25]) {
 /// value and j). Measured on the SLH-DSA-SHAKE-128f chains (4 480 chains of 15 steps,
 /// n = 16, through `fixed_chains`): ≈ 45–46 ns = 104–107 TSC cycles (2.3 GHz) per
 /// permutation, the bare [`permute8`] cost (the per-step absorb, transpose and squeeze path
-/// took ≈ 66–70 ns = 150–160).
+/// took ≈ 66–70 ns = 150–160). The last round computes only the n/8 value lanes
+/// ([`rounds_for_lanes`]): best of 40 runs of 1 024 chains × 15 steps, 42.2 against 43.4 ns
+/// per permutation with all 25 lanes (−2.7 %).
 ///
 /// # Panics
 /// When the CPU lacks AVX-512F/BW (the dispatch only calls this on a CPU that has them), or
@@ -134,7 +136,7 @@ fn chains8_avx512(g: &ChainGroup<'_, 8>, values: &mut [[u8; 32]; 8]) {
         let running = _mm512_cmplt_epu64_mask(j, end);
         next[sl] = _mm512_or_si512(step_lane, _mm512_shuffle_epi8(j, swap));
         let mut a = next;
-        rounds(&mut a);
+        rounds_for_lanes(&mut a, words);
         for (k, a) in a.iter().enumerate().take(4) {
             if k < words {
                 next[vl + k] = _mm512_mask_mov_epi64(next[vl + k], running, *a);
@@ -267,6 +269,43 @@ macro_rules! rho_pi {
         const I: usize = pi_source($x, $y);
         _mm512_rol_epi64::<{ RHO[I] as i32 }>($a[I])
     }};
+}
+
+/// The 24 rounds when only lanes `0..words` (≤ 5, row y = 0) of the result are read: the
+/// last round computes just those (θ's five parities, then ρ, π, χ and ι of the `words`
+/// lanes: about 30 instructions instead of 90; the other lanes are left stale).
+#[target_feature(enable = "avx512f")]
+#[inline]
+fn rounds_for_lanes(a: &mut [__m512i; 25], words: usize) {
+    if words > 5 {
+        rounds(a);
+        return;
+    }
+    for k in 0..24 / UNROLL - 1 {
+        for i in 0..UNROLL {
+            round(a, RC[k * UNROLL + i]);
+        }
+    }
+    for rc in &RC[24 - UNROLL..23] {
+        round(a, *rc);
+    }
+    // Round 23 for row 0: B[x, 0] = ρ(θ(A))[x, x] (π's source of (x, 0) is lane 6x).
+    let mut c = [_mm512_set1_epi64(0); 5];
+    for (x, c) in c.iter_mut().enumerate() {
+        *c = xor3!(xor3!(a[x], a[x + 5], a[x + 10]), a[x + 15], a[x + 20]);
+    }
+    macro_rules! b {
+        ($x:literal) => {{
+            const I: usize = pi_source($x, 0);
+            let t = xor3!(a[I], c[(I + 4) % 5], _mm512_rol_epi64::<1>(c[(I + 1) % 5]));
+            _mm512_rol_epi64::<{ RHO[I] as i32 }>(t)
+        }};
+    }
+    let b = [b!(0), b!(1), b!(2), b!(3), b!(4)];
+    for x in 0..words {
+        a[x] = _mm512_ternarylogic_epi64::<0xD2>(b[x], b[(x + 1) % 5], b[(x + 2) % 5]);
+    }
+    a[0] = _mm512_xor_si512(a[0], _mm512_set1_epi64(RC[23].cast_signed()));
 }
 
 /// One round R = ι ∘ χ ∘ π ∘ ρ ∘ θ (FIPS 202 §3.3) with round constant `rc`.
