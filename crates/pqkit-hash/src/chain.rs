@@ -229,22 +229,11 @@ pub(crate) fn fixed_chains_general<H: ManyHash + ?Sized>(
 pub(crate) fn longest_first(chains: &[Chain]) -> Vec<usize> {
     let len = |c: &Chain| c.end.saturating_sub(c.at) as usize;
     let first = chains.first().map_or(0, len);
-    // One pass: how many chains of each length (on the stack for the usual short chains).
-    let mut small = [0usize; 64];
-    let mut large = Vec::new();
     let (mut longest, mut alike) = (0, true);
     for c in chains {
         let l = len(c);
         alike &= l == first;
         longest = longest.max(l);
-        if l < small.len() {
-            small[l] += 1;
-        } else {
-            if large.len() <= l {
-                large.resize(l + 1, 0);
-            }
-            large[l] += 1;
-        }
     }
     if alike {
         // All alike (key generation, tree leaves): no sort.
@@ -254,10 +243,21 @@ pub(crate) fn longest_first(chains: &[Chain]) -> Vec<usize> {
             (0..chains.len()).collect()
         };
     }
-    let mut counts = large;
-    counts.resize(longest + 1, 0);
-    for (c, s) in counts.iter_mut().zip(small) {
-        *c += s;
+    // How many chains of each length: two interleaved tallies (on the stack for the usual
+    // short chains), so that runs of one length do not wait on one counter in memory.
+    let mut counts = vec![0usize; longest + 1];
+    if longest < 64 {
+        let mut tally = [[0usize; 64]; 2];
+        for (k, c) in chains.iter().enumerate() {
+            tally[k & 1][len(c)] += 1;
+        }
+        for (l, c) in counts.iter_mut().enumerate() {
+            *c = tally[0][l] + tally[1][l];
+        }
+    } else {
+        for c in chains {
+            counts[len(c)] += 1;
+        }
     }
     // Start of each length's run, longest first; length 0 is left out.
     let mut at = 0;

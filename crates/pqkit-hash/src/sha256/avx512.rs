@@ -113,13 +113,7 @@ fn chain_kernel(g: &ChainGroup<'_, 16>, values: &mut [[u8; 32]; 16]) {
     }
     // vals[1 + i] = value word i of every lane; vals[0] and the rest stay zero (the funnel
     // shifts at the value's two ends read them).
-    let mut words = [[0u32; 8]; 16];
-    for (w, v) in words.iter_mut().zip(values.iter()) {
-        for (x, b) in w.iter_mut().zip(v.as_chunks::<4>().0) {
-            *x = u32::from_be_bytes(*b);
-        }
-    }
-    let x = load_states(&words);
+    let x = load_values(values);
     let mut vals = [_mm512_setzero_si512(); 10];
     vals[1..=plan.nw].copy_from_slice(&x[..plan.nw]);
     // SAFETY: AVX-512F is enabled on this function; each unaligned load reads exactly the 64
@@ -150,15 +144,10 @@ fn chain_kernel(g: &ChainGroup<'_, 16>, values: &mut [[u8; 32]; 16]) {
             _ => run!(0xff00, false),
         },
     }
-    let mut x = [_mm512_setzero_si512(); 8];
+    // Words from n on go back as they came.
+    let mut x = x;
     x[..plan.nw].copy_from_slice(&vals[1..=plan.nw]);
-    store_states(&mut words, x);
-    for (w, v) in words.iter().zip(values.iter_mut()) {
-        for (x, b) in w[..plan.nw].iter().zip(v.as_chunks_mut::<4>().0) {
-            *b = x.to_be_bytes();
-        }
-    }
-    crate::wipe(&mut words);
+    store_values(values, x);
 }
 
 /// The `steps` steps of [`chain_kernel`] for the changing block words `VAR` (bit i: word i;
@@ -671,6 +660,49 @@ fn permute_stages<const OUTWARD: bool>(mut x: [__m512i; 8]) -> [__m512i; 8] {
         x = y;
     }
     x
+}
+
+/// Loads the 16 lanes' 32-byte values transposed as big-endian words: vector `j` holds word
+/// `j` of every lane's value. Each value is one 256-bit load (as the caller stored it: no
+/// store-forwarding stall), the words byte-swapped in the vectors.
+#[inline]
+#[target_feature(enable = "avx512f,avx512bw")]
+fn load_values(values: &[[u8; 32]; 16]) -> [__m512i; 8] {
+    let bswap = _mm512_set4_epi32(0x0c0d_0e0f, 0x0809_0a0b, 0x0405_0607, 0x0001_0203);
+    let mut x = [_mm512_setzero_si512(); 8];
+    for (x, pair) in x.iter_mut().zip(values.as_chunks::<2>().0) {
+        // SAFETY: AVX-512F is enabled on this function; each unaligned load reads exactly the
+        // 32 bytes of one value.
+        let (lo, hi) = unsafe {
+            (
+                _mm256_loadu_si256(pair[0].as_ptr().cast()),
+                _mm256_loadu_si256(pair[1].as_ptr().cast()),
+            )
+        };
+        let v = _mm512_inserti64x4::<1>(_mm512_castsi256_si512(lo), hi);
+        *x = _mm512_shuffle_epi8(v, bswap);
+    }
+    permute_stages::<false>(x)
+}
+
+/// The inverse of [`load_values`]: one 256-bit store per value.
+#[inline]
+#[target_feature(enable = "avx512f,avx512bw")]
+fn store_values(values: &mut [[u8; 32]; 16], s: [__m512i; 8]) {
+    let bswap = _mm512_set4_epi32(0x0c0d_0e0f, 0x0809_0a0b, 0x0405_0607, 0x0001_0203);
+    let x = permute_stages::<true>(s);
+    for (x, pair) in x.into_iter().zip(values.as_chunks_mut::<2>().0) {
+        let v = _mm512_shuffle_epi8(x, bswap);
+        // SAFETY: AVX-512F is enabled on this function; each unaligned store writes exactly
+        // the 32 bytes of one value, which it borrows mutably.
+        unsafe {
+            _mm256_storeu_si256(pair[0].as_mut_ptr().cast(), _mm512_castsi512_si256(v));
+            _mm256_storeu_si256(
+                pair[1].as_mut_ptr().cast(),
+                _mm512_extracti64x4_epi64::<1>(v),
+            );
+        }
+    }
 }
 
 /// Loads the states transposed: vector `j` holds word `j` of every lane's state.
