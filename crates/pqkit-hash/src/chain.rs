@@ -243,22 +243,26 @@ pub(crate) fn longest_first(chains: &[Chain]) -> Vec<usize> {
             (0..chains.len()).collect()
         };
     }
-    // How many chains of each length: two interleaved tallies (on the stack for the usual
-    // short chains), so that runs of one length do not wait on one counter in memory.
-    let mut counts = vec![0usize; longest + 1];
-    if longest < 64 {
-        let mut tally = [[0usize; 64]; 2];
+    // How many chains of each length: two interleaved tallies (so that runs of one length do
+    // not wait on one counter in memory), on the stack for the usual short chains.
+    let mut stack = [[0usize; 64]; 2];
+    let mut heap = Vec::new();
+    let counts: &mut [usize] = if longest < 64 {
         for (k, c) in chains.iter().enumerate() {
-            tally[k & 1][len(c)] += 1;
+            stack[k & 1][len(c)] += 1;
         }
-        for (l, c) in counts.iter_mut().enumerate() {
-            *c = tally[0][l] + tally[1][l];
+        let [even, odd] = &mut stack;
+        for (e, o) in even.iter_mut().zip(odd.iter()) {
+            *e += o;
         }
+        &mut even[..=longest]
     } else {
+        heap.resize(longest + 1, 0);
         for c in chains {
-            counts[len(c)] += 1;
+            heap[len(c)] += 1;
         }
-    }
+        &mut heap
+    };
     // Start of each length's run, longest first; length 0 is left out.
     let mut at = 0;
     for l in (1..=longest).rev() {

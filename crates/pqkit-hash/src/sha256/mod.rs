@@ -448,18 +448,11 @@ impl Sha256Prefix {
         for group in order.chunks(W) {
             // A few lanes: one SHA-NI compression each beats a mostly empty vector.
             if group.len() <= W / 4 && path.sequential_shani() {
-                let mut few: Vec<Chain> = group.iter().map(|&i| chains[i]).collect();
-                let mut msgs = crate::Wiped::filled(0u8, group.len() * msg_len);
-                for (m, &i) in msgs.chunks_exact_mut(msg_len).zip(group) {
-                    message(i, &chains[i], m);
+                for &i in group {
+                    let block = &mut templates[0];
+                    message(i, &chains[i], &mut block[..msg_len]);
+                    self.sequential_chain(path, layout, block, &mut chains[i]);
                 }
-                self.one_block_chains_lanes(path, layout, &mut few, &|k, _, m| {
-                    crate::copy(m, &msgs[k * msg_len..(k + 1) * msg_len]);
-                });
-                for (c, &i) in few.iter().zip(group) {
-                    chains[i] = *c;
-                }
-                crate::wipe(&mut few);
                 continue;
             }
             let group_steps = group
@@ -498,6 +491,25 @@ impl Sha256Prefix {
         // The values are secret; the templates held the callers' messages.
         crate::wipe(&mut values);
         crate::wipe(&mut templates);
+    }
+
+    /// One chain, a compression at a time on `path` (SHA-NI for the few chains left over by
+    /// the vector groups): `block` holds its padded message (step and value written here).
+    #[cfg(target_arch = "x86_64")]
+    fn sequential_chain(&self, path: Path, layout: &Layout, block: &mut [u8; 64], c: &mut Chain) {
+        let (at, n) = (layout.value_at, layout.n);
+        crate::copy(&mut block[at..at + n], &c.value[..n]);
+        crate::stats::sha256((c.end - c.at) as usize);
+        while c.at < c.end {
+            layout.put_step(block, c.at);
+            let mut state = self.state;
+            sequential(path, &mut state, core::slice::from_ref(block));
+            for (bytes, w) in block[at..at + n].chunks_exact_mut(4).zip(&state) {
+                bytes.copy_from_slice(&w.to_be_bytes());
+            }
+            c.at += 1;
+        }
+        crate::copy(&mut c.value[..n], &block[at..at + n]);
     }
 
     /// [`Sha256Prefix::one_block_chains`] with every step's blocks hashed by
