@@ -301,27 +301,13 @@ fn transpose4(a: __m256i, b: __m256i, c: __m256i, d: __m256i) -> [__m256i; 4] {
     ]
 }
 
-/// Two 16-byte pieces as the low and high halves of one vector.
+/// Two 16-byte pieces (16 bytes or 4 words) as the low and high halves of one vector.
 #[inline]
 #[target_feature(enable = "avx2")]
-fn load2(lo: &[u8; 16], hi: &[u8; 16]) -> __m256i {
+fn load2<T: Copy, const N: usize>(lo: &[T; N], hi: &[T; N]) -> __m256i {
+    const { assert!(size_of::<[T; N]>() == 16, "16-byte pieces") };
     // SAFETY: AVX2 is enabled on this function; each unaligned load reads exactly the 16
-    // bytes of the array it points into.
-    let (lo, hi) = unsafe {
-        (
-            _mm_loadu_si128(lo.as_ptr().cast()),
-            _mm_loadu_si128(hi.as_ptr().cast()),
-        )
-    };
-    _mm256_inserti128_si256::<1>(_mm256_castsi128_si256(lo), hi)
-}
-
-/// [`load2`] of 4-word pieces.
-#[inline]
-#[target_feature(enable = "avx2")]
-fn load2_words(lo: &[u32; 4], hi: &[u32; 4]) -> __m256i {
-    // SAFETY: AVX2 is enabled on this function; each unaligned load reads exactly the 16
-    // bytes of the array it points into.
+    // bytes of the array it points into (its size is asserted above).
     let (lo, hi) = unsafe {
         (
             _mm_loadu_si128(lo.as_ptr().cast()),
@@ -363,7 +349,7 @@ fn load_states(states: &[[u32; 8]; 8]) -> [__m256i; 8] {
         for (i, row) in rows.iter_mut().enumerate() {
             let lo = &states[i].as_chunks::<4>().0[q];
             let hi = &states[i + 4].as_chunks::<4>().0[q];
-            *row = load2_words(lo, hi);
+            *row = load2(lo, hi);
         }
         let t = transpose4(rows[0], rows[1], rows[2], rows[3]);
         s[4 * q..4 * q + 4].copy_from_slice(&t);
