@@ -31,7 +31,10 @@ pub mod stats;
 mod wipe;
 
 pub use bytes::copy;
-pub use chain::{Chain, Layout, Message, append_values, chains, fixed_chains, fixed_chains_with};
+pub use chain::{
+    Chain, IdField, Layout, Message, append_values, chains, fixed_chains, fixed_chains_with,
+    id_chains,
+};
 pub use dispatch::Path;
 pub use keccak::Shake;
 pub use sha256::Sha256Prefix;
@@ -65,6 +68,18 @@ pub trait ManyHash: Sync {
         message: Message<'_>,
     ) {
         chain::fixed_chains_general(self, path, layout, chains, message);
+    }
+
+    /// [`id_chains`] on a given path (the layout and the id field already checked).
+    fn id_chains_on(
+        &self,
+        path: Path,
+        layout: &Layout,
+        id: IdField,
+        shared: &[u8],
+        chains: &mut [Chain],
+    ) {
+        chain::id_chains_general(self, path, layout, id, shared, chains);
     }
 }
 

@@ -7,7 +7,7 @@
 use sha2::Digest;
 use sha3::digest::{ExtendableOutput, Update, XofReader};
 
-use pqkit_hash::{Chain, Layout, ManyHash, Sha256Prefix, Shake, Wiped, append_values};
+use pqkit_hash::{Chain, IdField, Layout, ManyHash, Sha256Prefix, Shake, Wiped, append_values};
 
 use crate::Error;
 use crate::params::{HashFn, LmsParams, OtsParams, check_pair, lms_by_code, ots_by_code};
@@ -99,11 +99,12 @@ fn run_chains(ots: &OtsParams, id: &Identifier, q: u32, chains: &mut [Chain]) {
         value_at: 23,
         n,
     };
-    pqkit_hash::fixed_chains_with(engine(ots.hash), &layout, chains, &|_, c, m| {
-        m[..16].copy_from_slice(id);
-        m[16..20].copy_from_slice(&q.to_be_bytes());
-        m[20..22].copy_from_slice(&u16::try_from(c.id).expect("i < p ≤ 265").to_be_bytes());
-    });
+    // I ‖ u32str(q) for every chain; u16str(i) at byte 20 (i < p ≤ 265).
+    let mut shared = [0u8; 23 + 32];
+    shared[..16].copy_from_slice(id);
+    shared[16..20].copy_from_slice(&q.to_be_bytes());
+    let i = IdField { at: 20, bytes: 2 };
+    pqkit_hash::id_chains(engine(ots.hash), &layout, i, &shared[..23 + n], chains);
 }
 
 /// Runs the chains of one-time key `q` from their secret starts to digit `end(i)`:

@@ -19,7 +19,7 @@
 
 use core::arch::x86_64::*;
 
-use super::{ChainGroup, K};
+use super::{ChainGroup, GroupLanes, IdGroups, K};
 
 /// `states[i] = compress(states[i], blocks[i])` for the 16 lanes.
 ///
@@ -100,7 +100,7 @@ fn chain_kernel(g: &ChainGroup<'_, 16>, values: &mut [[u8; 32]; 16]) {
     if steps == 0 {
         return;
     }
-    let plan = Plan::of(g);
+    let plan = Plan::of(&g.layout());
     // The template words, with the bytes under the step counter and the value cleared.
     let blocks: [&[u8; 64]; 16] = core::array::from_fn(|l| &g.templates[l]);
     let mut tmpl = load_blocks(&blocks);
@@ -168,31 +168,146 @@ fn steps_from<const VAR: u32, const SECOND: bool>(
     let fixed = Fixed::of::<VAR, SECOND>(tmpl);
     let mut pre = *mid;
     rounds_first::<VAR, false>(&mut pre, tmpl, &fixed);
-    let one = _mm512_set1_epi32(1);
     for _ in 0..steps {
-        let active = _mm512_cmplt_epu32_mask(j, end);
-        let mut w = plan.message(tmpl, vals, j);
-        let mut s = pre;
-        rounds_first::<VAR, true>(&mut s, &w, &fixed);
-        let from = if SECOND {
-            rounds_second::<VAR>(&mut s, &mut w, &fixed);
-            2
-        } else {
-            1
+        chain_step::<VAR, SECOND>(plan, tmpl, &pre, mid, &fixed, vals, &mut j, end);
+    }
+}
+
+/// One step of every lane whose counter `j` is below its `end` (see [`chain_kernel`]): the
+/// message words, the rounds from the state `pre` after the fixed leading words, the midstate
+/// added into the stepping lanes' values, their `j` counted up.
+#[inline]
+#[target_feature(enable = "avx512f,avx512bw")]
+#[allow(clippy::too_many_arguments)] // the kernel's registers, passed by reference
+fn chain_step<const VAR: u32, const SECOND: bool>(
+    plan: &Plan,
+    tmpl: &[__m512i; 16],
+    pre: &[__m512i; 8],
+    mid: &[__m512i; 8],
+    fixed: &Fixed,
+    vals: &mut [__m512i; 10],
+    j: &mut __m512i,
+    end: __m512i,
+) {
+    let active = _mm512_cmplt_epu32_mask(*j, end);
+    let mut w = plan.message(tmpl, vals, *j);
+    let mut s = *pre;
+    rounds_first::<VAR, true>(&mut s, &w, fixed);
+    let from = if SECOND {
+        rounds_second::<VAR>(&mut s, &mut w, fixed);
+        2
+    } else {
+        1
+    };
+    // A loop, not unrolled: the 16-round body is reused for the rest.
+    for k in &K.as_chunks::<16>().0[from..] {
+        rounds16::<true>(&mut s, &mut w, k);
+    }
+    macro_rules! update {
+        ($($i:literal)*) => { $(
+            if $i < plan.nw {
+                vals[$i + 1] = _mm512_mask_add_epi32(vals[$i + 1], active, s[$i], mid[$i]);
+            }
+        )* };
+    }
+    update!(0 1 2 3 4 5 6 7);
+    *j = _mm512_mask_add_epi32(*j, active, *j, _mm512_set1_epi32(1));
+}
+
+/// Groups of 16 chains whose messages are one template but for the chain's id (LM-OTS's:
+/// I ‖ u32str(q) ‖ u16str(i) ‖ u8str(j) ‖ tmp, RFC 8554 Algorithm 1), all in one call: what
+/// [`chains16`] does per group, with the setup done once for all the groups — the template
+/// broadcast (no transpose), the rounds before the first changing word and the fixed schedule
+/// words. Per group, only the ids (shifted into their template word), the counters and the
+/// values go in, and the values come out.
+///
+/// LMS_SHA256_M32_H10/W2 (133 chains of 0–3 steps in 8–9 groups): the setup [`chains16`]
+/// pays per group, about 120 ns of a one-step group's 360 ns, is paid once.
+///
+/// # Panics
+/// When the CPU lacks AVX-512F or AVX-512BW, or the layout or the id field does not fit.
+pub(super) fn chains16_ids(g: &IdGroups<'_>, groups: &mut [GroupLanes<16>]) {
+    assert!(
+        ChainGroup::<16>::fits(&g.layout) && g.id.fits(&g.layout),
+        "a one-block chain layout with the id in one word"
+    );
+    assert!(
+        std::arch::is_x86_feature_detected!("avx512f")
+            && std::arch::is_x86_feature_detected!("avx512bw"),
+        "the AVX-512 SHA-256 chain kernel needs AVX-512F and AVX-512BW"
+    );
+    // SAFETY: the CPU supports AVX-512F and AVX-512BW (asserted just above), the only target
+    // features `ids_kernel` enables.
+    unsafe { ids_kernel(g, groups) }
+}
+
+#[target_feature(enable = "avx512f,avx512bw")]
+fn ids_kernel(g: &IdGroups<'_>, groups: &mut [GroupLanes<16>]) {
+    let plan = Plan::of(&g.layout);
+    let tmpl: [__m512i; 16] = core::array::from_fn(|i| {
+        let w = u32::from_be_bytes(g.template[4 * i..4 * i + 4].try_into().expect("4 bytes"));
+        _mm512_set1_epi32(w as i32)
+    });
+    let mid: [__m512i; 8] = core::array::from_fn(|i| _mm512_set1_epi32(g.midstate[i] as i32));
+    // Every word from the first changing one (the id's among them) changes: the setup reads
+    // only the words before it, the same in every lane of every group.
+    macro_rules! run {
+        ($var:expr) => {
+            id_groups::<{ $var }>(&plan, g, tmpl, &mid, groups)
         };
-        // A loop, not unrolled: the 16-round body is reused for the rest.
-        for k in &K.as_chunks::<16>().0[from..] {
-            rounds16::<true>(&mut s, &mut w, k);
+    }
+    match (plan.var | 1 << (g.id.at / 4)).trailing_zeros() {
+        0..4 => run!(0xffff),
+        4 => run!(0xfff0),
+        5..8 => run!(0xffe0),
+        _ => run!(0xff00),
+    }
+}
+
+/// The groups of [`chains16_ids`] for the changing words `VAR` (every word from the first).
+#[inline]
+#[target_feature(enable = "avx512f,avx512bw")]
+fn id_groups<const VAR: u32>(
+    plan: &Plan,
+    g: &IdGroups<'_>,
+    mut tmpl: [__m512i; 16],
+    mid: &[__m512i; 8],
+    groups: &mut [GroupLanes<16>],
+) {
+    let fixed = Fixed::of::<VAR, false>(&tmpl);
+    let mut pre = *mid;
+    rounds_first::<VAR, false>(&mut pre, &tmpl, &fixed);
+    let (at, bytes) = (g.id.at, g.id.bytes);
+    let word = at / 4;
+    let base = tmpl[word];
+    let mask = _mm512_set1_epi32((u32::MAX >> (32 - 8 * bytes)) as i32);
+    let shift = i32::try_from(8 * (4 - at % 4 - bytes)).expect("a shift within a word");
+    let shift = _mm512_set1_epi32(shift);
+    for group in groups {
+        let steps = group.steps();
+        if steps == 0 {
+            continue;
         }
-        macro_rules! update {
-            ($($i:literal)*) => { $(
-                if $i < plan.nw {
-                    vals[$i + 1] = _mm512_mask_add_epi32(vals[$i + 1], active, s[$i], mid[$i]);
-                }
-            )* };
+        // SAFETY: AVX-512F is enabled on this function; each unaligned load reads exactly the
+        // 64 bytes of a `[u32; 16]`.
+        let (ids, mut j, end) = unsafe {
+            (
+                _mm512_loadu_si512(group.ids.as_ptr().cast()),
+                _mm512_loadu_si512(group.at.as_ptr().cast()),
+                _mm512_loadu_si512(group.end.as_ptr().cast()),
+            )
+        };
+        let placed = _mm512_sllv_epi32(_mm512_and_si512(ids, mask), shift);
+        tmpl[word] = _mm512_or_si512(base, placed);
+        let x = load_values(&group.values);
+        let mut vals = [_mm512_setzero_si512(); 10];
+        vals[1..=plan.nw].copy_from_slice(&x[..plan.nw]);
+        for _ in 0..steps {
+            chain_step::<VAR, false>(plan, &tmpl, &pre, mid, &fixed, &mut vals, &mut j, end);
         }
-        update!(0 1 2 3 4 5 6 7);
-        j = _mm512_mask_add_epi32(j, active, j, one);
+        let mut x = x;
+        x[..plan.nw].copy_from_slice(&vals[1..=plan.nw]);
+        store_values(&mut group.values, x);
     }
 }
 
@@ -358,7 +473,7 @@ struct Plan {
 impl Plan {
     #[inline]
     #[target_feature(enable = "avx512f,avx512bw")]
-    fn of(g: &ChainGroup<'_, 16>) -> Self {
+    fn of(g: &crate::Layout) -> Self {
         let r = [0, 8, 16, 24][g.value_at % 4];
         let sb = [0, 8, 16, 24][g.step_at % 4];
         let one_byte = g.step_bytes == 1;

@@ -12,7 +12,7 @@ mod shani;
 mod tests;
 
 use crate::chain::Message;
-use crate::{Chain, Layout, ManyHash, Path, count};
+use crate::{Chain, IdField, Layout, ManyHash, Path, count};
 
 /// The initial hash value H(0) (FIPS 180-4 §5.3.3).
 pub(crate) const IV: [u32; 8] = [
@@ -242,6 +242,22 @@ impl ManyHash for Sha256Prefix {
         }
     }
 
+    fn id_chains_on(
+        &self,
+        path: Path,
+        layout: &Layout,
+        id: IdField,
+        shared: &[u8],
+        chains: &mut [Chain],
+    ) {
+        #[cfg(target_arch = "x86_64")]
+        if path == Path::Avx512 && ChainGroup::<16>::fits(layout) {
+            self.id_grouped_chains(path, layout, id, shared, chains);
+            return;
+        }
+        crate::chain::id_chains_general(self, path, layout, id, shared, chains);
+    }
+
     fn hash_many_on(
         &self,
         path: Path,
@@ -355,28 +371,27 @@ impl<const W: usize> ChainGroup<'_, W> {
     /// # Panics
     /// When the layout does not fit (a caller bug).
     pub(crate) fn check(&self) {
-        let layout = Layout {
-            msg_len: 55,
-            step_at: self.step_at,
-            step_bytes: self.step_bytes,
-            value_at: self.value_at,
-            n: self.n,
-        };
         assert!(
-            Self::fits(&layout),
+            Self::fits(&self.layout()),
             "a one-block chain layout: 4..=32-byte value and 1- or 4-byte step, disjoint, \
              within the first 55 bytes"
         );
     }
 
+    /// Where the step counter and the value are, as a [`Layout`] of a one-block message.
+    pub(crate) fn layout(&self) -> Layout {
+        Layout {
+            msg_len: 55,
+            step_at: self.step_at,
+            step_bytes: self.step_bytes,
+            value_at: self.value_at,
+            n: self.n,
+        }
+    }
+
     /// The steps of the longest chain of the group.
     pub(crate) fn steps(&self) -> u32 {
-        self.at
-            .iter()
-            .zip(&self.end)
-            .map(|(a, e)| e.saturating_sub(*a))
-            .max()
-            .unwrap_or(0)
+        longest(&self.at, &self.end)
     }
 
     /// The first block word that changes from step to step: the rounds before it are the same
@@ -397,7 +412,120 @@ impl<const W: usize> ChainGroup<'_, W> {
     }
 }
 
+/// [`crate::id_chains`]' groups for [`avx512::chains16_ids`]: the one template and where the
+/// id, the step counter and the value go.
+pub(crate) struct IdGroups<'a> {
+    /// The state after the shared prefix.
+    pub(crate) midstate: [u32; 8],
+    /// The padded block, zero under the id, the step counter and the value.
+    pub(crate) template: &'a [u8; 64],
+    pub(crate) layout: Layout,
+    pub(crate) id: IdField,
+}
+
+/// One group's lanes for [`avx512::chains16_ids`]: each lane's chain id, first and end step,
+/// and running value (secret: keep groups in a [`crate::Wiped`] vector). A lane with
+/// `at == end` takes no step.
+#[derive(Clone, Copy)]
+pub(crate) struct GroupLanes<const W: usize> {
+    pub(crate) ids: [u32; W],
+    pub(crate) at: [u32; W],
+    pub(crate) end: [u32; W],
+    pub(crate) values: [[u8; 32]; W],
+}
+
+impl<const W: usize> crate::Zero for GroupLanes<W> {
+    const ZERO: Self = Self {
+        ids: [0; W],
+        at: [0; W],
+        end: [0; W],
+        values: [[0; 32]; W],
+    };
+}
+
+impl<const W: usize> GroupLanes<W> {
+    /// The steps of the group's longest chain.
+    pub(crate) fn steps(&self) -> u32 {
+        longest(&self.at, &self.end)
+    }
+}
+
+/// The most steps any lane takes from `at[l]` to `end[l]`.
+fn longest(at: &[u32], end: &[u32]) -> u32 {
+    at.iter()
+        .zip(end)
+        .map(|(a, e)| e.saturating_sub(*a))
+        .max()
+        .unwrap_or(0)
+}
+
 impl Sha256Prefix {
+    /// [`crate::id_chains`] on AVX-512: the chains longest first in groups of 16, all the
+    /// groups in one call of [`avx512::chains16_ids`]; a last group of at most 4 chains on
+    /// SHA-NI, a compression at a time.
+    #[cfg(target_arch = "x86_64")]
+    fn id_grouped_chains(
+        &self,
+        path: Path,
+        layout: &Layout,
+        id: IdField,
+        shared: &[u8],
+        chains: &mut [Chain],
+    ) {
+        const W: usize = 16;
+        let (msg_len, n) = (layout.msg_len, layout.n);
+        let mut template = [0u8; 64];
+        template[..msg_len].copy_from_slice(shared);
+        template[msg_len] = 0x80;
+        template[56..].copy_from_slice(&((self.len + msg_len as u64) * 8).to_be_bytes());
+        let order = crate::chain::longest_first(chains);
+        let (vector, rest) = if order.len() % W <= W / 4 && path.sequential_shani() {
+            order.split_at(order.len() - order.len() % W)
+        } else {
+            (&order[..], &[][..])
+        };
+        let steps: u32 = vector.iter().map(|&i| chains[i].end - chains[i].at).sum();
+        crate::stats::sha256(steps as usize);
+        let mut groups = crate::Wiped::filled(
+            <GroupLanes<W> as crate::Zero>::ZERO,
+            vector.len().div_ceil(W),
+        );
+        for (g, group) in groups.iter_mut().zip(vector.chunks(W)) {
+            for (l, &i) in group.iter().enumerate() {
+                let c = &chains[i];
+                (g.ids[l], g.at[l], g.end[l]) = (c.id, c.at, c.end);
+                g.values[l] = c.value;
+            }
+        }
+        for b in [
+            id.at..id.at + id.bytes,
+            layout.step_at..layout.step_at + layout.step_bytes,
+        ] {
+            template[b].fill(0);
+        }
+        template[layout.value_at..layout.value_at + n].fill(0);
+        let g = IdGroups {
+            midstate: self.state,
+            template: &template,
+            layout: *layout,
+            id,
+        };
+        avx512::chains16_ids(&g, &mut groups);
+        for (g, group) in groups.iter().zip(vector.chunks(W)) {
+            for (v, &i) in g.values.iter().zip(group) {
+                let c = &mut chains[i];
+                crate::copy(&mut c.value[..n], &v[..n]);
+                c.at = c.end;
+            }
+        }
+        for &i in rest {
+            let mut block = template;
+            block[..msg_len].copy_from_slice(shared);
+            id.put(&mut block, chains[i].id);
+            self.sequential_chain(path, layout, &mut block, &mut chains[i]);
+        }
+    }
+
     /// One-block chains: each chain's message is padded into its own block once; each step
     /// writes j, compresses from the midstate and writes the digest's first n bytes (n a
     /// multiple of 4) back as the next value. On AVX-512 and AVX2, groups of 16 or 8

@@ -3,7 +3,7 @@
 use sha2::Digest;
 
 use super::{ChainGroup, Sha256Prefix, compress_lanes, compress_sequential, portable};
-use crate::{Chain, Layout, ManyHash, Path};
+use crate::{Chain, IdField, Layout, ManyHash, Path};
 
 /// xorshift64*: reproducible test inputs without a dependency.
 struct Rng(u64);
@@ -247,6 +247,18 @@ fn chain_steps<const W: usize>(rng: &mut Rng) -> ([u32; W], [u32; W]) {
     }
 }
 
+/// An id field of 1, 2 or 4 bytes in one word of the message, clear of the step counter and
+/// the value, if the layout leaves room for one.
+fn id_field(rng: &mut Rng, layout: &Layout) -> Option<IdField> {
+    let bytes = [1, 2, 4][(rng.next() % 3) as usize];
+    let fits: Vec<IdField> = (0..layout.msg_len)
+        .map(|at| IdField { at, bytes })
+        .filter(|f| f.fits(layout))
+        .collect();
+    (!fits.is_empty())
+        .then(|| fits[usize::try_from(rng.next() % fits.len() as u64).expect("small")])
+}
+
 /// Runs `kernel` on random groups of every layout against [`portable::chains`].
 fn group_kernel_matches_portable<const W: usize>(
     seed: u64,
@@ -375,6 +387,68 @@ fn fixed_chains_match_portable() {
                     hashes,
                     "{path}, {layout:?}, {count} chains: compressions counted"
                 );
+            }
+        }
+    });
+    assert_eq!(tested, Path::supported());
+}
+
+/// `id_chains` on every path against chains whose messages are written out (the portable
+/// `fixed_chains`): LM-OTS's layouts (n = 32 and 24, u16str(i) at byte 20) with LM-OTS's
+/// chain lengths (0–3 and 0–15 steps, and the signer's 0xff start), other id fields, and
+/// counts around the kernel widths.
+#[test]
+fn id_chains_match_fixed_chains() {
+    let mut rng = Rng::new(13);
+    let lms = |n| Layout {
+        msg_len: 23 + n,
+        step_at: 22,
+        step_bytes: 1,
+        value_at: 23,
+        n,
+    };
+    let tested = each_path(|path| {
+        for (k, count) in [1, 4, 5, 16, 17, 33, 67, 133, 265].into_iter().enumerate() {
+            for (layout, id) in [
+                (lms(32), Some(IdField { at: 20, bytes: 2 })),
+                (lms(24), Some(IdField { at: 20, bytes: 2 })),
+                (chain_layout(&mut rng, CHAIN_LAYOUTS[k % 8]), None),
+            ] {
+                let Some(id) = id.or_else(|| id_field(&mut rng, &layout)) else {
+                    continue;
+                };
+                let mut shared = vec![0u8; layout.msg_len];
+                rng.fill(&mut shared);
+                let mut chains: Vec<Chain> = (0..count)
+                    .map(|i| {
+                        let (at, end) = match rng.next() % 3 {
+                            0 => (0xff, 0x100 + (rng.next() % 4) as u32),
+                            1 => ((rng.next() % 4) as u32, 3),
+                            _ => ((rng.next() % 16) as u32, 15),
+                        };
+                        let mut c = Chain::new(i, at, end, &[]);
+                        c.value = rng.bytes();
+                        c
+                    })
+                    .collect();
+                let mut want = chains.clone();
+                let msgs: Vec<u8> = want
+                    .iter()
+                    .flat_map(|c| {
+                        let mut m = shared.clone();
+                        id.put(&mut m, c.id);
+                        m
+                    })
+                    .collect();
+                crate::dispatch::with_path(Path::Portable, || {
+                    crate::fixed_chains(&Sha256Prefix::NONE, &layout, &mut want, &msgs);
+                })
+                .expect("the portable path");
+                crate::dispatch::with_path(path, || {
+                    crate::id_chains(&Sha256Prefix::NONE, &layout, id, &shared, &mut chains);
+                })
+                .expect("a supported path");
+                assert_eq!(chains, want, "{path}, {layout:?}, {id:?}, {count} chains");
             }
         }
     });
