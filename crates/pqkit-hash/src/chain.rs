@@ -305,11 +305,14 @@ pub(crate) fn fixed_chains_general<H: ManyHash + ?Sized>(
 pub(crate) fn longest_first(chains: &[Chain]) -> Vec<usize> {
     let len = |c: &Chain| c.end.saturating_sub(c.at) as usize;
     let first = chains.first().map_or(0, len);
-    let (mut longest, mut alike) = (0, true);
+    // With the longest length, the counts of lengths 1–4 as [`short_first`] keeps them
+    // (meaningless if a chain is longer, and then unused).
+    let (mut longest, mut alike, mut short) = (0, true, 0u64);
     for c in chains {
         let l = len(c);
         alike &= l == first;
         longest = longest.max(l);
+        short = short.wrapping_add(short_field(c.end.saturating_sub(c.at)));
     }
     if alike {
         // All alike (key generation, tree leaves): no sort.
@@ -320,7 +323,7 @@ pub(crate) fn longest_first(chains: &[Chain]) -> Vec<usize> {
         };
     }
     if longest <= 4 && chains.len() < 1 << 16 {
-        return short_first(chains);
+        return short_first(chains, short);
     }
     // How many chains of each length: two interleaved tallies (so that runs of one length do
     // not wait on one counter in memory), on the stack for the usual short chains.
@@ -360,29 +363,33 @@ pub(crate) fn longest_first(chains: &[Chain]) -> Vec<usize> {
     order
 }
 
+/// Chains of length l ≥ 1 count in bits 16(l − 1)..16l of [`short_first`]'s register; length
+/// 0 not at all (lengths above 4 wrap around: the caller checks).
+fn short_field(l: u32) -> u64 {
+    u64::from(l != 0) << (16 * (l.wrapping_sub(1) & 3))
+}
+
 /// [`longest_first`] for chains of at most 4 steps left (LM-OTS's W1 and W2 chains, the
-/// signer's start included; fewer than 2^16 chains): the count and the running start of each
-/// length 1–4 are 16-bit fields of one register, so no count waits on a store to the one
-/// before it, as counters in memory do when many chains have one length.
-fn short_first(chains: &[Chain]) -> Vec<usize> {
+/// signer's start included; fewer than 2^16 chains), given their `counts` by length in
+/// [`short_field`]s: the running start of each length is a 16-bit field of one register too,
+/// so no placement waits on a store to the one before it, as counters in memory do when many
+/// chains have one length.
+fn short_first(chains: &[Chain], counts: u64) -> Vec<usize> {
     let len = |c: &Chain| c.end.saturating_sub(c.at);
-    // Length l ≥ 1 counts in bits 16(l − 1)..16l; length 0 not at all.
-    let field = |l: u32| u64::from(l != 0) << (16 * (l.wrapping_sub(1) & 3));
     let shift = |l: u32| 16 * (l - 1);
-    let counts: u64 = chains.iter().map(|c| field(len(c))).sum();
+    let field_of = |x: u64, l: u32| usize::try_from((x >> shift(l)) & 0xffff).expect("16 bits");
     // Start of each length's run, longest first.
     let (mut starts, mut at) = (0u64, 0u64);
     for l in (1..=4).rev() {
         starts |= at << shift(l);
         at += (counts >> shift(l)) & 0xffff;
     }
-    let field_of = |x: u64, l: u32| usize::try_from((x >> shift(l)) & 0xffff).expect("16 bits");
     let mut order = vec![0usize; field_of(at, 1)];
     for (i, c) in chains.iter().enumerate() {
         let l = len(c);
         if l > 0 {
             order[field_of(starts, l)] = i;
-            starts += field(l);
+            starts += short_field(l);
         }
     }
     order

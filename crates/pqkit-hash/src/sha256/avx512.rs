@@ -252,29 +252,33 @@ fn ids_kernel(g: &IdGroups<'_>, groups: &mut [GroupLanes<16>]) {
     // Every word from the first changing one (the id's among them) changes: the setup reads
     // only the words before it, the same in every lane of every group.
     macro_rules! run {
-        ($var:expr) => {
-            id_groups::<{ $var }>(&plan, g, tmpl, &mid, groups)
+        ($var:expr, $second:literal) => {
+            id_groups::<{ $var }, $second>(&plan, g, tmpl, &mid, groups)
         };
     }
-    match (plan.var | 1 << (g.id.at / 4)).trailing_zeros() {
-        0..4 => run!(0xffff),
-        4 => run!(0xfff0),
-        5..8 => run!(0xffe0),
-        _ => run!(0xff00),
+    match plan.var | 1 << (g.id.at / 4) {
+        0x3fe0 => run!(0x3fe0, true),
+        0x0fe0 => run!(0x0fe0, true),
+        v => match v.trailing_zeros() {
+            0..4 => run!(0xffff, false),
+            4 => run!(0xfff0, false),
+            5..8 => run!(0xffe0, false),
+            _ => run!(0xff00, false),
+        },
     }
 }
 
 /// The groups of [`chains16_ids`] for the changing words `VAR` (every word from the first).
 #[inline]
 #[target_feature(enable = "avx512f,avx512bw")]
-fn id_groups<const VAR: u32>(
+fn id_groups<const VAR: u32, const SECOND: bool>(
     plan: &Plan,
     g: &IdGroups<'_>,
     mut tmpl: [__m512i; 16],
     mid: &[__m512i; 8],
     groups: &mut [GroupLanes<16>],
 ) {
-    let fixed = Fixed::of::<VAR, false>(&tmpl);
+    let fixed = Fixed::of::<VAR, SECOND>(&tmpl);
     let mut pre = *mid;
     rounds_first::<VAR, false>(&mut pre, &tmpl, &fixed);
     let (at, bytes) = (g.id.at, g.id.bytes);
@@ -303,7 +307,7 @@ fn id_groups<const VAR: u32>(
         let mut vals = [_mm512_setzero_si512(); 10];
         vals[1..=plan.nw].copy_from_slice(&x[..plan.nw]);
         for _ in 0..steps {
-            chain_step::<VAR, false>(plan, &tmpl, &pre, mid, &fixed, &mut vals, &mut j, end);
+            chain_step::<VAR, SECOND>(plan, &tmpl, &pre, mid, &fixed, &mut vals, &mut j, end);
         }
         let mut x = x;
         x[..plan.nw].copy_from_slice(&vals[1..=plan.nw]);
