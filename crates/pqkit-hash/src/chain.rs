@@ -207,6 +207,76 @@ pub fn fixed_chains_with<H: ManyHash + ?Sized>(
     hash.fixed_chains_on(crate::dispatch::current(), layout, chains, message);
 }
 
+/// A hash each chain takes before its steps: its message with one byte changed (`xor`ed
+/// with `xor` at `at`), the step counter at the chain's `at` and its value in place; the
+/// first n bytes of the digest become the value the steps start from. FIPS 205's WOTS+
+/// secret values are such a hash: PRF(PK.seed, SK.seed, skADRS) has the shape of the chain's
+/// first F with SK.seed as the value and skADRS's type WOTS_PRF (5) where the F's ADRS has
+/// WOTS_HASH (0) (Algorithm 6, lines 1–5; Algorithm 7, lines 9–10; §11.2 for the SHA2 sets).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Prelude {
+    /// The message byte that differs from the steps'.
+    pub at: usize,
+    /// What it is XORed with.
+    pub xor: u8,
+}
+
+/// [`fixed_chains_with`] where every chain — one without steps too — first replaces its value
+/// by its [`Prelude`] hash. On AVX-512 the prelude runs in the chain kernel as one more step
+/// (with its own template word), not as a separate batch of hashes.
+///
+/// # Panics
+/// When the layout does not fit the hash or the prelude's byte is under the step counter or
+/// the value (caller bugs).
+pub fn fixed_chains_with_prelude<H: ManyHash + ?Sized>(
+    hash: &H,
+    layout: &Layout,
+    prelude: Prelude,
+    chains: &mut [Chain],
+    message: Message<'_>,
+) {
+    layout.check(hash.max_output());
+    let clear = |at: usize, len: usize| prelude.at < at || at + len <= prelude.at;
+    assert!(
+        prelude.at < layout.msg_len
+            && clear(layout.step_at, layout.step_bytes)
+            && clear(layout.value_at, layout.n),
+        "the prelude's byte is in the message, clear of the step counter and the value"
+    );
+    hash.prelude_chains_on(crate::dispatch::current(), layout, prelude, chains, message);
+}
+
+/// The general [`fixed_chains_with_prelude`]: the preludes hashed together with
+/// [`ManyHash::hash_many_on`], then the steps with [`ManyHash::fixed_chains_on`].
+pub(crate) fn prelude_chains_general<H: ManyHash + ?Sized>(
+    hash: &H,
+    path: Path,
+    layout: &Layout,
+    prelude: Prelude,
+    chains: &mut [Chain],
+    message: Message<'_>,
+) {
+    let (msg_len, n, value_at) = (layout.msg_len, layout.n, layout.value_at);
+    // The messages hold the chains' values (secret: SK.seed).
+    let mut msgs = Wiped::filled(0u8, chains.len() * msg_len);
+    for (k, (c, m)) in chains
+        .iter()
+        .zip(msgs.chunks_exact_mut(msg_len))
+        .enumerate()
+    {
+        message(k, c, m);
+        layout.put_step(m, c.at);
+        crate::copy(&mut m[value_at..value_at + n], &c.value[..n]);
+        m[prelude.at] ^= prelude.xor;
+    }
+    let mut out = Wiped::filled(0u8, chains.len() * n);
+    hash.hash_many_on(path, msg_len, &msgs, n, &mut out);
+    for (c, o) in chains.iter_mut().zip(out.chunks_exact(n)) {
+        crate::copy(&mut c.value[..n], o);
+    }
+    hash.fixed_chains_on(path, layout, chains, message);
+}
+
 /// Where a chain's id is written in its message: `bytes` (1, 2 or 4) big-endian bytes at
 /// `at`, within one 4-byte word of the message (LM-OTS's u16str(i) at byte 20).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

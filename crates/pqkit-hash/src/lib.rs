@@ -32,8 +32,8 @@ mod wipe;
 
 pub use bytes::copy;
 pub use chain::{
-    Chain, IdField, Layout, Message, append_values, chains, fixed_chains, fixed_chains_with,
-    id_chains,
+    Chain, IdField, Layout, Message, Prelude, append_values, chains, fixed_chains,
+    fixed_chains_with, fixed_chains_with_prelude, id_chains,
 };
 pub use dispatch::Path;
 pub use keccak::Shake;
@@ -68,6 +68,19 @@ pub trait ManyHash: Sync {
         message: Message<'_>,
     ) {
         chain::fixed_chains_general(self, path, layout, chains, message);
+    }
+
+    /// [`fixed_chains_with_prelude`] on a given path (the layout and the prelude already
+    /// checked).
+    fn prelude_chains_on(
+        &self,
+        path: Path,
+        layout: &Layout,
+        prelude: Prelude,
+        chains: &mut [Chain],
+        message: Message<'_>,
+    ) {
+        chain::prelude_chains_general(self, path, layout, prelude, chains, message);
     }
 
     /// [`id_chains`] on a given path (the layout and the id field already checked).

@@ -4,12 +4,12 @@
 
 use hmac::{Hmac, Mac};
 use pqkit_hash::Wiped;
-use pqkit_hash::{Chain, Layout, ManyHash, Sha256Prefix, Sha512Prefix, Shake};
+use pqkit_hash::{Chain, Layout, ManyHash, Prelude, Sha256Prefix, Sha512Prefix, Shake};
 use sha2::{Digest, Sha256, Sha512};
 use sha3::Shake256;
 use sha3::digest::{ExtendableOutput, Update, XofReader};
 
-use super::address::Adrs;
+use super::address::{Adrs, Type};
 use super::params::{Family, Params};
 
 /// Which tweakable hash: the SHA2 sets hash F and PRF with SHA-256 and, in categories 3 and
@@ -120,19 +120,51 @@ impl Hasher {
     /// hash address set to j — each chain's message formed once, straight into the engine's
     /// blocks; the engine writes j and the value into it at each step.
     pub(crate) fn chains(&self, chains: &mut [Chain], adrs: impl Fn(&Chain) -> Adrs) {
-        let n = self.p.n;
         let header = self.header_len();
-        let layout = Layout {
+        pqkit_hash::fixed_chains_with(
+            self.engine(Kind::Short),
+            &self.chain_layout(),
+            chains,
+            &|_, c, m| self.header(&adrs(c), &mut m[..header]),
+        );
+    }
+
+    /// [`Hasher::chains`] from the WOTS+ secret values: each chain (its value SK.seed, from
+    /// step 0) first becomes PRF(PK.seed, SK.seed, skADRS) (Algorithm 6, lines 1–5; Algorithm
+    /// 7, lines 9–10), skADRS being the chain's ADRS with the type WOTS_PRF and hash address 0
+    /// — the message of its first F but for the type byte, so the engine runs it as the
+    /// chain's [`Prelude`] (in the chain kernel itself on AVX-512).
+    pub(crate) fn chains_from_prf(&self, chains: &mut [Chain], adrs: impl Fn(&Chain) -> Adrs) {
+        let header = self.header_len();
+        // The type's last byte: ADRSc[9] (SHA2), or ADRS[19] after PK.seed (SHAKE).
+        let at = match self.p.family {
+            Family::Sha2 => 9,
+            Family::Shake => self.p.n + 19,
+        };
+        let prelude = Prelude {
+            at,
+            xor: Type::WotsPrf as u8 ^ Type::WotsHash as u8,
+        };
+        pqkit_hash::fixed_chains_with_prelude(
+            self.engine(Kind::Short),
+            &self.chain_layout(),
+            prelude,
+            chains,
+            &|_, c, m| self.header(&adrs(c), &mut m[..header]),
+        );
+    }
+
+    /// A chain step's F: the header, then the n-byte value, with the hash address (the last
+    /// word of ADRSc for SHA2, of ADRS after PK.seed for SHAKE) as the step counter.
+    fn chain_layout(&self) -> Layout {
+        let (n, header) = (self.p.n, self.header_len());
+        Layout {
             msg_len: header + n,
-            // The hash address: the last word of ADRSc (SHA2) or of ADRS after PK.seed.
             step_at: header - 4,
             step_bytes: 4,
             value_at: header,
             n,
-        };
-        pqkit_hash::fixed_chains_with(self.engine(Kind::Short), &layout, chains, &|_, c, m| {
-            self.header(&adrs(c), &mut m[..header]);
-        });
+        }
     }
 
     /// F or PRF of many n-byte inputs (end to end in `inputs`), input k under `adrs(k)`: n

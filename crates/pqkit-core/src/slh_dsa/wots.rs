@@ -45,24 +45,13 @@ fn run(
     count: u32,
     end: impl Fn(u32, usize) -> u32,
 ) -> Wiped<Chain> {
-    let n = h.p.n;
-    let mut prf = *adrs;
-    prf.set_type(Type::WotsPrf);
     let lens = h.p.len32();
-    let sks = h.prf_many(sk_seed, count * lens, |k| {
-        let mut a = prf;
-        a.set_key_pair(first + k / lens);
-        a.set_chain(k % lens);
-        a
-    });
     let mut chains = Wiped::from_vec(
-        (0u32..)
-            .zip(sks.chunks_exact(n))
-            .map(|(id, sk)| Chain::new(id, 0, end(first + id / lens, (id % lens) as usize), sk))
+        (0..count * lens)
+            .map(|id| Chain::new(id, 0, end(first + id / lens, (id % lens) as usize), sk_seed))
             .collect::<Vec<Chain>>(),
     );
-    drop(sks);
-    h.chains(&mut chains[..], chain_address(adrs, first, lens));
+    h.chains_from_prf(&mut chains[..], chain_address(adrs, first, lens));
     chains
 }
 

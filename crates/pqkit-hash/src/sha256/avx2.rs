@@ -96,6 +96,7 @@ fn chain_kernel(g: &ChainGroup<'_, 8>, values: &mut [[u8; 32]; 8]) {
     let step_shift = _mm256_set1_epi32(if one_byte { 24 - sb } else { sb });
     let step_spill_shift = _mm256_set1_epi32(32 - sb);
     // The template words, with the bytes under the step counter and the value cleared.
+    assert!(g.prelude.is_none(), "the AVX2 chain kernel runs no prelude");
     let blocks: [&[u8; 64]; 8] = core::array::from_fn(|l| &g.templates[l]);
     let mut tmpl = load_blocks(&blocks);
     for (t, m) in tmpl.iter_mut().zip(g.template_masks()) {

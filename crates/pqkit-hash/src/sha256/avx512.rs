@@ -97,7 +97,7 @@ pub(super) fn chains16(g: &ChainGroup<'_, 16>, values: &mut [[u8; 32]; 16]) {
 #[target_feature(enable = "avx512f,avx512bw")]
 fn chain_kernel(g: &ChainGroup<'_, 16>, values: &mut [[u8; 32]; 16]) {
     let steps = g.steps();
-    if steps == 0 {
+    if steps == 0 && g.prelude.is_none() {
         return;
     }
     let plan = Plan::of(&g.layout());
@@ -128,9 +128,10 @@ fn chain_kernel(g: &ChainGroup<'_, 16>, values: &mut [[u8; 32]; 16]) {
     // counter in words 4..=5, the value from word 5), with the schedule's fixed parts; every
     // word from the first changing one for the rest (LMS among them: the rounds before word 5
     // skipped; its few fixed schedule terms did not pay for their setup on 1–4 steps).
+    let prelude = g.prelude;
     macro_rules! run {
         ($var:expr, $second:literal) => {
-            steps_from::<{ $var }, $second>(&plan, &tmpl, &mid, &mut vals, j, end, steps)
+            steps_from::<{ $var }, $second>(&plan, &tmpl, &mid, &mut vals, j, end, steps, prelude)
         };
     }
     match plan.var {
@@ -156,6 +157,7 @@ fn chain_kernel(g: &ChainGroup<'_, 16>, values: &mut [[u8; 32]; 16]) {
 /// the fixed words t < 32, and with `SECOND` for each of W[16..32] the sum of its fixed terms.
 #[inline]
 #[target_feature(enable = "avx512f,avx512bw")]
+#[allow(clippy::too_many_arguments)] // the kernel's registers, passed by reference
 fn steps_from<const VAR: u32, const SECOND: bool>(
     plan: &Plan,
     tmpl: &[__m512i; 16],
@@ -164,7 +166,20 @@ fn steps_from<const VAR: u32, const SECOND: bool>(
     mut j: __m512i,
     end: __m512i,
     steps: u32,
+    prelude: Option<(usize, u32)>,
 ) {
+    if let Some((word, mask)) = prelude {
+        // One more step in every lane, its template word changed, j left as it is: the fixed
+        // parts and the leading rounds of that template computed for it.
+        let mut t = *tmpl;
+        t[word] = _mm512_xor_si512(t[word], _mm512_set1_epi32(mask as i32));
+        let fixed = Fixed::of::<VAR, SECOND>(&t);
+        let mut pre = *mid;
+        rounds_first::<VAR, false>(&mut pre, &t, &fixed);
+        let mut jp = j;
+        let all = _mm512_add_epi32(j, _mm512_set1_epi32(1));
+        chain_step::<VAR, SECOND>(plan, &t, &pre, mid, &fixed, vals, &mut jp, all);
+    }
     let fixed = Fixed::of::<VAR, SECOND>(tmpl);
     let mut pre = *mid;
     rounds_first::<VAR, false>(&mut pre, tmpl, &fixed);

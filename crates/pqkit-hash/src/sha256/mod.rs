@@ -12,7 +12,7 @@ mod shani;
 mod tests;
 
 use crate::chain::Message;
-use crate::{Chain, IdField, Layout, ManyHash, Path, count};
+use crate::{Chain, IdField, Layout, ManyHash, Path, Prelude, count};
 
 /// The initial hash value H(0) (FIPS 180-4 §5.3.3).
 pub(crate) const IV: [u32; 8] = [
@@ -242,6 +242,23 @@ impl ManyHash for Sha256Prefix {
         }
     }
 
+    fn prelude_chains_on(
+        &self,
+        path: Path,
+        layout: &Layout,
+        prelude: Prelude,
+        chains: &mut [Chain],
+        message: Message<'_>,
+    ) {
+        #[cfg(target_arch = "x86_64")]
+        if path == Path::Avx512 && layout.msg_len < 56 && ChainGroup::<16>::fits(layout) {
+            let p = Some(prelude);
+            self.grouped_chains::<16>(path, layout, chains, message, p, avx512::chains16);
+            return;
+        }
+        crate::chain::prelude_chains_general(self, path, layout, prelude, chains, message);
+    }
+
     fn id_chains_on(
         &self,
         path: Path,
@@ -350,6 +367,14 @@ pub(crate) struct ChainGroup<'a, const W: usize> {
     pub(crate) at: [u32; W],
     /// Each lane's end step (no step when `end[l] <= at[l]`).
     pub(crate) end: [u32; W],
+    /// A hash every lane takes before its steps (see [`Prelude`]), as the big-endian block
+    /// word it changes and the mask XORed into it.
+    pub(crate) prelude: Option<(usize, u32)>,
+}
+
+/// A [`Prelude`] as the block word it changes and the mask XORed into that word.
+fn prelude_word(p: Prelude) -> (usize, u32) {
+    (p.at / 4, u32::from(p.xor) << (8 * (3 - p.at % 4)))
 }
 
 impl<const W: usize> ChainGroup<'_, W> {
@@ -522,7 +547,7 @@ impl Sha256Prefix {
             let mut block = template;
             block[..msg_len].copy_from_slice(shared);
             id.put(&mut block, chains[i].id);
-            self.sequential_chain(path, layout, &mut block, &mut chains[i]);
+            self.sequential_chain(path, layout, &mut block, None, &mut chains[i]);
         }
     }
 
@@ -541,11 +566,11 @@ impl Sha256Prefix {
         #[cfg(target_arch = "x86_64")]
         match path {
             Path::Avx512 if ChainGroup::<16>::fits(layout) => {
-                self.grouped_chains::<16>(path, layout, chains, message, avx512::chains16);
+                self.grouped_chains::<16>(path, layout, chains, message, None, avx512::chains16);
                 return;
             }
             Path::Avx2 if ChainGroup::<8>::fits(layout) => {
-                self.grouped_chains::<8>(path, layout, chains, message, avx2::chains8);
+                self.grouped_chains::<8>(path, layout, chains, message, None, avx2::chains8);
                 return;
             }
             _ => {}
@@ -554,7 +579,8 @@ impl Sha256Prefix {
     }
 
     /// [`Sha256Prefix::one_block_chains`] in groups of `W` consecutive chains, each group one
-    /// call of `kernel` (a partial last group padded with lanes that take no step).
+    /// call of `kernel` (a partial last group padded with lanes that take no step); with a
+    /// `prelude`, every chain takes it first (those without steps too).
     #[cfg(target_arch = "x86_64")]
     fn grouped_chains<const W: usize>(
         &self,
@@ -562,6 +588,7 @@ impl Sha256Prefix {
         layout: &Layout,
         chains: &mut [Chain],
         message: Message<'_>,
+        prelude: Option<Prelude>,
         kernel: impl Fn(&ChainGroup<'_, W>, &mut [[u8; 32]; W]),
     ) {
         let (msg_len, n) = (layout.msg_len, layout.n);
@@ -572,21 +599,26 @@ impl Sha256Prefix {
         let mut values = [[0u8; 32]; W];
         // Longest chains first, so the lanes of a group finish together (a group runs as many
         // steps as its longest chain).
-        let order = crate::chain::longest_first(chains);
+        let mut order = crate::chain::longest_first(chains);
+        if prelude.is_some() {
+            // The chains without steps take the prelude too: last.
+            order.extend((0..chains.len()).filter(|&i| chains[i].at >= chains[i].end));
+        }
         for group in order.chunks(W) {
             // A few lanes: one SHA-NI compression each beats a mostly empty vector.
             if group.len() <= W / 4 && path.sequential_shani() {
                 for &i in group {
                     let block = &mut templates[0];
                     message(i, &chains[i], &mut block[..msg_len]);
-                    self.sequential_chain(path, layout, block, &mut chains[i]);
+                    self.sequential_chain(path, layout, block, prelude, &mut chains[i]);
                 }
                 continue;
             }
             let group_steps = group
                 .iter()
-                .map(|&i| (chains[i].end - chains[i].at) as usize);
-            crate::stats::sha256(group_steps.sum());
+                .map(|&i| chains[i].end.saturating_sub(chains[i].at) as usize);
+            let preludes = if prelude.is_some() { group.len() } else { 0 };
+            crate::stats::sha256(group_steps.sum::<usize>() + preludes);
             let mut at = [0u32; W];
             let mut end = [0u32; W];
             for (l, &i) in group.iter().enumerate() {
@@ -608,12 +640,13 @@ impl Sha256Prefix {
                 n,
                 at,
                 end,
+                prelude: prelude.map(prelude_word),
             };
             kernel(&g, &mut values);
             for (&i, v) in group.iter().zip(&values) {
                 let c = &mut chains[i];
                 crate::copy(&mut c.value[..n], &v[..n]);
-                c.at = c.end;
+                c.at = c.at.max(c.end);
             }
         }
         // The values are secret; the templates held the callers' messages.
@@ -622,19 +655,35 @@ impl Sha256Prefix {
     }
 
     /// One chain, a compression at a time on `path` (SHA-NI for the few chains left over by
-    /// the vector groups): `block` holds its padded message (step and value written here).
+    /// the vector groups), its prelude first if any: `block` holds its padded message (step
+    /// and value written here).
     #[cfg(target_arch = "x86_64")]
-    fn sequential_chain(&self, path: Path, layout: &Layout, block: &mut [u8; 64], c: &mut Chain) {
+    fn sequential_chain(
+        &self,
+        path: Path,
+        layout: &Layout,
+        block: &mut [u8; 64],
+        prelude: Option<Prelude>,
+        c: &mut Chain,
+    ) {
         let (at, n) = (layout.value_at, layout.n);
         crate::copy(&mut block[at..at + n], &c.value[..n]);
-        crate::stats::sha256((c.end - c.at) as usize);
-        while c.at < c.end {
-            layout.put_step(block, c.at);
+        crate::stats::sha256(c.end.saturating_sub(c.at) as usize + usize::from(prelude.is_some()));
+        let step = |block: &mut [u8; 64], j: u32| {
+            layout.put_step(block, j);
             let mut state = self.state;
             sequential(path, &mut state, core::slice::from_ref(block));
             for (bytes, w) in block[at..at + n].chunks_exact_mut(4).zip(&state) {
                 bytes.copy_from_slice(&w.to_be_bytes());
             }
+        };
+        if let Some(p) = prelude {
+            block[p.at] ^= p.xor;
+            step(block, c.at);
+            block[p.at] ^= p.xor;
+        }
+        while c.at < c.end {
+            step(block, c.at);
             c.at += 1;
         }
         crate::copy(&mut c.value[..n], &block[at..at + n]);

@@ -53,17 +53,29 @@ pub(crate) fn compress(state: &mut [u32; 8], block: &[u8; 64]) {
 pub(crate) fn chains<const W: usize>(g: &ChainGroup<'_, W>, values: &mut [[u8; 32]; W]) {
     g.check();
     let n = g.n;
+    // One compression of `block` with step j and `value` written in; the digest's first n
+    // bytes become the value.
+    let step = |block: &mut [u8; 64], j: u32, value: &mut [u8; 32]| {
+        block[g.step_at..g.step_at + g.step_bytes]
+            .copy_from_slice(&j.to_be_bytes()[4 - g.step_bytes..]);
+        block[g.value_at..g.value_at + n].copy_from_slice(&value[..n]);
+        let mut state = g.midstate;
+        compress(&mut state, block);
+        for (bytes, w) in value[..n].chunks_exact_mut(4).zip(state) {
+            bytes.copy_from_slice(&w.to_be_bytes());
+        }
+    };
     for (l, value) in values.iter_mut().enumerate() {
         let mut block = g.templates[l];
+        if let Some((word, mask)) = g.prelude {
+            let mut b = block;
+            let x = u32::from_be_bytes(b[4 * word..4 * word + 4].try_into().expect("4 bytes"));
+            b[4 * word..4 * word + 4].copy_from_slice(&(x ^ mask).to_be_bytes());
+            step(&mut b, g.at[l], value);
+            crate::wipe(&mut b);
+        }
         for j in g.at[l]..g.end[l] {
-            block[g.step_at..g.step_at + g.step_bytes]
-                .copy_from_slice(&j.to_be_bytes()[4 - g.step_bytes..]);
-            block[g.value_at..g.value_at + n].copy_from_slice(&value[..n]);
-            let mut state = g.midstate;
-            compress(&mut state, &block);
-            for (bytes, w) in value[..n].chunks_exact_mut(4).zip(state) {
-                bytes.copy_from_slice(&w.to_be_bytes());
-            }
+            step(&mut block, j, value);
         }
         crate::wipe(&mut block);
     }

@@ -259,18 +259,39 @@ fn id_field(rng: &mut Rng, layout: &Layout) -> Option<IdField> {
         .then(|| fits[usize::try_from(rng.next() % fits.len() as u64).expect("small")])
 }
 
-/// Runs `kernel` on random groups of every layout against [`portable::chains`].
+/// A prelude byte of `layout`'s message clear of the step counter and the value, and a
+/// non-zero XOR for it (none when the two fill the message).
+fn prelude_for(rng: &mut Rng, layout: &Layout) -> Option<crate::Prelude> {
+    let clear: Vec<usize> = (0..layout.msg_len)
+        .filter(|&b| {
+            !(layout.step_at..layout.step_at + layout.step_bytes).contains(&b)
+                && !(layout.value_at..layout.value_at + layout.n).contains(&b)
+        })
+        .collect();
+    (!clear.is_empty()).then(|| crate::Prelude {
+        at: clear[usize::try_from(rng.next() % clear.len() as u64).expect("small")],
+        xor: (rng.next() % 255) as u8 + 1,
+    })
+}
+
+/// Runs `kernel` on random groups of every layout against [`portable::chains`]; with
+/// `preludes`, every other group takes a prelude.
 fn group_kernel_matches_portable<const W: usize>(
     seed: u64,
+    preludes: bool,
     kernel: impl Fn(&ChainGroup<'_, W>, &mut [[u8; 32]; W]),
 ) {
     let mut rng = Rng::new(seed);
     for &l in &CHAIN_LAYOUTS {
-        for _ in 0..12 {
+        for k in 0..24 {
             let layout = chain_layout(&mut rng, l);
             let templates: [[u8; 64]; W] =
                 core::array::from_fn(|_| chain_message(&mut rng, &layout, 64).1);
             let (at, end) = chain_steps::<W>(&mut rng);
+            let prelude = (preludes && k % 2 == 1)
+                .then(|| prelude_for(&mut rng, &layout))
+                .flatten()
+                .map(super::prelude_word);
             let g = ChainGroup {
                 midstate: rng.state(),
                 templates: &templates,
@@ -280,13 +301,14 @@ fn group_kernel_matches_portable<const W: usize>(
                 n: layout.n,
                 at,
                 end,
+                prelude,
             };
             let values: [[u8; 32]; W] = core::array::from_fn(|_| rng.bytes());
             let mut want = values;
             portable::chains(&g, &mut want);
             let mut got = values;
             kernel(&g, &mut got);
-            assert_eq!(got, want, "{layout:?}, at {at:?}, end {end:?}");
+            assert_eq!(got, want, "{layout:?}, at {at:?}, end {end:?}, {prelude:?}");
         }
     }
 }
@@ -310,6 +332,7 @@ fn portable_chains_match_sha2() {
             n: layout.n,
             at: [at],
             end: [end],
+            prelude: None,
         };
         let start: [u8; 32] = rng.bytes();
         let mut got = [start];
@@ -366,6 +389,7 @@ fn fixed_chains_match_portable() {
                         n: layout.n,
                         at: [chain.at],
                         end: [chain.end],
+                        prelude: None,
                     };
                     let mut value = [chain.value];
                     portable::chains(&g, &mut value);
@@ -387,6 +411,77 @@ fn fixed_chains_match_portable() {
                     hashes,
                     "{path}, {layout:?}, {count} chains: compressions counted"
                 );
+            }
+        }
+    });
+    assert_eq!(tested, Path::supported());
+}
+
+/// `fixed_chains_with_prelude` on every path against the general one on the portable path
+/// (the preludes as a batch of hashes, then the steps): SLH-DSA-SHA2's F layouts (n = 16, 24,
+/// 32 after a 64-byte prefix, the WOTS_PRF type at byte 9) and other layouts, chains with and
+/// without steps, counts around the kernel widths.
+#[test]
+fn prelude_chains_match_general() {
+    let mut rng = Rng::new(14);
+    let prefix: [u8; 64] = rng.bytes();
+    let pre = Sha256Prefix::new(&prefix);
+    let slh = |n| Layout {
+        msg_len: 22 + n,
+        step_at: 18,
+        step_bytes: 4,
+        value_at: 22,
+        n,
+    };
+    let tested = each_path(|path| {
+        for (k, count) in [1, 3, 5, 16, 17, 35, 70].into_iter().enumerate() {
+            for layout in [
+                slh(16),
+                slh(24),
+                slh(32),
+                chain_layout(&mut rng, CHAIN_LAYOUTS[k % 8]),
+            ] {
+                let prelude = if layout.step_at == 18 {
+                    crate::Prelude { at: 9, xor: 5 }
+                } else if let Some(p) = prelude_for(&mut rng, &layout) {
+                    p
+                } else {
+                    continue;
+                };
+                let msgs: Vec<Vec<u8>> = (0..count)
+                    .map(|_| chain_message(&mut rng, &layout, 64).0)
+                    .collect();
+                let mut chains: Vec<Chain> = (0..count)
+                    .map(|i| {
+                        let end = (rng.next() % 16) as u32;
+                        let mut c = Chain::new(i, 0, if i % 4 == 0 { 0 } else { end }, &[]);
+                        c.value = rng.bytes();
+                        c
+                    })
+                    .collect();
+                let mut want = chains.clone();
+                let message = |k: usize, _: &Chain, m: &mut [u8]| m.copy_from_slice(&msgs[k]);
+                crate::dispatch::with_path(Path::Portable, || {
+                    crate::chain::prelude_chains_general(
+                        &pre,
+                        Path::Portable,
+                        &layout,
+                        prelude,
+                        &mut want,
+                        &message,
+                    );
+                })
+                .expect("the portable path");
+                let before = crate::stats::thread_counts();
+                crate::dispatch::with_path(path, || {
+                    crate::fixed_chains_with_prelude(&pre, &layout, prelude, &mut chains, &message);
+                })
+                .expect("a supported path");
+                let name = format!("{path}, {layout:?}, {prelude:?}, {count} chains");
+                assert_eq!(chains, want, "{name}");
+                let hashes: u64 = want.iter().map(|c| u64::from(c.end) + 1).sum();
+                let counted = crate::stats::thread_counts().since(before).sha256;
+                assert_eq!(counted, hashes, "{name}: compressions counted");
             }
         }
     });
@@ -529,7 +624,7 @@ mod kernels {
         if !(has!("avx512f") && has!("avx512bw")) {
             return;
         }
-        group_kernel_matches_portable::<16>(11, avx512::chains16);
+        group_kernel_matches_portable::<16>(11, true, avx512::chains16);
     }
 
     #[test]
@@ -537,7 +632,7 @@ mod kernels {
         if !has!("avx2") {
             return;
         }
-        group_kernel_matches_portable::<8>(12, avx2::chains8);
+        group_kernel_matches_portable::<8>(12, false, avx2::chains8);
     }
 
     #[test]
