@@ -94,6 +94,45 @@ pub struct Options {
     /// Threads per SLH-DSA signature for an extra "sign (N threads)" row (the single-thread
     /// rows are always measured); 0 or 1 for none.
     pub threads: usize,
+    /// Rounds each algorithm's rows (pqkit's and its peers') are measured in, the budget
+    /// split between them and each row's calls merged (see [`in_rounds`]); 0 or 1 for one.
+    pub rounds: usize,
+}
+
+/// Measures one algorithm's rows (`block`: pqkit's and its peers') in `options.rounds` rounds,
+/// each with its share of the budget, and merges each row's timings across the rounds
+/// ([`Timing::merge`]): every implementation's calls are spread over the whole time the
+/// algorithm takes, so a slow stretch of a shared machine (seconds long, on this 2-core VM:
+/// a peer 30–45 % slower in one run than in the next, while the one measured a few seconds
+/// later was not) falls on pqkit and its peers alike instead of on whoever ran then.
+fn in_rounds(
+    options: &Options,
+    mut block: impl FnMut(&Options) -> Result<Vec<Row>, String>,
+) -> Result<Vec<Row>, String> {
+    let rounds = options.rounds.max(1);
+    let share = u32::try_from(rounds).unwrap_or(u32::MAX);
+    let per_round = Options {
+        budget: Budget {
+            min_time: options.budget.min_time / share,
+            min_iterations: options.budget.min_iterations.div_ceil(rounds),
+        },
+        ..options.clone()
+    };
+    let mut rows: Vec<Row> = Vec::new();
+    for _ in 0..rounds {
+        for r in block(&per_round)? {
+            let same = |x: &&mut Row| {
+                (x.algorithm, x.operation, x.signing, x.hash_path)
+                    == (r.algorithm, r.operation, r.signing, r.hash_path)
+                    && x.implementation == r.implementation
+            };
+            match rows.iter_mut().find(same) {
+                Some(x) => x.timing.merge(&r.timing),
+                None => rows.push(r),
+            }
+        }
+    }
+    Ok(rows)
 }
 
 /// Whether an algorithm's operations run on the `pqkit-hash` engine.
@@ -257,6 +296,97 @@ fn signature_rows(
     Ok(rows)
 }
 
+/// pqkit's keygen, encapsulate and decapsulate rows of one KEM.
+fn kem_rows(
+    kem: &'static KemAlgorithm,
+    options: &Options,
+    progress: &Progress,
+) -> Result<Vec<Row>, String> {
+    let e = |e: pqkit_core::Error| e.to_string();
+    let mut rows = Vec::new();
+    let implementation = format!("pqkit ({})", kem.backend_name());
+    let row = |operation, timing| Row {
+        algorithm: kem.name,
+        kind: "KEM",
+        operation,
+        implementation: implementation.clone(),
+        signing: None,
+        timing,
+        hash_path: None,
+        limit_ns: None,
+        ratio_to_fastest_peer: None,
+    };
+    progress.step(&format!("{} keygen", kem.name));
+    rows.push(row(
+        "keygen",
+        measure(options.budget, || kem.generate().map(drop)).map_err(e)?,
+    ));
+    let dk = kem.generate().map_err(e)?;
+    let ek = dk.encapsulation_key().clone();
+    progress.step(&format!("{} encapsulate", kem.name));
+    rows.push(row(
+        "encapsulate",
+        measure(options.budget, || ek.encapsulate().map(drop)).map_err(e)?,
+    ));
+    let (ciphertext, _) = ek.encapsulate().map_err(e)?;
+    progress.step(&format!("{} decapsulate", kem.name));
+    rows.push(row(
+        "decapsulate",
+        measure(options.budget, || dk.decapsulate(&ciphertext).map(drop)).map_err(e)?,
+    ));
+    Ok(rows)
+}
+
+/// pqkit's keygen (key share), encapsulate and decapsulate rows of one key-exchange group.
+fn group_rows(
+    group: &'static KeyExchangeGroup,
+    options: &Options,
+    progress: &Progress,
+) -> Result<Vec<Row>, String> {
+    let e = |e: pqkit_core::Error| e.to_string();
+    let mut rows = Vec::new();
+    let row = |operation, timing| Row {
+        algorithm: group.name,
+        kind: "group",
+        operation,
+        implementation: format!("pqkit ({} + aws-lc-rs)", group.kem.backend_name()),
+        signing: None,
+        timing,
+        hash_path: None,
+        limit_ns: None,
+        ratio_to_fastest_peer: None,
+    };
+    progress.step(&format!("{} keygen", group.name));
+    rows.push(row(
+        "keygen",
+        measure(options.budget, || group.start().map(drop)).map_err(e)?,
+    ));
+    let client_share = group.start().map_err(e)?.share().to_vec();
+    progress.step(&format!("{} encapsulate", group.name));
+    rows.push(row(
+        "encapsulate",
+        measure(options.budget, || {
+            group.encapsulate(&client_share).map(drop)
+        })
+        .map_err(e)?,
+    ));
+    // `complete` consumes the client's state: each call gets a fresh one, made (with the
+    // server's share) outside the timed part.
+    progress.step(&format!("{} decapsulate", group.name));
+    let decapsulate = measure_with(
+        options.budget,
+        || {
+            let client = group.start()?;
+            let (server_share, _) = group.encapsulate(client.share())?;
+            Ok((client, server_share))
+        },
+        |(client, server_share)| client.complete(&server_share).map(drop),
+    )
+    .map_err(e)?;
+    rows.push(row("decapsulate", decapsulate));
+    Ok(rows)
+}
+
 /// Runs the benchmark.
 ///
 /// # Errors
@@ -279,120 +409,70 @@ pub fn run(options: &Options) -> Result<Vec<Row>, String> {
         .iter()
         .map(|a| 3 * if hash_based(a) { paths.len() } else { 1 } + peer_steps)
         .sum();
+    let rounds = options.rounds.max(1);
     let progress = Progress::new(
         "bench crypto",
-        (sig_steps + (3 + peer_steps) * kems.len() + 3 * groups.len() + paths.len() * schemes.len())
-            as u64,
+        (rounds
+            * (sig_steps
+                + (3 + peer_steps) * kems.len()
+                + 3 * groups.len()
+                + paths.len() * schemes.len())) as u64,
     );
     let mut rows = Vec::new();
-    let e = |e: pqkit_core::Error| e.to_string();
     for alg in sigs {
-        if hash_based(alg) {
-            for &path in &paths {
-                rows.extend(on_path(path, || signature_rows(alg, options, &progress))?);
+        rows.extend(in_rounds(options, |options| {
+            let mut rows = Vec::new();
+            if hash_based(alg) {
+                for &path in &paths {
+                    rows.extend(on_path(path, || signature_rows(alg, options, &progress))?);
+                }
+            } else {
+                rows.extend(signature_rows(alg, options, &progress)?);
             }
-        } else {
-            rows.extend(signature_rows(alg, options, &progress)?);
-        }
-        #[cfg(feature = "peers")]
-        rows.extend(peers(
-            &progress,
-            alg.name,
-            "signature",
-            options,
-            &[0x5au8; MESSAGE_SIZE],
-        )?);
+            #[cfg(feature = "peers")]
+            rows.extend(peers(
+                &progress,
+                alg.name,
+                "signature",
+                options,
+                &[0x5au8; MESSAGE_SIZE],
+            )?);
+            Ok(rows)
+        })?);
     }
     for kem in kems {
-        let implementation = format!("pqkit ({})", kem.backend_name());
-        let row = |operation, timing| Row {
-            algorithm: kem.name,
-            kind: "KEM",
-            operation,
-            implementation: implementation.clone(),
-            signing: None,
-            timing,
-            hash_path: None,
-            limit_ns: None,
-            ratio_to_fastest_peer: None,
-        };
-        progress.step(&format!("{} keygen", kem.name));
-        rows.push(row(
-            "keygen",
-            measure(options.budget, || kem.generate().map(drop)).map_err(e)?,
-        ));
-        let dk = kem.generate().map_err(e)?;
-        let ek = dk.encapsulation_key().clone();
-        progress.step(&format!("{} encapsulate", kem.name));
-        rows.push(row(
-            "encapsulate",
-            measure(options.budget, || ek.encapsulate().map(drop)).map_err(e)?,
-        ));
-        let (ciphertext, _) = ek.encapsulate().map_err(e)?;
-        progress.step(&format!("{} decapsulate", kem.name));
-        rows.push(row(
-            "decapsulate",
-            measure(options.budget, || dk.decapsulate(&ciphertext).map(drop)).map_err(e)?,
-        ));
-        #[cfg(feature = "peers")]
-        rows.extend(peers(&progress, kem.name, "KEM", options, &[])?);
+        rows.extend(in_rounds(options, |options| {
+            #[cfg_attr(not(feature = "peers"), allow(unused_mut))]
+            let mut rows = kem_rows(kem, options, &progress)?;
+            #[cfg(feature = "peers")]
+            rows.extend(peers(&progress, kem.name, "KEM", options, &[])?);
+            Ok(rows)
+        })?);
     }
     for group in groups {
-        let row = |operation, timing| Row {
-            algorithm: group.name,
-            kind: "group",
-            operation,
-            implementation: format!("pqkit ({} + aws-lc-rs)", group.kem.backend_name()),
-            signing: None,
-            timing,
-            hash_path: None,
-            limit_ns: None,
-            ratio_to_fastest_peer: None,
-        };
-        progress.step(&format!("{} keygen", group.name));
-        rows.push(row(
-            "keygen",
-            measure(options.budget, || group.start().map(drop)).map_err(e)?,
-        ));
-        let client_share = group.start().map_err(e)?.share().to_vec();
-        progress.step(&format!("{} encapsulate", group.name));
-        rows.push(row(
-            "encapsulate",
-            measure(options.budget, || {
-                group.encapsulate(&client_share).map(drop)
-            })
-            .map_err(e)?,
-        ));
-        // `complete` consumes the client's state: each call gets a fresh one, made (with the
-        // server's share) outside the timed part.
-        progress.step(&format!("{} decapsulate", group.name));
-        let decapsulate = measure_with(
-            options.budget,
-            || {
-                let client = group.start()?;
-                let (server_share, _) = group.encapsulate(client.share())?;
-                Ok((client, server_share))
-            },
-            |(client, server_share)| client.complete(&server_share).map(drop),
-        )
-        .map_err(e)?;
-        rows.push(row("decapsulate", decapsulate));
+        rows.extend(in_rounds(options, |options| {
+            group_rows(group, options, &progress)
+        })?);
     }
     for scheme in &schemes {
-        for &path in &paths {
-            progress.step(&format!("{} keygen/sign/verify ({path})", scheme.name()));
-            rows.extend(on_path(path, || stateful::rows(scheme, options.budget))?);
+        rows.extend(in_rounds(options, |options| {
+            let mut rows = Vec::new();
+            for &path in &paths {
+                progress.step(&format!("{} keygen/sign/verify ({path})", scheme.name()));
+                rows.extend(on_path(path, || stateful::rows(scheme, options.budget))?);
+                #[cfg(feature = "peers")]
+                rows.extend(on_path(path, || {
+                    stateful::one_tree_rows(scheme, options.budget)
+                })?);
+            }
             #[cfg(feature = "peers")]
-            rows.extend(on_path(path, || {
-                stateful::one_tree_rows(scheme, options.budget)
-            })?);
-        }
-        #[cfg(feature = "peers")]
-        rows.extend(crate::peers::stateful_rows(
-            scheme.name(),
-            options.budget,
-            &[0x5au8; MESSAGE_SIZE],
-        )?);
+            rows.extend(crate::peers::stateful_rows(
+                scheme.name(),
+                options.budget,
+                &[0x5au8; MESSAGE_SIZE],
+            )?);
+            Ok(rows)
+        })?);
     }
     progress.finish();
     ratios(&mut rows);

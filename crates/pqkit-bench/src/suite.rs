@@ -228,6 +228,7 @@ impl Suite {
                 deterministic: false,
                 hash_paths: Vec::new(),
                 threads: 1,
+                rounds: 1,
             },
             handshake: handshake::Options {
                 repetitions: 3,
@@ -257,6 +258,7 @@ impl Suite {
                 deterministic: false,
                 hash_paths: Vec::new(),
                 threads: 1,
+                rounds: 1,
             },
             handshake: handshake::Options {
                 signatures: vec!["ML-DSA-44".into(), "ECDSA-P256".into()],

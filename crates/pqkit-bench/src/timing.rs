@@ -44,6 +44,12 @@ pub struct Timing {
     /// operation did none (peers, non-hash-based algorithms).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub hashes: Option<Hashes>,
+    /// The timed calls (ns, sorted) and their TSC ticks, kept so that timings of the same
+    /// operation taken in several rounds can be merged ([`Timing::merge`]).
+    #[serde(skip)]
+    samples: Vec<u64>,
+    #[serde(skip)]
+    ticks: Option<u64>,
 }
 
 /// Mean compressions and permutations per call (`pqkit_hash::stats`).
@@ -58,6 +64,30 @@ pub struct Hashes {
 }
 
 impl Timing {
+    /// The timing of both sets of calls, as if they had been one: `other`'s samples, ticks and
+    /// hashing work added to this one's (rounds of the same operation, interleaved in time
+    /// with its peers' rounds).
+    pub fn merge(&mut self, other: &Timing) {
+        let calls = |t: &Timing| t.iterations as f64;
+        let work = |t: &Timing| t.hashes.map(|h| (h, calls(t)));
+        let hashes = match (work(self), work(other)) {
+            (Some((a, n)), Some((b, m))) => Some(Hashes {
+                sha256: (a.sha256 * n + b.sha256 * m) / (n + m),
+                sha512: (a.sha512 * n + b.sha512 * m) / (n + m),
+                keccak: (a.keccak * n + b.keccak * m) / (n + m),
+            }),
+            (a, b) => a.or(b).map(|(h, _)| h),
+        };
+        let mut samples = std::mem::take(&mut self.samples);
+        samples.extend_from_slice(&other.samples);
+        let ticks = self
+            .ticks
+            .zip(other.ticks)
+            .map(|(a, b)| a.saturating_add(b));
+        *self = summarize(samples, ticks);
+        self.hashes = hashes;
+    }
+
     /// Mean time per call in µs.
     pub fn mean_us(&self) -> f64 {
         self.mean_ns / 1e3
@@ -129,7 +159,7 @@ pub fn measure_with<T, E>(
         spent_ns = spent_ns.saturating_add(ns);
         samples.push(ns);
     }
-    let mut timing = summarize(&mut samples, tsc_ghz().map(|_| ticks_total));
+    let mut timing = summarize(samples, tsc_ghz().map(|_| ticks_total));
     let calls = timing.iterations as f64;
     timing.hashes = (work != pqkit_hash::stats::Counts::default()).then(|| Hashes {
         sha256: work.sha256 as f64 / calls,
@@ -139,7 +169,7 @@ pub fn measure_with<T, E>(
     Ok(timing)
 }
 
-fn summarize(samples: &mut [u64], tsc_ticks: Option<u64>) -> Timing {
+fn summarize(mut samples: Vec<u64>, tsc_ticks: Option<u64>) -> Timing {
     samples.sort_unstable();
     let n = samples.len();
     let total_ns: u64 = samples.iter().sum();
@@ -148,10 +178,12 @@ fn summarize(samples: &mut [u64], tsc_ticks: Option<u64>) -> Timing {
         iterations: n,
         total_ns,
         mean_ns,
-        median_ns: median(samples),
+        median_ns: median(&samples),
         ops_per_sec: if mean_ns > 0.0 { 1e9 / mean_ns } else { 0.0 },
         tsc_cycles_per_op: tsc_ticks.map(|t| t as f64 / n as f64),
         hashes: None,
+        samples,
+        ticks: tsc_ticks,
     }
 }
 
@@ -191,5 +223,25 @@ mod tests {
         // One warm-up call, then the timed ones.
         assert_eq!((t.iterations, calls), (5, 6));
         assert!(t.median_ns <= t.total_ns as f64);
+    }
+
+    /// Two rounds merged are their calls together: counts, totals, the median over both.
+    #[test]
+    fn merged_rounds_are_one_timing() {
+        let mut a = summarize(vec![10, 30, 20], Some(300));
+        a.hashes = Some(Hashes {
+            sha256: 4.0,
+            ..Hashes::default()
+        });
+        let mut b = summarize(vec![100], Some(400));
+        b.hashes = Some(Hashes {
+            sha256: 8.0,
+            ..Hashes::default()
+        });
+        a.merge(&b);
+        assert_eq!((a.iterations, a.total_ns), (4, 160));
+        assert_eq!((a.mean_ns, a.median_ns), (40.0, 25.0));
+        assert_eq!(a.tsc_cycles_per_op, Some(175.0));
+        assert_eq!(a.hashes.map(|h| h.sha256), Some(5.0));
     }
 }

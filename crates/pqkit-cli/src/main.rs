@@ -273,6 +273,11 @@ enum BenchCommand {
         /// rows are always there).
         #[arg(long, default_value_t = 1)]
         threads: usize,
+        /// Measure each algorithm (pqkit and its peers) in this many rounds, --min-time split
+        /// between them and the calls merged: every implementation's calls spread over the
+        /// same stretch of time, so a busy moment of the machine does not fall on one alone.
+        #[arg(long, default_value_t = 4)]
+        rounds: usize,
         #[command(flatten)]
         budget: BenchBudget,
         #[command(flatten)]
@@ -749,6 +754,7 @@ fn main() -> ExitCode {
             deterministic,
             hash_path,
             threads,
+            rounds,
             budget,
             output,
         }) => bench_cmd::budget(budget.min_time, budget.min_iters).and_then(|budget| {
@@ -758,6 +764,7 @@ fn main() -> ExitCode {
                 deterministic,
                 hash_paths: bench_cmd::hash_paths(&hash_path)?,
                 threads,
+                rounds,
             };
             bench_cmd::print(pqkit_bench::suite::crypto(&options), &output.get())
         }),
