@@ -268,7 +268,7 @@ impl ManyHash for Sha256Prefix {
         chains: &mut [Chain],
     ) {
         #[cfg(target_arch = "x86_64")]
-        if path == Path::Avx512 && ChainGroup::<16>::fits(layout) {
+        if path == Path::Avx512 && layout.msg_len < 56 && ChainGroup::<16>::fits(layout) {
             self.id_grouped_chains(path, layout, id, shared, chains);
             return;
         }
@@ -548,7 +548,10 @@ impl Sha256Prefix {
             block[..msg_len].copy_from_slice(shared);
             id.put(&mut block, chains[i].id);
             self.sequential_chain(path, layout, &mut block, None, &mut chains[i]);
+            crate::wipe(&mut block);
         }
+        // The template held the caller's message.
+        crate::wipe(&mut template);
     }
 
     /// One-block chains: each chain's message is padded into its own block once; each step

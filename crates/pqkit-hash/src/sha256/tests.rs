@@ -507,6 +507,14 @@ fn id_chains_match_fixed_chains() {
             for (layout, id) in [
                 (lms(32), Some(IdField { at: 20, bytes: 2 })),
                 (lms(24), Some(IdField { at: 20, bytes: 2 })),
+                // Two blocks: the general path on every engine path.
+                (
+                    Layout {
+                        msg_len: 70,
+                        ..lms(32)
+                    },
+                    Some(IdField { at: 60, bytes: 4 }),
+                ),
                 (chain_layout(&mut rng, CHAIN_LAYOUTS[k % 8]), None),
             ] {
                 let Some(id) = id.or_else(|| id_field(&mut rng, &layout)) else {
