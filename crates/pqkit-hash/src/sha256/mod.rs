@@ -485,6 +485,15 @@ fn longest(at: &[u32], end: &[u32]) -> u32 {
 }
 
 impl Sha256Prefix {
+    /// A one-block message's padding after this prefix (FIPS 180-4 §5.1.1): zeros where the
+    /// `msg_len` (< 56) message bytes go, 0x80, zeros, the length in bits.
+    fn padded_block(&self, msg_len: usize) -> [u8; 64] {
+        let mut block = [0u8; 64];
+        block[msg_len] = 0x80;
+        block[56..].copy_from_slice(&((self.len + msg_len as u64) * 8).to_be_bytes());
+        block
+    }
+
     /// [`crate::id_chains`] on AVX-512: the chains longest first in groups of 16, all the
     /// groups in one call of [`avx512::chains16_ids`]; a last group of at most 4 chains on
     /// SHA-NI, a compression at a time.
@@ -499,10 +508,8 @@ impl Sha256Prefix {
     ) {
         const W: usize = 16;
         let (msg_len, n) = (layout.msg_len, layout.n);
-        let mut template = [0u8; 64];
+        let mut template = self.padded_block(msg_len);
         template[..msg_len].copy_from_slice(shared);
-        template[msg_len] = 0x80;
-        template[56..].copy_from_slice(&((self.len + msg_len as u64) * 8).to_be_bytes());
         let order = crate::chain::longest_first(chains);
         let (vector, rest) = if order.len() % W <= W / 4 && path.sequential_shani() {
             order.split_at(order.len() - order.len() % W)
@@ -595,9 +602,7 @@ impl Sha256Prefix {
         kernel: impl Fn(&ChainGroup<'_, W>, &mut [[u8; 32]; W]),
     ) {
         let (msg_len, n) = (layout.msg_len, layout.n);
-        let mut template = [0u8; 64];
-        template[msg_len] = 0x80;
-        template[56..].copy_from_slice(&((self.len + msg_len as u64) * 8).to_be_bytes());
+        let template = self.padded_block(msg_len);
         let mut templates = [template; W];
         let mut values = [[0u8; 32]; W];
         // Longest chains first, so the lanes of a group finish together (a group runs as many
@@ -702,9 +707,7 @@ impl Sha256Prefix {
         message: Message<'_>,
     ) {
         let (msg_len, n, at) = (layout.msg_len, layout.n, layout.value_at);
-        let mut template = [0u8; 64];
-        template[msg_len] = 0x80;
-        template[56..].copy_from_slice(&((self.len + msg_len as u64) * 8).to_be_bytes());
+        let template = self.padded_block(msg_len);
         let mut blocks = crate::Wiped::filled(template, chains.len());
         for (k, (b, c)) in blocks.iter_mut().zip(&*chains).enumerate() {
             message(k, c, &mut b[..msg_len]);
