@@ -14,6 +14,14 @@
 //! with trailing zero bytes — a padded signature — is refused, as the round-3 reference
 //! `crypto_sign_open` refuses bytes its decoder does not consume. Each signature thus has one
 //! encoding.
+//!
+//! Other signers do not cap the compressed signature at the padded size: the round-3 format
+//! allows up to 752 / 1462 bytes (`FALCON_SIG_COMPRESSED_MAXSIZE` of the reference `falcon.h`),
+//! and Bouncy Castle and liboqs sign in it — a small fraction of their signatures is longer
+//! than 666 / 1280 bytes. fn-dsa verifies only its padded size, so those pqkit verifies with
+//! fn-dsa's own building blocks (`fn-dsa-comm`: the compressed decoding, the round-3
+//! hash-to-point, the arithmetic mod q) in [`verify_long`], the same steps as fn-dsa's
+//! verifier (round-3 specification, Algorithm 16).
 
 use fn_dsa::{
     DOMAIN_NONE, HASH_ID_ORIGINAL_FALCON, KeyPairGenerator, KeyPairGeneratorStandard,
@@ -138,18 +146,76 @@ impl SignatureBackend for Falcon {
     ) -> Result<(), Error> {
         let size = signature_size(self.0);
         // 1 header byte + 40-byte nonce + at least one byte of s2, ending in a non-zero byte.
-        if sig.len() < 42 || sig.len() > size || sig.last() == Some(&0) {
+        if sig.len() < 42 || sig.len() > compressed_max_size(self.0) || sig.last() == Some(&0) {
             return Err(Error::BadSignature);
         }
-        let key = VerifyingKeyStandard::decode(pk).ok_or(Error::BadSignature)?;
-        let mut padded = sig.to_vec();
-        padded.resize(size, 0);
-        if key.verify(&padded, &DOMAIN_NONE, &HASH_ID_ORIGINAL_FALCON, msg) {
+        let valid = if sig.len() > size {
+            verify_long(self.0, pk, msg, sig)
+        } else {
+            let key = VerifyingKeyStandard::decode(pk).ok_or(Error::BadSignature)?;
+            let mut padded = sig.to_vec();
+            padded.resize(size, 0);
+            key.verify(&padded, &DOMAIN_NONE, &HASH_ID_ORIGINAL_FALCON, msg)
+        };
+        if valid {
             Ok(())
         } else {
             Err(Error::BadSignature)
         }
     }
+}
+
+/// The longest round-3 compressed signature, in bytes: 752 (logn 9) / 1462 (logn 10) — the
+/// reference `falcon.h`'s `FALCON_SIG_COMPRESSED_MAXSIZE`.
+const fn compressed_max_size(logn: u32) -> usize {
+    (((11 << logn) + (101 >> (10 - logn)) + 7) >> 3) + 41
+}
+
+/// Round-3 verification (specification Algorithm 16) of a compressed signature of any length
+/// (`0x30+logn ‖ nonce ‖ compressed s2`, the caller having checked its length), from
+/// fn-dsa's building blocks: decode h and s2, c = HashToPoint(nonce ‖ M), s1 = c − s2·h mod q,
+/// accept when ‖(s1, s2)‖² ≤ ⌊β²⌋ — the steps of fn-dsa's own verifier, which takes only its
+/// padded size.
+fn verify_long(logn: u32, pk: &[u8], msg: &[u8], sig: &[u8]) -> bool {
+    use fn_dsa_comm::{codec, hash_to_point, mq};
+    let n = 1usize << logn;
+    if pk.len() != vrfy_key_size(logn) || u32::from(pk[0]) != logn || sig[0] != 0x30 + pk[0] {
+        return false;
+    }
+    let mut h = vec![0u16; n];
+    if codec::modq_decode(&pk[1..], &mut h) != Some(pk.len() - 1) {
+        return false;
+    }
+    let mut s2 = vec![0i16; n];
+    if !codec::comp_decode(&sig[41..], &mut s2) {
+        return false;
+    }
+    let norm2 = mq::signed_poly_sqnorm(logn, &s2);
+    // c, the hashed message (the round-3 hashing ignores the hashed key).
+    let mut c = vec![0u16; n];
+    hash_to_point(
+        &sig[1..41],
+        &[0u8; 64],
+        &DOMAIN_NONE,
+        &HASH_ID_ORIGINAL_FALCON,
+        msg,
+        &mut c,
+    );
+    mq::mqpoly_ext_to_int(logn, &mut c);
+    // s2·h in NTT form, back to integers, subtracted from c: s1.
+    mq::mqpoly_ext_to_int(logn, &mut h);
+    mq::mqpoly_int_to_NTT(logn, &mut h);
+    let mut t = vec![0u16; n];
+    mq::mqpoly_signed_to_ext(logn, &s2, &mut t);
+    mq::mqpoly_ext_to_int(logn, &mut t);
+    mq::mqpoly_int_to_NTT(logn, &mut t);
+    mq::mqpoly_mul_ntt(logn, &mut t, &h);
+    mq::mqpoly_NTT_to_int(logn, &mut t);
+    mq::mqpoly_sub_int(logn, &mut c, &t);
+    mq::mqpoly_int_to_ext(logn, &mut c);
+    let norm1 = mq::mqpoly_sqnorm(logn, &c);
+    // The sum without overflow (each norm below 2^32).
+    norm1 < norm2.wrapping_neg() && norm1 + norm2 <= mq::SQBETA[logn as usize]
 }
 
 /// A Falcon signing key (round-3 encoding).
@@ -252,6 +318,51 @@ mod tests {
                 }
             }
             assert!(key.sign(b"m", b"ctx").is_err());
+            // The long-signature verifier agrees with fn-dsa's on pqkit's own signatures.
+            let logn = u32::from(pk.as_bytes()[0]);
+            assert!(verify_long(logn, pk.as_bytes(), b"m", &sig));
+            assert!(!verify_long(logn, pk.as_bytes(), b"n", &sig));
+            let mut bad = sig.clone();
+            bad[45] ^= 0x10;
+            assert!(!verify_long(logn, pk.as_bytes(), b"m", &bad));
         }
+    }
+
+    /// A Bouncy Castle 1.86 Falcon-1024 signature of 1282 bytes — longer than fn-dsa's padded
+    /// size, within the round-3 compressed maximum — verifies; changed, it does not; with a
+    /// byte appended past the maximum, or trailing zeros, it is refused.
+    #[test]
+    fn long_compressed_signatures_from_other_signers_verify() {
+        let data = include_str!("../testdata/falcon1024-bc-long-signature.hex");
+        let field = |name: &str| {
+            let line = data
+                .lines()
+                .find_map(|l| l.strip_prefix(name).and_then(|l| l.strip_prefix(' ')))
+                .expect("field");
+            (0..line.len())
+                .step_by(2)
+                .map(|i| u8::from_str_radix(&line[i..i + 2], 16).expect("hex"))
+                .collect::<Vec<u8>>()
+        };
+        let (pk, msg, sig) = (field("pk"), field("msg"), field("sig"));
+        assert!(sig.len() > FALCON_1024.signature_size);
+        assert_eq!(
+            (compressed_max_size(9), compressed_max_size(10)),
+            (752, 1462)
+        );
+        let vk = FALCON_1024.verifying_key(&pk).expect("BC's public key");
+        vk.verify(&msg, b"", &sig).expect("BC's long signature");
+        assert_eq!(vk.verify(b"other", b"", &sig), Err(Error::BadSignature));
+        for at in [0, 1, 40, 41, 600, sig.len() - 1] {
+            let mut bad = sig.clone();
+            bad[at] ^= 0x01;
+            assert_eq!(vk.verify(&msg, b"", &bad), Err(Error::BadSignature), "{at}");
+        }
+        let mut long = sig.clone();
+        long.resize(1462 + 1, 1);
+        assert_eq!(vk.verify(&msg, b"", &long), Err(Error::BadSignature));
+        let mut padded = sig.clone();
+        padded.push(0);
+        assert_eq!(vk.verify(&msg, b"", &padded), Err(Error::BadSignature));
     }
 }
