@@ -1,7 +1,7 @@
 //! FORS (FIPS 205 §8): k trees of 2^a leaves, signed (Algorithm 16) a level at a time across
 //! several trees, and the public key from a signature (Algorithm 17).
 
-use pqkit_hash::Wiped;
+use pqkit_hash::{Chain, Wiped};
 
 use super::address::{Adrs, Type};
 use super::hash::{Hasher, Kind};
@@ -58,21 +58,27 @@ pub(crate) fn sign(
         let trees = per_group.min(k - t0);
         let leaves = trees << a;
         let first = t0 << a;
-        // fors_skGen for every leaf of the group (Algorithm 14), then F (Algorithm 15, z = 0).
-        let at = |base: Adrs| {
-            move |k: u32| {
-                let mut a = base;
-                a.set_tree_index(first + k);
-                a
-            }
-        };
-        let sks = h.prf_many(sk_seed, leaves, at(prf));
-        let nodes = h.short_many(&sks, at(adrs));
+        // Every leaf of the group: F(fors_skGen) (Algorithm 14; Algorithm 15, z = 0) as a
+        // one-step chain from SK.seed with the PRF as its prelude, the tree index its step.
+        let mut chains = Wiped::from_vec(
+            (0..leaves)
+                .map(|i| Chain::new(i, first + i, first + i + 1, sk_seed))
+                .collect::<Vec<Chain>>(),
+        );
+        h.chains_from_prf(&mut chains, (Type::ForsTree, Type::ForsPrf), |_| adrs);
+        let mut nodes = Wiped::with_capacity(leaves as usize * n);
+        pqkit_hash::append_values(&chains, n, &mut nodes);
+        // The signature's k secret values, one PRF each.
+        let sks = h.prf_many(sk_seed, trees, |t| {
+            let mut sk = prf;
+            sk.set_tree_index(first + (t << a) + idx[(t0 + t) as usize]);
+            sk
+        });
         let levels = Levels::build(h, &adrs, nodes, a, |z| first >> z);
         for t in 0..trees {
             let i = idx[(t0 + t) as usize];
             let local = (t << a) + i;
-            sig.extend_from_slice(&sks[local as usize * n..(local as usize + 1) * n]);
+            sig.extend_from_slice(&sks[t as usize * n..(t as usize + 1) * n]);
             // The authentication path inside tree t of the group's levels.
             for j in 0..a {
                 sig.extend_from_slice(levels.node(j, (local >> j) ^ 1, n));

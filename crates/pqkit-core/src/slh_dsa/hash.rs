@@ -129,12 +129,19 @@ impl Hasher {
         );
     }
 
-    /// [`Hasher::chains`] from the WOTS+ secret values: each chain (its value SK.seed, from
-    /// step 0) first becomes PRF(PK.seed, SK.seed, skADRS) (Algorithm 6, lines 1–5; Algorithm
-    /// 7, lines 9–10), skADRS being the chain's ADRS with the type WOTS_PRF and hash address 0
-    /// — the message of its first F but for the type byte, so the engine runs it as the
-    /// chain's [`Prelude`] (in the chain kernel itself on AVX-512).
-    pub(crate) fn chains_from_prf(&self, chains: &mut [Chain], adrs: impl Fn(&Chain) -> Adrs) {
+    /// [`Hasher::chains`] from secret values: each chain (its value SK.seed) first becomes
+    /// PRF(PK.seed, SK.seed, skADRS) where skADRS is its address `adrs(c)` (of type `step`)
+    /// with the type `prf` and the hash address (tree index) its `at` — the message of its
+    /// first F but for the type byte, so the engine runs it as the chain's [`Prelude`] (in the
+    /// chain kernel itself on AVX-512). WOTS+: `step` WOTS_HASH, `prf` WOTS_PRF, from step 0
+    /// (Algorithm 6, lines 1–5; Algorithm 7, lines 9–10); FORS leaves: FORS_TREE and
+    /// FORS_PRF, one step at the leaf's tree index (Algorithm 14; Algorithm 15, z = 0).
+    pub(crate) fn chains_from_prf(
+        &self,
+        chains: &mut [Chain],
+        (step, prf): (Type, Type),
+        adrs: impl Fn(&Chain) -> Adrs,
+    ) {
         let header = self.header_len();
         // The type's last byte: ADRSc[9] (SHA2), or ADRS[19] after PK.seed (SHAKE).
         let at = match self.p.family {
@@ -143,7 +150,7 @@ impl Hasher {
         };
         let prelude = Prelude {
             at,
-            xor: Type::WotsPrf as u8 ^ Type::WotsHash as u8,
+            xor: prf as u8 ^ step as u8,
         };
         pqkit_hash::fixed_chains_with_prelude(
             self.engine(Kind::Short),
@@ -165,18 +172,6 @@ impl Hasher {
             value_at: header,
             n,
         }
-    }
-
-    /// F or PRF of many n-byte inputs (end to end in `inputs`), input k under `adrs(k)`: n
-    /// bytes each, hashed together in lanes. (As one-step chains through the chain kernels
-    /// they measured 5–10 % slower per signature: a chain group's setup is paid for one step.)
-    pub(crate) fn short_many(&self, inputs: &[u8], adrs: impl Fn(u32) -> Adrs) -> Wiped<u8> {
-        let n = self.p.n;
-        let mut batch = self.batch(n, inputs.len() / n);
-        for (k, input) in (0u32..).zip(inputs.chunks_exact(n)) {
-            batch.push(self, &adrs(k), |out| pqkit_hash::copy(out, input));
-        }
-        self.hash(Kind::Short, &batch)
     }
 
     /// PRF(PK.seed, SK.seed, ADRS) for the `count` addresses `adrs(k)` (the WOTS+ and FORS

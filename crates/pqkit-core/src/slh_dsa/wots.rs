@@ -51,7 +51,11 @@ fn run(
             .map(|id| Chain::new(id, 0, end(first + id / lens, (id % lens) as usize), sk_seed))
             .collect::<Vec<Chain>>(),
     );
-    h.chains_from_prf(&mut chains[..], chain_address(adrs, first, lens));
+    h.chains_from_prf(
+        &mut chains[..],
+        (Type::WotsHash, Type::WotsPrf),
+        chain_address(adrs, first, lens),
+    );
     chains
 }
 

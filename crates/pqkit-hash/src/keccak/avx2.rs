@@ -163,6 +163,14 @@ fn chains4_avx2(g: &ChainGroup<'_, 4>, values: &mut [[u8; 32]; 4]) {
         -128, -128, -128, -128, 3, 2, 1, 0, -128, -128, -128, -128, 11, 10, 9, 8, //
         -128, -128, -128, -128, 3, 2, 1, 0, -128, -128, -128, -128, 11, 10, 9, 8,
     );
+    if let Some((lane, mask)) = g.prelude {
+        // Every lane's prelude: the template with the mask in `lane`, j = at, the value.
+        let mut a = next;
+        a[sl] = _mm256_or_si256(step_lane, _mm256_shuffle_epi8(j, swap));
+        a[lane] = _mm256_xor_si256(a[lane], _mm256_set1_epi64x(mask.cast_signed()));
+        rounds(&mut a);
+        next[vl..vl + words].copy_from_slice(&a[..words]);
+    }
     for _ in 0..g.steps() {
         // All ones in the lanes still running (j < end; both below 2^32, so signed is fine).
         let running = _mm256_cmpgt_epi64(end, j);

@@ -132,17 +132,37 @@ fn chains8_avx512(g: &ChainGroup<'_, 8>, values: &mut [[u8; 32]; 8]) {
         0x0001_0203_8080_8080,
     );
     let one = _mm512_set1_epi64(1);
-    for _ in 0..g.steps() {
-        let running = _mm512_cmplt_epu64_mask(j, end);
+    // With a prelude, step 0 is every lane's prelude: the template with the mask XORed into
+    // its lane, j = at, the value (one loop, so that the rounds are inlined once).
+    let prelude = g
+        .prelude
+        .map(|(lane, mask)| (lane, _mm512_set1_epi64(mask.cast_signed())));
+    let steps = g.steps() as usize + usize::from(prelude.is_some());
+    for step in 0..steps {
+        let before = if step == 0 { prelude } else { None };
+        let running = match before {
+            Some(_) => 0xFF,
+            None => _mm512_cmplt_epu64_mask(j, end),
+        };
         next[sl] = _mm512_or_si512(step_lane, _mm512_shuffle_epi8(j, swap));
+        // The mask goes into `next` and out again: `a` is indexed by constants only, so that
+        // it lives in registers (a runtime index makes it a 1600-byte copy per step).
+        if let Some((lane, mask)) = before {
+            next[lane] = _mm512_xor_si512(next[lane], mask);
+        }
         let mut a = next;
+        if let Some((lane, mask)) = before {
+            next[lane] = _mm512_xor_si512(next[lane], mask);
+        }
         rounds_for_lanes(&mut a, words);
         for (k, a) in a.iter().enumerate().take(4) {
             if k < words {
                 next[vl + k] = _mm512_mask_mov_epi64(next[vl + k], running, *a);
             }
         }
-        j = _mm512_mask_add_epi64(j, running, j, one);
+        if before.is_none() {
+            j = _mm512_mask_add_epi64(j, running, j, one);
+        }
     }
     for k in 0..words {
         let mut lanes = [0u64; 8];

@@ -9,7 +9,7 @@ mod avx512;
 mod tests;
 
 use crate::chain::Message;
-use crate::{Chain, Layout, ManyHash, Path, count};
+use crate::{Chain, Layout, ManyHash, Path, Prelude, count};
 
 /// The portable permutation (the `keccak` crate): the twin the SIMD kernels are tested
 /// against.
@@ -76,7 +76,8 @@ fn in_chunk<const W: usize>(states: &mut [[u64; 25]], kernel: impl FnOnce(&mut [
 /// Algorithm 5): j is the ADRS hash address, the value M.
 #[cfg(any(test, target_arch = "x86_64"))]
 pub(crate) struct ChainGroup<'a, const W: usize> {
-    /// Each lane's padded message block as a state, zero at the step and value bytes.
+    /// Each lane's padded message block as a state, zero at the step bytes (the value lanes
+    /// are replaced).
     pub(crate) templates: &'a [[u64; 25]; W],
     /// Byte offset of j (4 bytes, big-endian): the upper half of a lane (`step_at % 8 == 4`).
     pub(crate) step_at: usize,
@@ -88,6 +89,10 @@ pub(crate) struct ChainGroup<'a, const W: usize> {
     pub(crate) at: [u32; W],
     /// Each lane's end (`at ≤ end`; equal: no step).
     pub(crate) end: [u32; W],
+    /// A [`crate::Prelude`] every lane takes before its steps (those without steps too), as
+    /// (state lane, XOR mask): the template with the mask XORed into that lane, j = `at` and
+    /// the value permuted once; the first n bytes become the value.
+    pub(crate) prelude: Option<(usize, u64)>,
 }
 
 #[cfg(any(test, target_arch = "x86_64"))]
@@ -132,6 +137,11 @@ impl<const W: usize> ChainGroup<'_, W> {
     }
 }
 
+/// A prelude as the chain kernels take it: (state lane, XOR mask).
+fn prelude_lane(p: Prelude) -> (usize, u64) {
+    (p.at / 8, u64::from(p.xor) << (8 * (p.at % 8)))
+}
+
 /// The W chains of a [`ChainGroup`], one lane after another with the portable permutation:
 /// the twin the pipelined kernels are tested against. `values[l][..n]` is lane l's value in
 /// and out.
@@ -139,9 +149,15 @@ impl<const W: usize> ChainGroup<'_, W> {
 pub(crate) fn chains_portable<const W: usize>(g: &ChainGroup<'_, W>, values: &mut [[u8; 32]; W]) {
     g.check();
     for (l, value) in values.iter_mut().enumerate() {
-        for j in g.at[l]..g.end[l] {
+        let pre = g.prelude.map(|(lane, mask)| {
+            let mut t = g.templates[l];
+            t[lane] ^= mask;
+            (t, g.at[l])
+        });
+        let steps = (g.at[l]..g.end[l]).map(|j| (g.templates[l], j));
+        for (template, j) in pre.into_iter().chain(steps) {
             let mut bytes = [0u8; 200];
-            for (b, lane) in bytes.chunks_exact_mut(8).zip(&g.templates[l]) {
+            for (b, lane) in bytes.chunks_exact_mut(8).zip(&template) {
                 b.copy_from_slice(&lane.to_le_bytes());
             }
             bytes[g.step_at..g.step_at + 4].copy_from_slice(&j.to_be_bytes());
@@ -189,6 +205,28 @@ impl ManyHash for Shake {
         } else {
             crate::chain::fixed_chains_general(self, path, layout, chains, message);
         }
+    }
+
+    fn prelude_chains_on(
+        &self,
+        path: Path,
+        layout: &Layout,
+        prelude: Prelude,
+        chains: &mut [Chain],
+        message: Message<'_>,
+    ) {
+        #[cfg(target_arch = "x86_64")]
+        if layout.msg_len < self.rate
+            && ChainGroup::<1>::fits(layout.step_at, layout.step_bytes, layout.value_at, layout.n)
+        {
+            let p = Some(prelude);
+            match path {
+                Path::Avx512 => return self.pipelined(layout, chains, message, p, avx512::chains8),
+                Path::Avx2 => return self.pipelined(layout, chains, message, p, avx2::chains4),
+                _ => {}
+            }
+        }
+        crate::chain::prelude_chains_general(self, path, layout, prelude, chains, message);
     }
 
     fn hash_many_on(
@@ -259,8 +297,10 @@ impl Shake {
         #[cfg(target_arch = "x86_64")]
         if ChainGroup::<1>::fits(layout.step_at, layout.step_bytes, layout.value_at, layout.n) {
             match path {
-                Path::Avx512 => return self.pipelined(layout, chains, message, avx512::chains8),
-                Path::Avx2 => return self.pipelined(layout, chains, message, avx2::chains4),
+                Path::Avx512 => {
+                    return self.pipelined(layout, chains, message, None, avx512::chains8);
+                }
+                Path::Avx2 => return self.pipelined(layout, chains, message, None, avx2::chains4),
                 _ => {}
             }
         }
@@ -307,38 +347,49 @@ impl Shake {
 impl Shake {
     /// One-block chains by a pipelined W-lane kernel: the chains with steps to go, longest
     /// first (so a group's lanes finish together), W at a time; a partial last group is
-    /// padded with lanes of no step. The layout fits the kernels ([`ChainGroup::fits`]).
+    /// padded with lanes of no step. With a `prelude`, every chain takes it first (those
+    /// without steps too, last). The layout fits the kernels ([`ChainGroup::fits`]).
     #[cfg(target_arch = "x86_64")]
     fn pipelined<const W: usize>(
         &self,
         layout: &Layout,
         chains: &mut [Chain],
         message: Message<'_>,
+        prelude: Option<Prelude>,
         kernel: impl Fn(&ChainGroup<'_, W>, &mut [[u8; 32]; W]),
     ) {
         let msg_len = layout.msg_len;
-        let order = crate::chain::longest_first(chains);
+        let mut order = crate::chain::longest_first(chains);
         let steps: usize = order
             .iter()
             .map(|&i| (chains[i].end - chains[i].at) as usize)
             .sum();
+        if prelude.is_some() {
+            order.extend((0..chains.len()).filter(|&i| chains[i].at >= chains[i].end));
+            crate::stats::keccak(chains.len());
+        }
         crate::stats::keccak(steps);
-        let mut templates = [[0u64; 25]; W];
+        // One padded block (0x1F after the message, 0x80 at rate − 1) whose message bytes
+        // each chain rewrites: only the lanes the message and its 0x1F reach change from
+        // chain to chain; the templates' other lanes are set once.
+        let mut block = [0u8; 200];
+        block[msg_len] ^= 0x1F;
+        block[self.rate - 1] ^= 0x80;
+        let words = (msg_len + 1).div_ceil(8);
+        let mut templates = [state_lanes(&block); W];
         let mut values = [[0u8; 32]; W];
         for group in order.chunks(W) {
             let (mut at, mut end) = ([0u32; W], [0u32; W]);
             for (l, &i) in group.iter().enumerate() {
-                let bytes = &mut [0u8; 200];
-                message(i, &chains[i], &mut bytes[..msg_len]);
-                bytes[layout.step_at..layout.step_at + 4].fill(0);
-                bytes[layout.value_at..layout.value_at + layout.n].fill(0);
-                bytes[msg_len] ^= 0x1F;
-                bytes[self.rate - 1] ^= 0x80;
-                templates[l] = [0; 25];
-                absorb(&mut templates[l], bytes);
-                crate::wipe(bytes);
+                message(i, &chains[i], &mut block[..msg_len]);
+                // The kernels OR j in and replace the value lanes.
+                block[layout.step_at..layout.step_at + 4].fill(0);
+                let (ws, _) = block.as_chunks::<8>();
+                for (t, w) in templates[l][..words].iter_mut().zip(ws) {
+                    *t = u64::from_le_bytes(*w);
+                }
                 values[l] = chains[i].value;
-                (at[l], end[l]) = (chains[i].at, chains[i].end);
+                (at[l], end[l]) = (chains[i].at, chains[i].end.max(chains[i].at));
             }
             let g = ChainGroup {
                 templates: &templates,
@@ -347,16 +398,25 @@ impl Shake {
                 n: layout.n,
                 at,
                 end,
+                prelude: prelude.map(prelude_lane),
             };
             kernel(&g, &mut values);
             for (l, &i) in group.iter().enumerate() {
                 crate::copy(&mut chains[i].value[..layout.n], &values[l][..layout.n]);
-                chains[i].at = chains[i].end;
+                chains[i].at = chains[i].at.max(chains[i].end);
             }
         }
+        crate::wipe(&mut block);
         crate::wipe(&mut templates);
         crate::wipe(&mut values);
     }
+}
+
+/// A 200-byte state's lanes (little-endian, FIPS 202 §3.1.2).
+#[cfg(target_arch = "x86_64")]
+fn state_lanes(bytes: &[u8; 200]) -> [u64; 25] {
+    let (ws, _) = bytes.as_chunks::<8>();
+    core::array::from_fn(|i| u64::from_le_bytes(ws[i]))
 }
 
 /// The first `out.len()` (≤ rate) bytes of the state, little-endian lanes (FIPS 202 §3.1.2).

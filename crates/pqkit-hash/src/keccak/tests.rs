@@ -214,7 +214,23 @@ fn steps<const W: usize>(rng: &mut Rng, case: usize) -> ([u32; W], [u32; W]) {
     (at, end)
 }
 
-/// The pipelined kernels on SLH-DSA-SHAKE's F layouts against the portable twin.
+/// A kernel prelude in every other case: SLH-DSA-SHAKE's (the WOTS_PRF type, byte n + 19)
+/// or a random byte of PK.seed or ADRS before the hash address, with a random non-zero XOR.
+#[cfg(target_arch = "x86_64")]
+fn prelude(rng: &mut Rng, n: usize, case: usize) -> Option<(usize, u64)> {
+    let (at, xor) = match case % 4 {
+        1 => (n + 19, 5),
+        3 => (
+            usize::try_from(rng.next() % 64).expect("< 64") % (n + 28),
+            u8::try_from(rng.next() % 255 + 1).expect("1‥255"),
+        ),
+        _ => return None,
+    };
+    Some(super::prelude_lane(crate::Prelude { at, xor }))
+}
+
+/// The pipelined kernels on SLH-DSA-SHAKE's F layouts, with and without a prelude, against
+/// the portable twin.
 #[cfg(target_arch = "x86_64")]
 #[test]
 fn chain_kernels_match_portable() {
@@ -235,6 +251,7 @@ fn chain_kernels_match_portable() {
                     n,
                     at,
                     end,
+                    prelude: prelude(&mut rng, n, case),
                 };
                 let start: [[u8; 32]; 8] =
                     core::array::from_fn(|_| rng.bytes(32).try_into().expect("32"));
@@ -256,6 +273,7 @@ fn chain_kernels_match_portable() {
                     n,
                     at,
                     end,
+                    prelude: prelude(&mut rng, n, case),
                 };
                 let start: [[u8; 32]; 4] =
                     core::array::from_fn(|_| rng.bytes(32).try_into().expect("32"));
@@ -293,6 +311,7 @@ fn chains_portable_matches_sha3() {
             n,
             at: [3],
             end: [9],
+            prelude: None,
         };
         let mut got = [value];
         chains_portable(&g, &mut got);
@@ -351,6 +370,7 @@ fn fixed_chains_match_portable() {
                             n,
                             at: [c.at],
                             end: [c.end],
+                            prelude: None,
                         };
                         let mut v = [c.value];
                         chains_portable(&g, &mut v);
@@ -381,6 +401,74 @@ fn fixed_chains_match_portable() {
                     assert_eq!(got, want, "{path}, rate {}, n = {n}, {count} chains", {
                         shake.max_output()
                     });
+                }
+            }
+        }
+    }
+}
+
+/// `fixed_chains_with_prelude` on every path against the general one on the portable path
+/// (the preludes as a batch of hashes, then the steps): SLH-DSA-SHAKE's F layouts (n = 16,
+/// 24, 32; the WOTS_PRF type at byte n + 19), chains with and without steps (and one with
+/// at > end), counts around the kernel widths; the permutations counted.
+#[test]
+fn prelude_chains_match_general() {
+    use crate::{Chain, Layout, Prelude};
+    let mut rng = Rng(0x9E37_79B9_7F4A_7C15);
+    for shake in [Shake::SHAKE256, Shake::SHAKE128] {
+        for n in [16, 24, 32] {
+            let layout = Layout {
+                msg_len: 2 * n + 32,
+                step_at: n + 28,
+                step_bytes: 4,
+                value_at: n + 32,
+                n,
+            };
+            let prelude = Prelude { at: n + 19, xor: 5 };
+            for count in [1, 3, 4, 5, 8, 9, 17, 35, 70] {
+                let msgs: Vec<Vec<u8>> = (0..count).map(|_| f_message(&mut rng, n, true)).collect();
+                let start: Vec<Chain> = (0..count)
+                    .map(|i| {
+                        let (at, end) = match i % 5 {
+                            0 => (0, 0),
+                            1 => (9, 4),
+                            _ => ((rng.next() % 4) as u32, (rng.next() % 17) as u32),
+                        };
+                        Chain::new(u32::try_from(i).expect("70"), at, end, &rng.bytes(n))
+                    })
+                    .collect();
+                let message = |k: usize, _: &Chain, m: &mut [u8]| m.copy_from_slice(&msgs[k]);
+                let mut want = start.clone();
+                crate::chain::prelude_chains_general(
+                    &shake,
+                    Path::Portable,
+                    &layout,
+                    prelude,
+                    &mut want,
+                    &message,
+                );
+                for path in paths() {
+                    let mut got = start.clone();
+                    let before = crate::stats::thread_counts();
+                    crate::dispatch::with_path(path, || {
+                        crate::fixed_chains_with_prelude(
+                            &shake, &layout, prelude, &mut got, &message,
+                        );
+                    })
+                    .expect("supported");
+                    let name = format!("{path}, rate {}, n = {n}, {count} chains", {
+                        shake.max_output()
+                    });
+                    assert_eq!(got, want, "{name}");
+                    let permutations: u64 = start
+                        .iter()
+                        .map(|c| u64::from(c.end.saturating_sub(c.at)) + 1)
+                        .sum();
+                    assert_eq!(
+                        crate::stats::thread_counts().since(before).keccak,
+                        permutations,
+                        "{name}: permutations counted"
+                    );
                 }
             }
         }
