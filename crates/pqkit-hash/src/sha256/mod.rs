@@ -212,6 +212,24 @@ impl Sha256Prefix {
         }
     }
 
+    /// The midstate after prefix ‖ `more`, whose length must be a multiple of 64 bytes: a
+    /// long message hashed a piece at a time (LM-OTS's K over the chain ends, RFC 8554
+    /// Algorithm 1) without gathering it whole.
+    ///
+    /// # Panics
+    /// When `more.len()` is not a multiple of 64 (a caller bug).
+    #[must_use]
+    pub fn then(&self, more: &[u8]) -> Self {
+        let (blocks, rest) = more.as_chunks::<64>();
+        assert!(rest.is_empty(), "a SHA-256 prefix is whole 64-byte blocks");
+        let mut state = self.state;
+        compress_sequential(crate::dispatch::current(), &mut state, blocks);
+        Self {
+            state,
+            len: self.len + more.len() as u64,
+        }
+    }
+
     /// SHA-256(prefix ‖ msg), 32 bytes.
     pub fn hash(&self, msg: &[u8]) -> [u8; 32] {
         let mut out = [0u8; 32];

@@ -558,6 +558,33 @@ fn id_chains_match_fixed_chains() {
     assert_eq!(tested, Path::supported());
 }
 
+/// A message hashed a piece at a time (`then` over whole blocks, then `hash` of the rest) on
+/// every path: the `sha2` digest of the whole, for lengths around the block and piece edges.
+#[test]
+fn then_matches_sha2() {
+    let mut rng = Rng::new(15);
+    let tested = each_path(|path| {
+        for len in [0, 63, 64, 65, 200, 1023, 1024, 1025, 4278, 8502] {
+            let msg: Vec<u8> = (0..len).map(|_| rng.next().to_le_bytes()[0]).collect();
+            let want: [u8; 32] = sha2::Sha256::digest(&msg).into();
+            for piece in [64, 128, 1024] {
+                let got = crate::dispatch::with_path(path, || {
+                    let mut prefix = Sha256Prefix::NONE;
+                    let mut rest = &msg[..];
+                    while rest.len() > piece {
+                        prefix = prefix.then(&rest[..piece]);
+                        rest = &rest[piece..];
+                    }
+                    prefix.hash(rest)
+                })
+                .expect("a supported path");
+                assert_eq!(got, want, "{path}, {len} bytes in pieces of {piece}");
+            }
+        }
+    });
+    assert_eq!(tested, Path::supported());
+}
+
 #[test]
 fn known_answer() {
     // FIPS 180-4 example "abc".
