@@ -212,7 +212,9 @@ pub fn fixed_chains_with<H: ManyHash + ?Sized>(
 /// first n bytes of the digest become the value the steps start from. FIPS 205's WOTS+
 /// secret values are such a hash: PRF(PK.seed, SK.seed, skADRS) has the shape of the chain's
 /// first F with SK.seed as the value and skADRS's type WOTS_PRF (5) where the F's ADRS has
-/// WOTS_HASH (0) (Algorithm 6, lines 1–5; Algorithm 7, lines 9–10; §11.2 for the SHA2 sets).
+/// WOTS_HASH (0) (Algorithm 6, lines 1–5; Algorithm 7, lines 9–10; §11.2 for the SHA2 sets);
+/// so are the FORS secret values before a leaf's F (FORS_PRF (6) against FORS_TREE (3),
+/// Algorithms 14 and 15).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Prelude {
     /// The message byte that differs from the steps'.
@@ -222,8 +224,9 @@ pub struct Prelude {
 }
 
 /// [`fixed_chains_with`] where every chain — one without steps too — first replaces its value
-/// by its [`Prelude`] hash. On AVX-512 the prelude runs in the chain kernel as one more step
-/// (with its own template word), not as a separate batch of hashes.
+/// by its [`Prelude`] hash. On AVX-512 (and for SHAKE on AVX2 too) the prelude runs in the
+/// chain kernel as one more step (with its own template word or lane), not as a separate
+/// batch of hashes.
 ///
 /// # Panics
 /// When the layout does not fit the hash or the prelude's byte is under the step counter or

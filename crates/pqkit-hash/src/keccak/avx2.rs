@@ -109,7 +109,9 @@ fn rounds(a: &mut [__m256i; 25]) {
 /// Runs the 4 one-block SHAKE chains of `g` (lane l from step `g.at[l]` to `g.end[l]`; its
 /// value, `g.n` = 8‥32 bytes, is `values[l][..g.n]` in and out): every step permutes the
 /// template with j (4 bytes big-endian) and the value in place and keeps the first n bytes
-/// (FIPS 202 §3.3; SLH-DSA-SHAKE's F chained by FIPS 205 Algorithm 5, §11.1).
+/// (FIPS 202 §3.3; SLH-DSA-SHAKE's F chained by FIPS 205 Algorithm 5, §11.1). With
+/// `g.prelude`, every lane first permutes its template with the prelude's mask, j = `at` and
+/// its value (SLH-DSA-SHAKE's PRF for the WOTS+ and FORS secret values, §11.1).
 ///
 /// The states stay transposed in ymm values across the steps: the templates are transposed
 /// in once, the values once in and once out; a step only ORs the byte-swapped j into the

@@ -138,6 +138,7 @@ impl<const W: usize> ChainGroup<'_, W> {
 }
 
 /// A prelude as the chain kernels take it: (state lane, XOR mask).
+#[cfg(any(test, target_arch = "x86_64"))]
 fn prelude_lane(p: Prelude) -> (usize, u64) {
     (p.at / 8, u64::from(p.xor) << (8 * (p.at % 8)))
 }

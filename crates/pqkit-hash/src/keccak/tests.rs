@@ -189,6 +189,18 @@ fn f_message(rng: &mut Rng, n: usize, junk: bool) -> Vec<u8> {
     m
 }
 
+/// SLH-DSA-SHAKE's F as a chain layout: PK.seed ‖ ADRS ‖ M, the hash address the step
+/// counter (FIPS 205 §11.1).
+fn f_layout(n: usize) -> crate::Layout {
+    crate::Layout {
+        msg_len: 2 * n + 32,
+        step_at: n + 28,
+        step_bytes: 4,
+        value_at: n + 32,
+        n,
+    }
+}
+
 /// The one-block state of a message: the message, then SHAKE's padding for `rate`.
 fn template(msg: &[u8], rate: usize) -> [u64; 25] {
     let mut bytes = [0u8; 200];
@@ -324,17 +336,11 @@ fn chains_portable_matches_sha3() {
 #[test]
 fn fixed_chains_match_portable() {
     use super::{ChainGroup, chains_portable};
-    use crate::{Chain, Layout, fixed_chains};
+    use crate::{Chain, fixed_chains};
     let mut rng = Rng(0x853C_49E6_748F_EA9B);
     for shake in [Shake::SHAKE256, Shake::SHAKE128] {
         for n in [16, 24, 32] {
-            let layout = Layout {
-                msg_len: 2 * n + 32,
-                step_at: n + 28,
-                step_bytes: 4,
-                value_at: n + 32,
-                n,
-            };
+            let layout = f_layout(n);
             for count in 1..=40 {
                 let case = count % 5;
                 let msgs: Vec<Vec<u8>> = (0..count)
@@ -413,17 +419,11 @@ fn fixed_chains_match_portable() {
 /// at > end), counts around the kernel widths; the permutations counted.
 #[test]
 fn prelude_chains_match_general() {
-    use crate::{Chain, Layout, Prelude};
+    use crate::{Chain, Prelude};
     let mut rng = Rng(0x9E37_79B9_7F4A_7C15);
     for shake in [Shake::SHAKE256, Shake::SHAKE128] {
         for n in [16, 24, 32] {
-            let layout = Layout {
-                msg_len: 2 * n + 32,
-                step_at: n + 28,
-                step_bytes: 4,
-                value_at: n + 32,
-                n,
-            };
+            let layout = f_layout(n);
             let prelude = Prelude { at: n + 19, xor: 5 };
             for count in [1, 3, 4, 5, 8, 9, 17, 35, 70] {
                 let msgs: Vec<Vec<u8>> = (0..count).map(|_| f_message(&mut rng, n, true)).collect();
