@@ -217,15 +217,8 @@ impl ManyHash for Shake {
         message: Message<'_>,
     ) {
         #[cfg(target_arch = "x86_64")]
-        if layout.msg_len < self.rate
-            && ChainGroup::<1>::fits(layout.step_at, layout.step_bytes, layout.value_at, layout.n)
-        {
-            let p = Some(prelude);
-            match path {
-                Path::Avx512 => return self.pipelined(layout, chains, message, p, avx512::chains8),
-                Path::Avx2 => return self.pipelined(layout, chains, message, p, avx2::chains4),
-                _ => {}
-            }
+        if self.in_kernels(path, layout, chains, message, Some(prelude)) {
+            return;
         }
         crate::chain::prelude_chains_general(self, path, layout, prelude, chains, message);
     }
@@ -296,14 +289,8 @@ impl Shake {
         message: Message<'_>,
     ) {
         #[cfg(target_arch = "x86_64")]
-        if ChainGroup::<1>::fits(layout.step_at, layout.step_bytes, layout.value_at, layout.n) {
-            match path {
-                Path::Avx512 => {
-                    return self.pipelined(layout, chains, message, None, avx512::chains8);
-                }
-                Path::Avx2 => return self.pipelined(layout, chains, message, None, avx2::chains4),
-                _ => {}
-            }
+        if self.in_kernels(path, layout, chains, message, None) {
+            return;
         }
         let (msg_len, n, at) = (layout.msg_len, layout.n, layout.value_at);
         let words = msg_len.div_ceil(8);
@@ -346,6 +333,31 @@ impl Shake {
 }
 
 impl Shake {
+    /// Runs the chains (with `prelude`, if any) in the pipelined kernels when `path` has them
+    /// and the layout fits ([`ChainGroup::fits`], one block); false, untouched, otherwise.
+    #[cfg(target_arch = "x86_64")]
+    fn in_kernels(
+        &self,
+        path: Path,
+        layout: &Layout,
+        chains: &mut [Chain],
+        message: Message<'_>,
+        prelude: Option<Prelude>,
+    ) -> bool {
+        let (l, p) = (layout, prelude);
+        if l.msg_len >= self.rate
+            || !ChainGroup::<1>::fits(l.step_at, l.step_bytes, l.value_at, l.n)
+        {
+            return false;
+        }
+        match path {
+            Path::Avx512 => self.pipelined(l, chains, message, p, avx512::chains8),
+            Path::Avx2 => self.pipelined(l, chains, message, p, avx2::chains4),
+            _ => return false,
+        }
+        true
+    }
+
     /// One-block chains by a pipelined W-lane kernel: the chains with steps to go, longest
     /// first (so a group's lanes finish together), W at a time; a partial last group is
     /// padded with lanes of no step. With a `prelude`, every chain takes it first (those

@@ -238,6 +238,13 @@ impl Sha256Prefix {
     }
 }
 
+/// Whether chains of `layout` run in the AVX-512 group kernels with a prelude or an id field
+/// (one-block messages whose layout fits [`ChainGroup`]).
+#[cfg(target_arch = "x86_64")]
+fn one_call_avx512(path: Path, layout: &Layout) -> bool {
+    path == Path::Avx512 && layout.msg_len < 56 && ChainGroup::<16>::fits(layout)
+}
+
 /// Lanes hashed together in one pass over the blocks (a multiple of every kernel width).
 const BATCH: usize = 64;
 
@@ -269,7 +276,7 @@ impl ManyHash for Sha256Prefix {
         message: Message<'_>,
     ) {
         #[cfg(target_arch = "x86_64")]
-        if path == Path::Avx512 && layout.msg_len < 56 && ChainGroup::<16>::fits(layout) {
+        if one_call_avx512(path, layout) {
             let p = Some(prelude);
             self.grouped_chains::<16>(path, layout, chains, message, p, avx512::chains16);
             return;
@@ -286,7 +293,7 @@ impl ManyHash for Sha256Prefix {
         chains: &mut [Chain],
     ) {
         #[cfg(target_arch = "x86_64")]
-        if path == Path::Avx512 && layout.msg_len < 56 && ChainGroup::<16>::fits(layout) {
+        if one_call_avx512(path, layout) {
             self.id_grouped_chains(path, layout, id, shared, chains);
             return;
         }
