@@ -12,11 +12,35 @@ use pqkit_hbs::state::{StateError, StatefulKey};
 /// LMS_SHA256_M32_H5 / LMOTS_SHA256_N32_W8 at each level: small and quick.
 const LEVEL: pqkit_hbs::hss::Level = (&LMS[0], &OTS[3]);
 
-fn scratch(name: &str) -> PathBuf {
+/// A scratch directory under the temporary directory, removed with its contents when dropped
+/// (a failing test's too).
+struct Scratch(PathBuf);
+
+impl std::ops::Deref for Scratch {
+    type Target = Path;
+
+    fn deref(&self) -> &Path {
+        &self.0
+    }
+}
+
+impl AsRef<Path> for Scratch {
+    fn as_ref(&self) -> &Path {
+        &self.0
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+fn scratch(name: &str) -> Scratch {
     let dir = std::env::temp_dir().join(format!("pqkit-hbs-{name}-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).expect("scratch dir");
-    dir
+    Scratch(dir)
 }
 
 fn counter(pk: &PublicKey, sig: &[u8]) -> u64 {
