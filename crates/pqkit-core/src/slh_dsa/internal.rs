@@ -4,18 +4,24 @@ use zeroize::Zeroizing;
 
 use super::hash::Hasher;
 use super::params::{Params, low_bits};
+use super::tree::Levels;
 use super::{fors, tree};
 
 /// SK.seed ‖ SK.prf ‖ PK.seed ‖ PK.root (4n bytes) from the three n-byte seeds given as one
 /// 3n-byte slice (Algorithm 18).
 pub(crate) fn keygen(p: &'static Params, seeds: &[u8]) -> Zeroizing<Vec<u8>> {
+    expand(p, seeds).0
+}
+
+/// [`keygen`]'s key with the top tree it computed (PK.root is its root), for [`sign`]'s `top`.
+pub(crate) fn expand(p: &'static Params, seeds: &[u8]) -> (Zeroizing<Vec<u8>>, Levels) {
     let n = p.n;
     let h = Hasher::new(p, &seeds[2 * n..3 * n]);
-    let root = tree::top_root(&h, &seeds[..n]);
+    let top = tree::top(&h, &seeds[..n]);
     let mut key = Zeroizing::new(Vec::with_capacity(4 * n));
     key.extend_from_slice(&seeds[..3 * n]);
-    key.extend_from_slice(&root);
-    key
+    key.extend_from_slice(top.root(n));
+    (key, top)
 }
 
 /// md, idx_tree and idx_leaf from the message digest (Algorithm 19, lines 7–12).
@@ -35,8 +41,15 @@ fn split_digest<'a>(p: &Params, digest: &'a [u8]) -> (&'a [u8], u64, u32) {
 }
 
 /// The signature of M′ (given in parts) under the 4n-byte private key; `addrnd` of `None` is
-/// the deterministic variant, opt_rand = PK.seed (Algorithm 19).
-pub(crate) fn sign(p: &'static Params, sk: &[u8], m: &[&[u8]], addrnd: Option<&[u8]>) -> Vec<u8> {
+/// the deterministic variant, opt_rand = PK.seed (Algorithm 19). `top` is the key's top tree
+/// when the caller kept it ([`expand`]); the signature is the same either way.
+pub(crate) fn sign(
+    p: &'static Params,
+    sk: &[u8],
+    m: &[&[u8]],
+    addrnd: Option<&[u8]>,
+    top: Option<&Levels>,
+) -> Vec<u8> {
     let n = p.n;
     let (sk_seed, sk_prf, pk_seed, pk_root) = (
         &sk[..n],
@@ -55,6 +68,7 @@ pub(crate) fn sign(p: &'static Params, sk: &[u8], m: &[&[u8]], addrnd: Option<&[
             sk_seed,
             idx_tree,
             idx_leaf,
+            top,
             threads,
             || fors::sign(&h, sk_seed, md, idx_tree, idx_leaf),
             |(_, fors_pk)| fors_pk.clone(),
@@ -64,7 +78,7 @@ pub(crate) fn sign(p: &'static Params, sk: &[u8], m: &[&[u8]], addrnd: Option<&[
         let (fors_sig, fors_pk) = fors::sign(&h, sk_seed, md, idx_tree, idx_leaf);
         (
             fors_sig,
-            tree::sign(&h, sk_seed, &fors_pk, idx_tree, idx_leaf),
+            tree::sign(&h, sk_seed, &fors_pk, idx_tree, idx_leaf, top),
         )
     };
     let mut sig = Vec::with_capacity(p.signature_bytes());

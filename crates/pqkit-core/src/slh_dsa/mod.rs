@@ -186,7 +186,9 @@ pub fn sign_internal(
     if let Some(r) = addrnd {
         check_len("SLH-DSA addrnd", r, p.n)?;
     }
-    Ok(internal::sign(p, private_key, &[m_prime], addrnd))
+    // No top tree here: this is the path that signs from the key bytes alone (the public
+    // API's keys keep theirs; the ACVP test compares the two).
+    Ok(internal::sign(p, private_key, &[m_prime], addrnd, None))
 }
 
 /// FIPS 205 Algorithm 20 (slh_verify_internal) over a caller-formatted M′.
@@ -220,16 +222,16 @@ fn params_of(alg: &'static SignatureAlgorithm) -> Result<&'static params::Params
 struct SlhDsa(&'static params::Params);
 
 impl SlhDsa {
-    /// A signing key from the 4n-byte key Algorithm 18 derived (its first 3n bytes are the
-    /// seed form).
-    fn key(&self, key: Zeroizing<Vec<u8>>) -> Box<dyn SigningKeyImpl> {
-        Box::new(SlhDsaSigningKey { p: self.0, key })
-    }
-
-    /// SK.seed ‖ SK.prf ‖ PK.seed (3n) → the 4n-byte private key (Algorithm 18).
-    fn keygen(&self, seed: &[u8]) -> Result<Zeroizing<Vec<u8>>, Error> {
+    /// SK.seed ‖ SK.prf ‖ PK.seed (3n) → the signing key: the 4n-byte private key and the
+    /// top tree Algorithm 18 computed for PK.root.
+    fn keygen(&self, seed: &[u8]) -> Result<SlhDsaSigningKey, Error> {
         check_len("SLH-DSA seed", seed, 3 * self.0.n)?;
-        Ok(internal::keygen(self.0, seed))
+        let (key, top) = internal::expand(self.0, seed);
+        Ok(SlhDsaSigningKey {
+            p: self.0,
+            key,
+            top,
+        })
     }
 }
 
@@ -243,8 +245,7 @@ impl SignatureBackend for SlhDsa {
         _alg: &'static SignatureAlgorithm,
         seed: &[u8],
     ) -> Result<Box<dyn SigningKeyImpl>, Error> {
-        let key = self.keygen(seed)?;
-        Ok(self.key(key))
+        Ok(Box::new(self.keygen(seed)?))
     }
 
     fn signing_key_from_expanded(
@@ -256,12 +257,12 @@ impl SignatureBackend for SlhDsa {
         // PK.root is recomputed from the seeds (Algorithm 18) so that an inconsistent key is
         // refused rather than producing invalid signatures.
         let key = self.keygen(&bytes[..alg.seed_size])?;
-        if !bool::from(subtle::ConstantTimeEq::ct_eq(&key[..], bytes)) {
+        if !bool::from(subtle::ConstantTimeEq::ct_eq(&key.key[..], bytes)) {
             return Err(Error::InvalidKey(
                 "SLH-DSA private key (PK.root does not match the seeds)",
             ));
         }
-        Ok(self.key(key))
+        Ok(Box::new(key))
     }
 
     fn verify(
@@ -300,10 +301,14 @@ fn context_len(ctx: &[u8]) -> Result<u8, Error> {
     u8::try_from(ctx.len()).map_err(|_| Error::ContextTooLong(ctx.len()))
 }
 
-/// An SLH-DSA signing key: SK.seed ‖ SK.prf ‖ PK.seed ‖ PK.root (4n bytes), zeroized on drop.
+/// An SLH-DSA signing key: SK.seed ‖ SK.prf ‖ PK.seed ‖ PK.root (4n bytes), zeroized on drop,
+/// and the top XMSS tree that deriving PK.root computed ((2^(h′+1) − 1)·n public bytes,
+/// 16 368 for the 128s sets): every signature takes the top layer's authentication path
+/// from it instead of rebuilding the tree, which saves 1/d of the hypertree's hashing.
 struct SlhDsaSigningKey {
     p: &'static params::Params,
     key: Zeroizing<Vec<u8>>,
+    top: tree::Levels,
 }
 
 impl SlhDsaSigningKey {
@@ -328,6 +333,7 @@ impl SlhDsaSigningKey {
             &self.key,
             m,
             rnd.as_deref().map(|r| &r[..]),
+            Some(&self.top),
         ))
     }
 }
@@ -411,8 +417,9 @@ mod tests {
         }
     }
 
-    /// Multithreaded signing gives the single-threaded bytes (the setting is process-wide;
-    /// other tests that sign meanwhile just run threaded, with the same results).
+    /// Multithreaded signing gives the single-threaded bytes, and both those of
+    /// [`sign_internal`], which has no cached top tree (the setting is process-wide; other
+    /// tests that sign meanwhile just run threaded, with the same results).
     #[test]
     fn threaded_signatures_are_the_single_threaded_ones() {
         for alg in [&SLH_DSA_SHA2_128F, &SLH_DSA_SHAKE_128F, &SLH_DSA_SHA2_192F] {
@@ -428,6 +435,11 @@ mod tests {
             for threads in [2, 3, 8] {
                 assert!(sign(threads) == one, "{} on {threads} threads", alg.name);
             }
+            // The key's cached top tree changes nothing: the bytes are those signed from
+            // the key bytes alone (M′ = 0 ‖ |ctx| ‖ ctx ‖ M, FIPS 205 Algorithm 22).
+            let sk = key.expanded().expect("sk");
+            let alone = sign_internal(alg, &sk, b"\x00\x01cm", None).expect("sign");
+            assert!(alone == one, "{}: cached top tree", alg.name);
             set_signing_threads(1);
             key.verifying_key()
                 .verify(b"m", b"c", &one)

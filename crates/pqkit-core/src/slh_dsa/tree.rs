@@ -47,6 +47,12 @@ impl Levels {
         &self.0[z as usize][i as usize * n..(i as usize + 1) * n]
     }
 
+    /// The root (n bytes).
+    pub(crate) fn root(&self, n: usize) -> &[u8] {
+        let top = self.0.len() - 1;
+        self.node(u32::try_from(top).expect("a tree's height fits u32"), 0, n)
+    }
+
     /// The authentication path of leaf `leaf` (height·n bytes).
     pub(crate) fn auth_path(&self, leaf: u32, n: usize) -> impl Iterator<Item = &[u8]> {
         (0u32..)
@@ -81,12 +87,14 @@ fn tree(h: &Hasher, sk_seed: &[u8], adrs: &Adrs, sign: Option<(u32, &[u8])>) -> 
     (Levels::build(h, &node, leaves, h.p.hp, |_| 0), signature)
 }
 
-/// The root of the top tree: PK.root (Algorithm 18, line 3).
-pub(crate) fn top_root(h: &Hasher, sk_seed: &[u8]) -> Vec<u8> {
+/// The top tree (layer d − 1, tree 0), every node: its root is PK.root (Algorithm 18,
+/// line 3). It depends on the key alone, so a signing key keeps it and every signature takes
+/// its authentication path from it ([`sign`]'s `top`): (2^(h′+1) − 1)·n bytes, 16 368 for
+/// SLH-DSA-128s, all public (each signature carries h′ of them).
+pub(crate) fn top(h: &Hasher, sk_seed: &[u8]) -> Levels {
     let mut adrs = Adrs::default();
     adrs.set_layer(h.p.d - 1);
-    let (levels, _) = tree(h, sk_seed, &adrs, None);
-    levels.node(h.p.hp, 0, h.p.n).to_vec()
+    tree(h, sk_seed, &adrs, None).0
 }
 
 /// The (layer and tree address, leaf) of each of the d XMSS signatures of leaf `idx_leaf` of
@@ -111,12 +119,15 @@ fn layers(h: &Hasher, idx_tree: u64, idx_leaf: u32) -> Vec<(Adrs, u32)> {
 /// (each on `path`, the caller's hash path) while `beside` (the FORS signature) runs on one
 /// of them: the trees need no message, so only the d WOTS+ signatures (len chains each) are
 /// left for the end, made in order — each signs the root below, the first signs
-/// `message(beside's result)`. Returns the signature and `beside`'s result.
+/// `message(beside's result)`. With `top` (the key's [`top`] tree) the top tree is not
+/// built. Returns the signature and `beside`'s result.
+#[allow(clippy::too_many_arguments)]
 pub(crate) fn sign_threaded<T: Send>(
     h: &Hasher,
     sk_seed: &[u8],
     idx_tree: u64,
     idx_leaf: u32,
+    top: Option<&Levels>,
     threads: usize,
     beside: impl FnOnce() -> T + Send,
     message: impl FnOnce(&T) -> Vec<u8>,
@@ -125,6 +136,8 @@ pub(crate) fn sign_threaded<T: Send>(
     use std::sync::atomic::{AtomicUsize, Ordering};
     let (n, hp) = (h.p.n, h.p.hp);
     let at = layers(h, idx_tree, idx_leaf);
+    // The trees to build: all but a cached top one.
+    let build = at.len() - usize::from(top.is_some());
     let path = pqkit_hash::dispatch::current();
     let trees: Vec<Mutex<Option<Levels>>> = at.iter().map(|_| Mutex::new(None)).collect();
     let next = AtomicUsize::new(0);
@@ -143,7 +156,9 @@ pub(crate) fn sign_threaded<T: Send>(
                     }
                     loop {
                         let t = next.fetch_add(1, Ordering::Relaxed);
-                        let Some((adrs, _)) = at.get(t) else { break };
+                        let Some((adrs, _)) = at[..build].get(t) else {
+                            break;
+                        };
                         let levels = tree(h, sk_seed, adrs, None).0;
                         if let Ok(mut slot) = trees[t].lock() {
                             *slot = Some(levels);
@@ -163,11 +178,11 @@ pub(crate) fn sign_threaded<T: Send>(
     let mut root = message(&beside);
     let mut out = Vec::with_capacity(h.p.d as usize * h.p.xmss_bytes());
     for ((adrs, leaf), levels) in at.iter().zip(trees) {
-        let levels = levels
-            .into_inner()
-            .ok()
-            .flatten()
-            .expect("every tree was built");
+        let built = levels.into_inner().ok().flatten();
+        let levels = built
+            .as_ref()
+            .or(top)
+            .expect("every tree was built or cached");
         out.extend_from_slice(&wots::sign(h, sk_seed, adrs, *leaf, &root));
         levels
             .auth_path(*leaf, n)
@@ -178,20 +193,36 @@ pub(crate) fn sign_threaded<T: Send>(
 }
 
 /// The hypertree signature of `msg` (n bytes: the FORS public key) by leaf `idx_leaf` of tree
-/// `idx_tree` (Algorithm 12): d·(len + h′)·n bytes.
+/// `idx_tree` (Algorithm 12): d·(len + h′)·n bytes. With `top` (the key's [`top`] tree) the
+/// top layer is only its WOTS+ signature: 1/d of the trees' hashing is saved (1/7 for the
+/// "s" sets, 1/22 for SLH-DSA-128f).
 pub(crate) fn sign(
     h: &Hasher,
     sk_seed: &[u8],
     msg: &[u8],
     idx_tree: u64,
     idx_leaf: u32,
+    top: Option<&Levels>,
 ) -> Vec<u8> {
     let (n, hp) = (h.p.n, h.p.hp);
     let mut out = Vec::with_capacity(h.p.d as usize * h.p.xmss_bytes());
     let mut root = msg.to_vec();
-    for (adrs, leaf) in layers(h, idx_tree, idx_leaf) {
-        let (levels, sig) = tree(h, sk_seed, &adrs, Some((leaf, &root)));
-        out.extend_from_slice(&sig);
+    let at = layers(h, idx_tree, idx_leaf);
+    let last = at.len() - 1;
+    for (layer, (adrs, leaf)) in at.into_iter().enumerate() {
+        let built;
+        let levels = match top.filter(|_| layer == last) {
+            Some(levels) => {
+                out.extend_from_slice(&wots::sign(h, sk_seed, &adrs, leaf, &root));
+                levels
+            }
+            None => {
+                let sig;
+                (built, sig) = tree(h, sk_seed, &adrs, Some((leaf, &root)));
+                out.extend_from_slice(&sig);
+                &built
+            }
+        };
         levels
             .auth_path(leaf, n)
             .for_each(|a| out.extend_from_slice(a));
