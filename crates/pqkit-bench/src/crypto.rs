@@ -140,18 +140,29 @@ fn hash_based(alg: &SignatureAlgorithm) -> bool {
     alg.family == Family::SlhDsa
 }
 
-/// Runs `rows` with `path` forced and marks the rows it returns with the path and their limit.
+/// Runs `rows` with `path` forced, marks the rows it returns with the path, and measures the
+/// engine on it (the limits are set at the end of the run, from the best measurement:
+/// [`set_limits`]).
 fn on_path(
     path: Path,
     rows: impl FnOnce() -> Result<Vec<Row>, String>,
 ) -> Result<Vec<Row>, String> {
     let mut out = with_path(path, rows).map_err(|e| e.to_string())??;
-    let cost = crate::engine::cost(path);
+    crate::engine::measure(path);
     for r in &mut out {
         r.hash_path = Some(path.name());
-        r.limit_ns = r.timing.hashes.map(|h| cost.limit_ns(&h));
     }
     Ok(out)
+}
+
+/// Each engine row's limit: its counted work × the engine's best cost on its path in this run.
+fn set_limits(rows: &mut [Row]) {
+    for r in rows {
+        let path = r.hash_path.and_then(Path::from_name);
+        if let (Some(path), Some(work)) = (path, r.timing.hashes) {
+            r.limit_ns = Some(crate::engine::cost(path).limit_ns(&work));
+        }
+    }
 }
 
 /// What `bench crypto` runs.
@@ -475,6 +486,7 @@ pub fn run(options: &Options) -> Result<Vec<Row>, String> {
         })?);
     }
     progress.finish();
+    set_limits(&mut rows);
     ratios(&mut rows);
     Ok(rows)
 }
