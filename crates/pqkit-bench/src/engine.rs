@@ -107,9 +107,10 @@ fn costs() -> &'static Mutex<BTreeMap<Path, Cost>> {
 }
 
 /// Measures the engine's cost on `path` (≈ 0.3 s) and keeps, per unit, the best of this and
-/// every earlier measurement in the process: `bench crypto` measures once per algorithm and
-/// round, so that a busy stretch of a shared machine during one measurement does not set the
-/// limit column of the whole run. Returns the kept cost.
+/// every earlier measurement in the process: `bench crypto` measures after each block of rows
+/// it runs on a path (per algorithm and round; twice for a stateful scheme with the peers'
+/// one-tree rows), so that a busy stretch of a shared machine during one measurement does not
+/// set the limit column of the whole run. Returns the kept cost.
 ///
 /// # Panics
 /// When the CPU does not support `path` (callers pass supported paths).
@@ -159,8 +160,8 @@ pub fn table(paths: &[Path]) -> crate::render::Table {
     let cycles = |ns: f64| ghz.map_or_else(|| "-".to_owned(), |g| format!("{:.0}", ns * g));
     let mut t = crate::render::Table::new(
         "pqkit-hash engine (single thread; ns and TSC cycles per compression or permutation, \
-         the best of the run's measurements (one per algorithm and round): SHA-256 and Keccak \
-         in 4096 SLH-DSA F chains of 15 steps, SHA-512 one-block messages)",
+         the best of the run's measurements (one per algorithm, path and round): SHA-256 and \
+         Keccak in 4096 SLH-DSA F chains of 15 steps, SHA-512 one-block messages)",
         &[
             "path",
             "SHA-256 ns",

@@ -57,6 +57,10 @@ pub(crate) fn sign(
         &sk[2 * n..3 * n],
         &sk[3 * n..4 * n],
     );
+    debug_assert!(
+        top.is_none_or(|t| t.root(n) == pk_root),
+        "the cached top tree is the key's"
+    );
     let h = Hasher::new(p, pk_seed);
     let r = h.prf_msg(sk_prf, addrnd.unwrap_or(pk_seed), m);
     let digest = h.h_msg(&r, pk_root, m);

@@ -177,11 +177,13 @@ pub(crate) fn sign_threaded<T: Send>(
         .expect("the FORS task ran");
     let mut root = message(&beside);
     let mut out = Vec::with_capacity(h.p.d as usize * h.p.xmss_bytes());
-    for ((adrs, leaf), levels) in at.iter().zip(trees) {
+    let last = at.len() - 1;
+    for (layer, ((adrs, leaf), levels)) in at.iter().zip(trees).enumerate() {
         let built = levels.into_inner().ok().flatten();
+        let cached = top.filter(|_| layer == last);
         let levels = built
             .as_ref()
-            .or(top)
+            .or(cached)
             .expect("every tree was built or cached");
         out.extend_from_slice(&wots::sign(h, sk_seed, adrs, *leaf, &root));
         levels
@@ -194,8 +196,8 @@ pub(crate) fn sign_threaded<T: Send>(
 
 /// The hypertree signature of `msg` (n bytes: the FORS public key) by leaf `idx_leaf` of tree
 /// `idx_tree` (Algorithm 12): d·(len + h′)·n bytes. With `top` (the key's [`top`] tree) the
-/// top layer is only its WOTS+ signature: 1/d of the trees' hashing is saved (1/7 for the
-/// "s" sets, 1/22 for SLH-DSA-128f).
+/// top layer is only its WOTS+ signature: 1/d of the trees' hashing is saved (1/7 or 1/8 for
+/// the "s" sets, 1/17 or 1/22 for the "f" sets).
 pub(crate) fn sign(
     h: &Hasher,
     sk_seed: &[u8],
