@@ -45,6 +45,40 @@ pub(super) fn compress2(states: &mut [[u32; 8]; 2], blocks: [&[u8; 64]; 2]) {
     unsafe { interleaved(states, blocks) }
 }
 
+/// Compresses the padded message `parts` (after `prefix_len` bytes already in `state`) into
+/// `state`, the state kept in registers throughout; returns the blocks compressed.
+///
+/// # Panics
+/// When the CPU lacks the SHA extensions or SSE4.1 (the dispatch never calls it then).
+pub(super) fn hash_parts<'a>(
+    state: &mut [u32; 8],
+    prefix_len: u64,
+    parts: impl IntoIterator<Item = &'a [u8]>,
+) -> usize {
+    assert!(
+        std::arch::is_x86_feature_detected!("sha") && std::arch::is_x86_feature_detected!("sse4.1"),
+        "the SHA-NI SHA-256 kernel needs the SHA extensions and SSE4.1"
+    );
+    // SAFETY: the CPU supports SHA and SSE4.1 (asserted just above), the only target features
+    // `gathered` enables.
+    unsafe { gathered(state, prefix_len, parts) }
+}
+
+#[target_feature(enable = "sha,sse4.1")]
+fn gathered<'a>(
+    state: &mut [u32; 8],
+    prefix_len: u64,
+    parts: impl IntoIterator<Item = &'a [u8]>,
+) -> usize {
+    let (mut abef, mut cdgh) = load_state(state);
+    let blocks = super::padded_blocks(prefix_len, parts, |block| {
+        let (a, c) = blocks_n([abef], [cdgh], [block]);
+        [abef, cdgh] = [a[0], c[0]];
+    });
+    store_state(state, abef, cdgh);
+    blocks
+}
+
 #[target_feature(enable = "sha,sse4.1")]
 fn sequential(state: &mut [u32; 8], blocks: &[[u8; 64]]) {
     let (mut abef, mut cdgh) = load_state(state);

@@ -585,6 +585,43 @@ fn then_matches_sha2() {
     assert_eq!(tested, Path::supported());
 }
 
+/// A message hashed as parts cut at random points (empty parts, parts within a block, parts
+/// spanning blocks, after a prefix of 0–2 blocks) on every path: the `sha2` digest of the
+/// prefix and the parts joined, for lengths around the block and padding edges.
+#[test]
+fn hash_parts_matches_sha2() {
+    let mut rng = Rng::new(16);
+    let tested = each_path(|path| {
+        for len in [0, 1, 22, 55, 56, 63, 64, 65, 86, 119, 120, 128, 200, 4278] {
+            for prefix_blocks in 0..3 {
+                let mut prefix = vec![0u8; 64 * prefix_blocks];
+                rng.fill(&mut prefix);
+                let mut msg = vec![0u8; len];
+                rng.fill(&mut msg);
+                let mut parts = Vec::new();
+                let mut rest = &msg[..];
+                while !rest.is_empty() || parts.len() < 2 {
+                    let take = (rng.next() % 80) as usize % (rest.len() + 1);
+                    parts.push(&rest[..take]);
+                    rest = &rest[take..];
+                }
+                let want: [u8; 32] = sha2::Sha256::digest([&prefix[..], &msg].concat()).into();
+                let got = crate::dispatch::with_path(path, || {
+                    Sha256Prefix::new(&prefix).hash_parts(parts.iter().copied())
+                })
+                .expect("a supported path");
+                assert_eq!(
+                    got,
+                    want,
+                    "{path}, {len} bytes in {} parts after {prefix_blocks} blocks",
+                    parts.len()
+                );
+            }
+        }
+    });
+    assert_eq!(tested, Path::supported());
+}
+
 #[test]
 fn known_answer() {
     // FIPS 180-4 example "abc".
