@@ -17,6 +17,7 @@ use std::hint::black_box;
 use rand_core::{OsRng, RngCore};
 
 use crate::crypto::Row;
+use crate::stateful::OneTree;
 use crate::timing::{Budget, Timing, measure};
 
 const LIBOQS: &str = "liboqs 0.13";
@@ -451,9 +452,14 @@ pub fn rows(
 
 /// RustCrypto lms-signature: one LMS tree with the shape of each HSS level (it has no HSS),
 /// keygen (whole tree, one thread), sign (consecutive q; a fresh key, outside the timing, when
-/// one runs out), verify.
-fn lms_tree<M: lms_signature::lms::LmsMode>(p: &Peer, message: &[u8]) -> Result<Vec<Row>, String> {
-    use lms_signature::lms::SigningKey;
+/// one runs out), verify of pqkit's [`OneTree`] signatures in turn (the same signatures pqkit
+/// verifies; decoded outside the timing), or of one of its own without them.
+fn lms_tree<M: lms_signature::lms::LmsMode>(
+    p: &Peer,
+    message: &[u8],
+    one: Option<&OneTree>,
+) -> Result<Vec<Row>, String> {
+    use lms_signature::lms::{Signature, SigningKey, VerifyingKey};
     use signature3::{RandomizedSignerMut, Verifier};
     let fresh = || SigningKey::<M>::new_from_seed(random::<16>(), random_vec(M::M)).map_err(e);
     let key = std::cell::RefCell::new(fresh()?);
@@ -475,12 +481,27 @@ fn lms_tree<M: lms_signature::lms::LmsMode>(p: &Peer, message: &[u8]) -> Result<
                 .map_err(e)
         },
     )?;
-    let mut k = fresh()?;
-    let signature = k
-        .try_sign_with_rng(&mut getrandom04::SysRng, message)
-        .map_err(e)?;
-    let public = k.public();
-    let verify = measure(p.budget, || public.verify(message, &signature).map_err(e))?;
+    let (public, signatures) = match one {
+        Some(one) => (
+            VerifyingKey::<M>::try_from(&one.public[..]).map_err(e)?,
+            one.signatures
+                .iter()
+                .map(|s| Signature::<M>::try_from(&s[..]).map_err(e))
+                .collect::<Result<Vec<_>, _>>()?,
+        ),
+        None => {
+            let mut k = fresh()?;
+            let signature = k
+                .try_sign_with_rng(&mut getrandom04::SysRng, message)
+                .map_err(e)?;
+            (k.public(), vec![signature])
+        }
+    };
+    let mut turn = signatures.iter().cycle();
+    let verify = measure(p.budget, || {
+        let signature = turn.next().ok_or("no signatures")?;
+        public.verify(message, signature).map_err(e)
+    })?;
     Ok(vec![
         p.row("keygen", keygen),
         p.row("sign", sign),
@@ -530,7 +551,8 @@ fn xmss_key<P: rustcrypto_xmss::XmssParameter>(
     ])
 }
 
-/// The peer rows for a stateful scheme of `bench crypto` (named as pqkit-hbs names it).
+/// The peer rows for a stateful scheme of `bench crypto` (named as pqkit-hbs names it); an LMS
+/// peer verifies `one`'s signatures when given.
 ///
 /// # Errors
 /// A peer's failure, as text.
@@ -538,6 +560,7 @@ pub fn stateful_rows(
     algorithm: &'static str,
     budget: Budget,
     message: &[u8],
+    one: Option<&OneTree>,
 ) -> Result<Vec<Row>, String> {
     // lms-signature 0.1.0-rc.2 has no H15 trees (hybrid-array sizes): the L1_H15 presets have
     // no peer.
@@ -559,15 +582,15 @@ pub fn stateful_rows(
     };
     let xmss = peer(&format!("{RUSTCRYPTO} xmss 0.1.0-pre.0"), 10);
     match algorithm {
-        "L2_H10_W2" => lms_tree::<LmsSha256M32H10<LmsOtsSha256N32W2>>(&lms(10, 2), message),
+        "L2_H10_W2" => lms_tree::<LmsSha256M32H10<LmsOtsSha256N32W2>>(&lms(10, 2), message, one),
         "L2_H10_W4" | "L3_H10_W4" => {
-            lms_tree::<LmsSha256M32H10<LmsOtsSha256N32W4>>(&lms(10, 4), message)
+            lms_tree::<LmsSha256M32H10<LmsOtsSha256N32W4>>(&lms(10, 4), message, one)
         }
-        "L2_H10_W8" => lms_tree::<LmsSha256M32H10<LmsOtsSha256N32W8>>(&lms(10, 8), message),
-        "L3_H5_W2" => lms_tree::<LmsSha256M32H5<LmsOtsSha256N32W2>>(&lms(5, 2), message),
-        "L3_H5_W4" => lms_tree::<LmsSha256M32H5<LmsOtsSha256N32W4>>(&lms(5, 4), message),
+        "L2_H10_W8" => lms_tree::<LmsSha256M32H10<LmsOtsSha256N32W8>>(&lms(10, 8), message, one),
+        "L3_H5_W2" => lms_tree::<LmsSha256M32H5<LmsOtsSha256N32W2>>(&lms(5, 2), message, one),
+        "L3_H5_W4" => lms_tree::<LmsSha256M32H5<LmsOtsSha256N32W4>>(&lms(5, 4), message, one),
         "L3_H5_W8" | "L4_H5_W8" => {
-            lms_tree::<LmsSha256M32H5<LmsOtsSha256N32W8>>(&lms(5, 8), message)
+            lms_tree::<LmsSha256M32H5<LmsOtsSha256N32W8>>(&lms(5, 8), message, one)
         }
         "XMSS-SHA2_10_256" => xmss_key::<rustcrypto_xmss::XmssSha2_10_256>(&xmss, message),
         "XMSS-SHA2_10_192" => xmss_key::<rustcrypto_xmss::XmssSha2_10_192>(&xmss, message),

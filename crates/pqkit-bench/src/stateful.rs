@@ -158,47 +158,86 @@ pub fn rows(scheme: &Scheme, budget: Budget) -> Result<Vec<Row>, String> {
     Ok(out)
 }
 
+/// How many signatures of one tree both pqkit and the peer verify, in turn: the work of an
+/// LM-OTS verification depends on the signed digits (RFC 8554 Algorithm 4b runs chain i from
+/// a_i to 2^w − 1: for LMS_SHA256_M32_H10/W2, 249–315 SHA-256 compressions over q = 0…23), so
+/// a ratio of two verifications of different signatures compares different work.
+pub const VERIFY_SET: u32 = 16;
+
+/// One LMS tree of an HSS preset's bottom-level shape (fixed I and SEED), its public key
+/// (RFC 8554 §5.3 encoding) and [`VERIFY_SET`] signatures of a message (one-time keys
+/// q = 0, 1, …): what pqkit and RustCrypto `lms-signature` both verify.
+pub struct OneTree {
+    name: &'static str,
+    lms: &'static pqkit_hbs::params::LmsParams,
+    ots: &'static pqkit_hbs::params::OtsParams,
+    /// The public key, encoded.
+    pub public: Vec<u8>,
+    /// The signatures, encoded (u32str(q) ‖ LM-OTS signature ‖ LMS type ‖ path).
+    pub signatures: Vec<Vec<u8>>,
+}
+
+impl OneTree {
+    /// The tree of `scheme`'s bottom level, generated on every core, and its signatures of
+    /// `message`; `None` for XMSS.
+    pub fn of(scheme: &Scheme, message: &[u8]) -> Option<Self> {
+        let Scheme::Hss(name, levels) = scheme else {
+            return None;
+        };
+        let &(lms, ots) = levels.last()?;
+        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+        let mut t = Self::tree(lms, ots, cores);
+        Some(Self {
+            name,
+            lms,
+            ots,
+            public: t.public_key().to_bytes(),
+            signatures: (0..VERIFY_SET).map(|q| t.sign(q, message)).collect(),
+        })
+    }
+
+    fn tree(
+        lms: &'static pqkit_hbs::params::LmsParams,
+        ots: &'static pqkit_hbs::params::OtsParams,
+        threads: usize,
+    ) -> LmsTree {
+        LmsTree::generate(lms, ots, [0x5a; 16], &vec![0xa5; lms.m], threads)
+    }
+}
+
 /// pqkit's rows for what RustCrypto `lms-signature` measures beside an HSS preset: one LMS
-/// tree of the preset's bottom-level shape — keygen on one thread, sign, verify — so that the
-/// ratio compares the same work. (An HSS signature also pays, paced, for a leaf of each
-/// lower level's next tree and verifies L LMS signatures.) Empty for XMSS.
+/// tree of the preset's bottom-level shape — keygen on one thread, sign, and verify of the
+/// [`OneTree`] signatures in turn — so that the ratio compares the same work. (An HSS signature
+/// also pays, paced, for a leaf of each lower level's next tree and verifies L LMS
+/// signatures.)
 ///
 /// # Errors
 /// A scheme's error, as text.
-pub fn one_tree_rows(scheme: &Scheme, budget: Budget) -> Result<Vec<Row>, String> {
-    let Scheme::Hss(name, levels) = scheme else {
-        return Ok(Vec::new());
-    };
-    let Some(&(lms, ots)) = levels.last() else {
-        return Ok(Vec::new());
-    };
+pub fn one_tree_rows(one: &OneTree, budget: Budget, message: &[u8]) -> Result<Vec<Row>, String> {
+    let (name, lms, ots) = (one.name, one.lms, one.ots);
     let label = format!("one {}/W{} tree", lms.name, ots.w);
     let row = |operation, implementation, timing| row(name, operation, implementation, timing);
-    let seed = vec![0xa5; lms.m];
-    let tree = |threads| LmsTree::generate(lms, ots, [0x5a; 16], &seed, threads);
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-    let message = [0x5au8; MESSAGE_SIZE];
     let keygen = measure(budget, || {
-        drop(tree(1));
+        drop(OneTree::tree(lms, ots, 1));
         Ok::<(), String>(())
     })?;
     let sign = measure_signing(
         budget,
-        || Ok(tree(cores)),
+        || Ok(OneTree::tree(lms, ots, cores)),
         |_| lms.leaves(),
         |t, q| {
             let q = u32::try_from(q).map_err(|e| e.to_string())?;
-            t.sign(q, &message);
+            t.sign(q, message);
             Ok(())
         },
     )?;
-    let mut t = tree(cores);
-    let signature = t.sign(0, &message);
-    let public = t.public_key();
+    let (public, _) =
+        pqkit_hbs::lms::LmsPublicKey::parse(&one.public).map_err(|e| e.to_string())?;
+    let mut turn = one.signatures.iter().cycle();
     let verify = measure(budget, || {
-        public
-            .verify(&message, &signature)
-            .map_err(|e| e.to_string())
+        let signature = turn.next().ok_or("no signatures")?;
+        public.verify(message, signature).map_err(|e| e.to_string())
     })?;
     Ok(vec![
         row("keygen", format!("pqkit-hbs ({label}, 1 thread)"), keygen),
