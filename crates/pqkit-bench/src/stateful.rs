@@ -160,8 +160,9 @@ pub fn rows(scheme: &Scheme, budget: Budget) -> Result<Vec<Row>, String> {
 
 /// How many signatures of one tree both pqkit and the peer verify, in turn: the work of an
 /// LM-OTS verification depends on the signed digits (RFC 8554 Algorithm 4b runs chain i from
-/// a_i to 2^w − 1: for LMS_SHA256_M32_H10/W2, 249–315 SHA-256 compressions over q = 0…23), so
-/// a ratio of two verifications of different signatures compares different work.
+/// a_i to 2^w − 1: the bench tree's LMS_SHA256_M32_H10/W2 signatures q = 0…23 take 249–315
+/// SHA-256 compressions), so a ratio of two verifications of different signatures compares
+/// different work.
 pub const VERIFY_SET: u32 = 16;
 
 /// One LMS tree of an HSS preset's bottom-level shape (fixed I and SEED), its public key

@@ -239,15 +239,17 @@ impl Sha256Prefix {
     /// compressed where they lie, and only the bytes of a block that spans parts (and the
     /// padding) are gathered, in one 64-byte buffer that is wiped after (the parts may be
     /// secret). On SHA-NI the state stays in registers from the first block to the last, one
-    /// call per message: a one-block message (LMS's leaves, the chains' starts) costs 69
-    /// against 81 ns through the many-message path, a two-block one 96 against 97 (best of
-    /// 2 000 × 100 calls, both in one process).
+    /// call per message: a one-block message (an LMS leaf, the randomizer C) costs 69 against
+    /// 81 ns through the many-message path, a two-block one 96 against 97 (best of 2 000 × 100
+    /// calls, both in one process).
     pub fn hash_parts<'a>(&self, parts: impl IntoIterator<Item = &'a [u8]>) -> [u8; 32] {
         let mut state = self.state;
         let blocks = gathered(crate::dispatch::current(), &mut state, self.len, parts);
         crate::stats::sha256(blocks);
         let mut out = [0u8; 32];
         write_digest(&state, &mut out);
+        // The digest may be secret (an HSS child's SEED).
+        crate::wipe(&mut state);
         out
     }
 }

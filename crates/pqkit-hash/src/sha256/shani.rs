@@ -60,12 +60,13 @@ pub(super) fn hash_parts<'a>(
         "the SHA-NI SHA-256 kernel needs the SHA extensions and SSE4.1"
     );
     // SAFETY: the CPU supports SHA and SSE4.1 (asserted just above), the only target features
-    // `gathered` enables.
-    unsafe { gathered(state, prefix_len, parts) }
+    // `sequential_parts` enables.
+    unsafe { sequential_parts(state, prefix_len, parts) }
 }
 
+/// [`hash_parts`]: the padded blocks in order, the state in registers between them.
 #[target_feature(enable = "sha,sse4.1")]
-fn gathered<'a>(
+fn sequential_parts<'a>(
     state: &mut [u32; 8],
     prefix_len: u64,
     parts: impl IntoIterator<Item = &'a [u8]>,
