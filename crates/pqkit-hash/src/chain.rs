@@ -356,6 +356,79 @@ pub(crate) fn id_chains_general<H: ManyHash + ?Sized>(
     });
 }
 
+/// Runs chain i, for i = 0 … `starts.len()` − 1, labelled i (written at `id`), from the n-byte
+/// value `values[i·n..(i + 1)·n]` at step `starts[i]` to step `end`, and writes its last value
+/// to `out[i·n..(i + 1)·n]` (a chain with `starts[i] ≥ end` copies its value): a one-time
+/// signature's verification, the signature's values in and the public key's chain ends out
+/// (LM-OTS's z\[i\] from y\[i\], RFC 8554 Algorithm 4b, step 3; FIPS 205 Algorithm 8; RFC 8391
+/// Algorithm 6). The messages are [`id_chains`]' (`shared` but for the id, the step counter
+/// and the value).
+///
+/// The same work as [`id_chains`] on one [`Chain`] per value, without them: on AVX-512 the
+/// chains are ordered longest first by a counting sort of `starts` into two index arrays, and
+/// each group of 16 reads its values from `values` and writes them to `out` where they lie.
+///
+/// # Panics
+/// When the layout or the id field does not fit `shared`, or `values` and `out` are not
+/// `starts.len() × layout.n` bytes (caller bugs).
+pub fn id_chains_to_end<H: ManyHash + ?Sized>(
+    hash: &H,
+    layout: &Layout,
+    id: IdField,
+    shared: &[u8],
+    ends: ChainEnds<'_>,
+    out: &mut [u8],
+) {
+    layout.check(hash.max_output());
+    assert_eq!(shared.len(), layout.msg_len, "one shared message");
+    assert!(
+        id.fits(layout),
+        "the id field: 1, 2 or 4 bytes in one word, clear of the step counter and the value"
+    );
+    let n = layout.n;
+    assert!(
+        ends.values.len() == ends.starts.len() * n && out.len() == ends.values.len(),
+        "one n-byte value in and out per chain"
+    );
+    hash.id_chains_to_end_on(crate::dispatch::current(), layout, id, shared, ends, out);
+}
+
+/// The chains of [`id_chains_to_end`]: where each starts, its value there, and the step all
+/// of them end at.
+#[derive(Clone, Copy, Debug)]
+pub struct ChainEnds<'a> {
+    /// Chain i's first step (a signed digit).
+    pub starts: &'a [u8],
+    /// The chains' values at their starts, n bytes each, in order (a signature's).
+    pub values: &'a [u8],
+    /// The step every chain stops before (2^w − 1 for w-bit digits).
+    pub end: u32,
+}
+
+/// The general [`id_chains_to_end`]: one [`Chain`] per value for [`ManyHash::id_chains_on`].
+pub(crate) fn id_chains_to_end_general<H: ManyHash + ?Sized>(
+    hash: &H,
+    path: Path,
+    layout: &Layout,
+    id: IdField,
+    shared: &[u8],
+    ends: ChainEnds<'_>,
+    out: &mut [u8],
+) {
+    let n = layout.n;
+    let mut chains: Wiped<Chain> = Wiped::from_vec(
+        (0u32..)
+            .zip(ends.starts)
+            .zip(ends.values.chunks_exact(n))
+            .map(|((i, &a), v)| Chain::new(i, u32::from(a), ends.end, v))
+            .collect(),
+    );
+    hash.id_chains_on(path, layout, id, shared, &mut chains);
+    for (o, c) in out.chunks_exact_mut(n).zip(chains.iter()) {
+        crate::copy(o, &c.value[..n]);
+    }
+}
+
 /// The general [`fixed_chains`]: each step's message copied from `messages` with j and the
 /// value written in, hashed with [`ManyHash::hash_many_on`].
 pub(crate) fn fixed_chains_general<H: ManyHash + ?Sized>(

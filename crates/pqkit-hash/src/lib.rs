@@ -32,12 +32,12 @@ mod wipe;
 
 pub use bytes::copy;
 pub use chain::{
-    Chain, IdField, Layout, Message, Prelude, append_values, chains, fixed_chains,
-    fixed_chains_with, fixed_chains_with_prelude, id_chains,
+    Chain, ChainEnds, IdField, Layout, Message, Prelude, append_values, chains, fixed_chains,
+    fixed_chains_with, fixed_chains_with_prelude, id_chains, id_chains_to_end,
 };
 pub use dispatch::Path;
 pub use keccak::Shake;
-pub use sha256::Sha256Prefix;
+pub use sha256::{Sha256Prefix, lms_sha256_root};
 pub use sha512::Sha512Prefix;
 pub use wipe::{Wiped, Zero, wipe};
 
@@ -93,6 +93,19 @@ pub trait ManyHash: Sync {
         chains: &mut [Chain],
     ) {
         chain::id_chains_general(self, path, layout, id, shared, chains);
+    }
+
+    /// [`id_chains_to_end`] on a given path (the shapes already checked).
+    fn id_chains_to_end_on(
+        &self,
+        path: Path,
+        layout: &Layout,
+        id: IdField,
+        shared: &[u8],
+        ends: ChainEnds<'_>,
+        out: &mut [u8],
+    ) {
+        chain::id_chains_to_end_general(self, path, layout, id, shared, ends, out);
     }
 }
 

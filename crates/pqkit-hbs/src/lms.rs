@@ -7,7 +7,9 @@
 use sha2::Digest;
 use sha3::digest::{ExtendableOutput, Update, XofReader};
 
-use pqkit_hash::{Chain, IdField, Layout, ManyHash, Sha256Prefix, Shake, Wiped, append_values};
+use pqkit_hash::{
+    Chain, ChainEnds, IdField, Layout, ManyHash, Sha256Prefix, Shake, Wiped, append_values,
+};
 
 use crate::Error;
 use crate::params::{HashFn, LmsParams, OtsParams, check_pair, lms_by_code, ots_by_code};
@@ -135,6 +137,20 @@ pub(crate) fn engine(f: HashFn) -> &'static dyn ManyHash {
 /// `c.end`, step j hashing I ‖ u32str(q) ‖ u16str(i) ‖ u8str(j) ‖ tmp (RFC 8554 Algorithm 1,
 /// 3, 4b: 23 + n bytes, one SHA-256 block).
 fn run_chains(ots: &OtsParams, id: &Identifier, q: u32, chains: &mut [Chain]) {
+    let (layout, shared) = chain_messages(ots, id, q);
+    let i = IdField { at: 20, bytes: 2 };
+    pqkit_hash::id_chains(
+        engine(ots.hash),
+        &layout,
+        i,
+        &shared[..layout.msg_len],
+        chains,
+    );
+}
+
+/// The layout of one-time key `q`'s chain steps and the part every chain's messages share,
+/// I ‖ u32str(q) (the first 23 + n bytes; u16str(i) goes at byte 20, i < p ≤ 265).
+fn chain_messages(ots: &OtsParams, id: &Identifier, q: u32) -> (Layout, [u8; 23 + 32]) {
     let n = ots.n;
     let layout = Layout {
         msg_len: 23 + n,
@@ -143,12 +159,10 @@ fn run_chains(ots: &OtsParams, id: &Identifier, q: u32, chains: &mut [Chain]) {
         value_at: 23,
         n,
     };
-    // I ‖ u32str(q) for every chain; u16str(i) at byte 20 (i < p ≤ 265).
     let mut shared = [0u8; 23 + 32];
     shared[..16].copy_from_slice(id);
     shared[16..20].copy_from_slice(&q.to_be_bytes());
-    let i = IdField { at: 20, bytes: 2 };
-    pqkit_hash::id_chains(engine(ots.hash), &layout, i, &shared[..23 + n], chains);
+    (layout, shared)
 }
 
 /// Runs the chains of one-time key `q` from their secret starts to digit `end(i)`:
@@ -282,13 +296,45 @@ pub fn ots_candidate(
     let c = &signature[4..4 + ots.n];
     let qb = q.to_be_bytes();
     let q_hash = hash(ots.hash, ots.n, &[id, &qb, &D_MESG, c, message]);
-    let mut chains: Vec<Chain> = (0u32..)
-        .zip(digits(ots, &q_hash[..ots.n]).into_iter().take(ots.p))
-        .zip(signature[4 + ots.n..].chunks_exact(ots.n))
-        .map(|((i, d), y)| Chain::new(i, u32::from(d), u32::from(ots.max_digit()), y))
-        .collect();
-    run_chains(ots, id, q, &mut chains);
-    Ok(public_key_of(ots, id, q, &chains))
+    let digits = digits(ots, &q_hash[..ots.n]);
+    // K's buffer on the stack, as long as W2's or W1's needs (zeroed each call).
+    let len = 22 + ots.p * ots.n;
+    let signed = &signature[4 + ots.n..];
+    Ok(if len <= W2_K {
+        candidate_key::<W2_K>(ots, id, q, &digits, signed)
+    } else {
+        candidate_key::<{ 22 + MAX_P * 32 }>(ots, id, q, &digits, signed)
+    })
+}
+
+/// The longest K message of LMOTS_*_W2 and shorter: 22 + 133 · 32 bytes.
+const W2_K: usize = 22 + 133 * 32;
+
+/// K = H(I ‖ u32str(q) ‖ u16str(D_PBLC) ‖ z\[0\] ‖ … ‖ z\[p − 1\]) from the signature's
+/// y\[i\] (`signed`) and the signed digits: the chains' ends written straight into K's
+/// message, `LEN` ≥ 22 + p·n bytes on the stack.
+fn candidate_key<const LEN: usize>(
+    ots: &OtsParams,
+    id: &Identifier,
+    q: u32,
+    digits: &[u8],
+    signed: &[u8],
+) -> Node {
+    let len = 22 + ots.p * ots.n;
+    let mut k = [0u8; LEN];
+    k[..16].copy_from_slice(id);
+    k[16..20].copy_from_slice(&q.to_be_bytes());
+    k[20..22].copy_from_slice(&D_PBLC);
+    let (layout, shared) = chain_messages(ots, id, q);
+    let ends = ChainEnds {
+        starts: &digits[..ots.p],
+        values: signed,
+        end: u32::from(ots.max_digit()),
+    };
+    let i = IdField { at: 20, bytes: 2 };
+    let shared = &shared[..layout.msg_len];
+    pqkit_hash::id_chains_to_end(engine(ots.hash), &layout, i, shared, ends, &mut k[22..len]);
+    hash_message(ots.hash, ots.n, &k[..len])
 }
 
 /// Leaf node r = 2^h + q: H(I ‖ u32str(r) ‖ u16str(D_LEAF) ‖ K) (RFC 8554 §5.3).
@@ -404,8 +450,22 @@ impl LmsPublicKey {
             return Err(Error::Invalid);
         }
         let kc = ots_candidate(self.ots, &self.id, q, ots_sig, message)?;
+        let node = if self.lms.hash == HashFn::Sha256 && self.lms.m == 32 {
+            pqkit_hash::lms_sha256_root(&self.id, q, &kc, path)
+        } else {
+            self.root_of(q, &kc, path)
+        };
+        if !bool::from(subtle::ConstantTimeEq::ct_eq(&node[..], &self.root[..])) {
+            return Err(Error::Invalid);
+        }
+        Ok(&signature[path_start + path_len..])
+    }
+
+    /// The root that leaf q's OTS public key `kc` and its authentication `path` yield, a node
+    /// at a time (RFC 8554 Algorithm 6a, step 4).
+    fn root_of(&self, q: u32, kc: &Node, path: &[u8]) -> Node {
         let mut r = (1u32 << self.lms.h) + q;
-        let mut node = leaf(self.lms, &self.id, q, &kc);
+        let mut node = leaf(self.lms, &self.id, q, kc);
         for sibling in path.chunks_exact(self.lms.m) {
             let mut s = [0u8; 32];
             s[..self.lms.m].copy_from_slice(sibling);
@@ -416,10 +476,7 @@ impl LmsPublicKey {
             };
             r /= 2;
         }
-        if !bool::from(subtle::ConstantTimeEq::ct_eq(&node[..], &self.root[..])) {
-            return Err(Error::Invalid);
-        }
-        Ok(&signature[path_start + path_len..])
+        node
     }
 
     /// Verifies a whole LMS signature (nothing may follow it).

@@ -18,6 +18,7 @@
 #![allow(unsafe_code)]
 
 use core::arch::x86_64::*;
+use core::marker::PhantomData;
 
 use super::{ChainGroup, IdGroups, K};
 use crate::Chain;
@@ -230,6 +231,81 @@ fn chain_step<const VAR: u32, const SECOND: bool>(
     *j = _mm512_mask_add_epi32(*j, active, *j, _mm512_set1_epi32(1));
 }
 
+/// Where the lanes of [`chains16_ids`] read and write their values: row r's value is the
+/// first n bytes at `src + r·stride`, and its result goes to `dst + r·stride` (the same place
+/// for chains updated in place).
+pub(super) struct Rows<'a> {
+    src: *const u8,
+    dst: *mut u8,
+    stride: usize,
+    n: usize,
+    rows: usize,
+    _borrow: PhantomData<&'a mut [u8]>,
+}
+
+impl<'a> Rows<'a> {
+    /// The chains' own values, updated in place: row r is `chains[r].value`.
+    pub(super) fn chains(chains: &'a mut [Chain], n: usize) -> Self {
+        let base = chains.as_mut_ptr().cast::<u8>();
+        let value = base.wrapping_add(core::mem::offset_of!(Chain, value));
+        Self {
+            src: value,
+            dst: value,
+            stride: size_of::<Chain>(),
+            n: n.min(32),
+            rows: chains.len(),
+            _borrow: PhantomData,
+        }
+    }
+
+    /// Values read from `values` and written to `out`: row r is bytes r·n..(r + 1)·n of each.
+    ///
+    /// # Panics
+    /// When the two differ in length or n is not 1–32 (caller bugs).
+    pub(super) fn apart(values: &'a [u8], out: &'a mut [u8], n: usize) -> Self {
+        assert!(
+            values.len() == out.len() && (1..=32).contains(&n),
+            "n-byte values in and out"
+        );
+        Self {
+            src: values.as_ptr(),
+            dst: out.as_mut_ptr(),
+            stride: n,
+            n,
+            rows: values.len() / n,
+            _borrow: PhantomData,
+        }
+    }
+}
+
+/// The step each lane of [`IdLanes`] stops before.
+#[derive(Clone, Copy)]
+pub(super) enum Ends<'a> {
+    /// One for every lane (a verification's chains, to 2^w − 1).
+    All(u32),
+    /// Per lane.
+    Each(&'a [u32]),
+}
+
+/// The lanes of [`chains16_ids`]' groups: lane l of group k is entry 16k + l of each array
+/// (whole groups: the arrays may be longer than `count`), each group's lanes longest first
+/// (its lane 0 takes the most steps).
+pub(super) struct IdLanes<'a> {
+    /// The row of [`Rows`] each lane reads and writes.
+    pub(super) rows: &'a [u32],
+    /// The id written into the lane's messages.
+    pub(super) ids: &'a [u32],
+    /// The lane's first step.
+    pub(super) at: &'a [u32],
+    pub(super) end: Ends<'a>,
+    /// The lanes in use: the last group's others take no step, and no row is read or written
+    /// for them.
+    pub(super) count: usize,
+    /// Rows whose chains take no step: their values are copied from `src` to `dst` as they
+    /// are (for [`Rows`] apart).
+    pub(super) unchanged: &'a [u32],
+}
+
 /// Groups of 16 chains whose messages are one template but for the chain's id (LM-OTS's:
 /// I ‖ u32str(q) ‖ u16str(i) ‖ u8str(j) ‖ tmp, RFC 8554 Algorithm 1), all in one call: what
 /// [`chains16`] does per group, with the setup done once for all the groups — the template
@@ -240,18 +316,40 @@ fn chain_step<const VAR: u32, const SECOND: bool>(
 /// LMS_SHA256_M32_H10/W2 (133 chains of 0–3 steps in 8–9 groups): the setup [`chains16`]
 /// pays per group, about 120 ns of a one-step group's 360 ns, is paid once.
 ///
-/// Group k's lanes are the chains `order[16k..16k + 16]`, read where they lie in `chains` (the
-/// ids and counters gathered, each 32-byte value one load into the transpose) and their values
-/// written back in place: no copy of the chains into lane buffers and back. For those 133
-/// chains, 4.11 against 4.24 µs with the copies (3.39 against 3.75 µs when every chain takes
-/// one step); best of 6 runs × 300 × 50 calls, the two binaries alternated.
+/// The lanes' ids, counters and ends are loaded a group at a time from `lanes`' arrays (the
+/// caller lays them out once for all the groups), and each lane's value is one masked n-byte
+/// load from its row into the transpose and one masked store back: no copies of the chains
+/// into lane buffers.
 ///
 /// # Panics
-/// When the CPU lacks AVX-512F or AVX-512BW, or the layout or the id field does not fit.
-pub(super) fn chains16_ids(g: &IdGroups<'_>, chains: &mut [Chain], order: &[usize]) {
+/// When the CPU lacks AVX-512F or AVX-512BW, the layout or the id field does not fit, the lane
+/// arrays do not cover whole groups, or a lane's row is not in `rows`.
+pub(super) fn chains16_ids(g: &IdGroups<'_>, lanes: &IdLanes<'_>, rows: &mut Rows<'_>) {
     assert!(
-        ChainGroup::<16>::fits(&g.layout) && g.id.fits(&g.layout),
+        ChainGroup::<16>::fits(&g.layout) && g.id.fits(&g.layout) && rows.n == g.layout.n,
         "a one-block chain layout with the id in one word"
+    );
+    let whole = lanes.count.next_multiple_of(16);
+    let each = match lanes.end {
+        Ends::All(_) => whole,
+        Ends::Each(e) => e.len(),
+    };
+    assert!(
+        lanes
+            .rows
+            .len()
+            .min(lanes.ids.len())
+            .min(lanes.at.len())
+            .min(each)
+            >= whole,
+        "lane arrays of whole groups"
+    );
+    assert!(
+        lanes.rows[..lanes.count]
+            .iter()
+            .chain(lanes.unchanged)
+            .all(|&r| (r as usize) < rows.rows),
+        "every lane's row among the rows"
     );
     assert!(
         std::arch::is_x86_feature_detected!("avx512f")
@@ -259,12 +357,36 @@ pub(super) fn chains16_ids(g: &IdGroups<'_>, chains: &mut [Chain], order: &[usiz
         "the AVX-512 SHA-256 chain kernel needs AVX-512F and AVX-512BW"
     );
     // SAFETY: the CPU supports AVX-512F and AVX-512BW (asserted just above), the only target
-    // features `ids_kernel` enables.
-    unsafe { ids_kernel(g, chains, order) }
+    // features `ids_kernel` enables; the lane arrays cover whole groups and every row in use
+    // is one of `rows`' (asserted above), which is all `ids_kernel`'s loads and stores rely on.
+    unsafe { ids_kernel(g, lanes, rows) }
 }
 
+/// Copies the `unchanged` rows' values from `src` to `dst`: one masked n-byte load and store
+/// each.
+///
+/// # Safety
+/// The CPU supports AVX-512BW; every row in `unchanged` is below `rows.rows`.
 #[target_feature(enable = "avx512f,avx512bw")]
-fn ids_kernel(g: &IdGroups<'_>, chains: &mut [Chain], order: &[usize]) {
+unsafe fn copy_rows(rows: &mut Rows<'_>, unchanged: &[u32]) {
+    let bytes: u64 = (1u64 << rows.n) - 1;
+    for &r in unchanged {
+        let at = r as usize * rows.stride;
+        // SAFETY: AVX-512BW is enabled on this function; row r < rows.rows (this function's
+        // contract), so its n bytes at `at` lie in the borrowed values and in the mutably
+        // borrowed output, and the masks keep the load and the store to those n bytes.
+        unsafe {
+            let v = _mm512_maskz_loadu_epi8(bytes, rows.src.wrapping_add(at).cast());
+            _mm512_mask_storeu_epi8(rows.dst.wrapping_add(at).cast(), bytes, v);
+        }
+    }
+}
+
+/// # Safety
+/// The CPU supports AVX-512F and AVX-512BW; `lanes`' arrays cover whole groups of its
+/// `count` lanes, and the rows of those lanes are below `rows.rows`.
+#[target_feature(enable = "avx512f,avx512bw")]
+unsafe fn ids_kernel(g: &IdGroups<'_>, lanes: &IdLanes<'_>, rows: &mut Rows<'_>) {
     let plan = Plan::of(&g.layout);
     let tmpl: [__m512i; 16] = core::array::from_fn(|i| {
         let w = u32::from_be_bytes(g.template[4 * i..4 * i + 4].try_into().expect("4 bytes"));
@@ -275,7 +397,8 @@ fn ids_kernel(g: &IdGroups<'_>, chains: &mut [Chain], order: &[usize]) {
     // only the words before it, the same in every lane of every group.
     macro_rules! run {
         ($var:expr, $second:literal) => {
-            id_groups::<{ $var }, $second>(&plan, g, tmpl, &mid, chains, order)
+            // SAFETY: as this function's own contract.
+            unsafe { id_groups::<{ $var }, $second>(&plan, g, tmpl, &mid, lanes, rows) }
         };
     }
     match plan.var | 1 << (g.id.at / 4) {
@@ -290,53 +413,60 @@ fn ids_kernel(g: &IdGroups<'_>, chains: &mut [Chain], order: &[usize]) {
     }
 }
 
-/// The groups of [`chains16_ids`] for the changing words `VAR` (every word from the first):
-/// chains `order[16k..16k + 16]` in the lanes of group k, read from and written back to
-/// `chains` in place (a last group's spare lanes take no step).
+/// The groups of [`chains16_ids`] for the changing words `VAR` (every word from the first).
+///
+/// # Safety
+/// As [`ids_kernel`].
 #[inline]
 #[target_feature(enable = "avx512f,avx512bw")]
-fn id_groups<const VAR: u32, const SECOND: bool>(
+unsafe fn id_groups<const VAR: u32, const SECOND: bool>(
     plan: &Plan,
     g: &IdGroups<'_>,
     mut tmpl: [__m512i; 16],
     mid: &[__m512i; 8],
-    chains: &mut [Chain],
-    order: &[usize],
+    lanes: &IdLanes<'_>,
+    rows: &mut Rows<'_>,
 ) {
     let fixed = Fixed::of::<VAR, SECOND>(&tmpl);
     let mut pre = *mid;
     rounds_first::<VAR, false>(&mut pre, &tmpl, &fixed);
+    // SAFETY: as this function's contract: every unchanged row is one of `rows`'.
+    unsafe { copy_rows(rows, lanes.unchanged) };
     let (at, bytes) = (g.id.at, g.id.bytes);
     let word = at / 4;
     let base = tmpl[word];
     let mask = _mm512_set1_epi32((u32::MAX >> (32 - 8 * bytes)) as i32);
     let shift = i32::try_from(8 * (4 - at % 4 - bytes)).expect("a shift within a word");
     let shift = _mm512_set1_epi32(shift);
-    let spare = [0u8; 32];
-    let mut out = [[0u8; 32]; 16];
-    for group in order.chunks(16) {
-        let (mut ids, mut js, mut ends) = ([0u32; 16], [0u32; 16], [0u32; 16]);
-        for (l, &i) in group.iter().enumerate() {
-            (ids[l], js[l], ends[l]) = (chains[i].id, chains[i].at, chains[i].end);
+    for first in (0..lanes.count).step_by(16) {
+        let used = (lanes.count - first).min(16);
+        // SAFETY: AVX-512F is enabled on this function; the arrays cover whole groups (this
+        // function's contract), so each unaligned load reads 16 of their entries.
+        let (ids, j, end) = unsafe {
+            (
+                _mm512_loadu_si512(lanes.ids[first..].as_ptr().cast()),
+                _mm512_loadu_si512(lanes.at[first..].as_ptr().cast()),
+                match lanes.end {
+                    Ends::All(e) => _mm512_set1_epi32(e as i32),
+                    Ends::Each(e) => _mm512_loadu_si512(e[first..].as_ptr().cast()),
+                },
+            )
+        };
+        // Lanes past the last chain take no step.
+        let mut j = _mm512_mask_mov_epi32(end, u16::MAX >> (16 - used), j);
+        let steps = match lanes.end {
+            Ends::All(e) => e,
+            Ends::Each(e) => e[first],
         }
-        let steps = super::longest(&js, &ends);
+        .saturating_sub(lanes.at[first]);
         if steps == 0 {
             continue;
         }
-        // SAFETY: AVX-512F is enabled on this function; each unaligned load reads exactly the
-        // 64 bytes of a `[u32; 16]`.
-        let (ids, mut j, end) = unsafe {
-            (
-                _mm512_loadu_si512(ids.as_ptr().cast()),
-                _mm512_loadu_si512(js.as_ptr().cast()),
-                _mm512_loadu_si512(ends.as_ptr().cast()),
-            )
-        };
         let placed = _mm512_sllv_epi32(_mm512_and_si512(ids, mask), shift);
         tmpl[word] = _mm512_or_si512(base, placed);
-        let x = load_values(core::array::from_fn(|l| {
-            group.get(l).map_or(&spare, |&i| &chains[i].value)
-        }));
+        let group = &lanes.rows[first..first + used];
+        // SAFETY: as this function's contract: every row in use is one of `rows`'.
+        let x = unsafe { load_rows(rows, group) };
         let mut vals = [_mm512_setzero_si512(); 10];
         vals[1..=plan.nw].copy_from_slice(&x[..plan.nw]);
         for _ in 0..steps {
@@ -344,15 +474,155 @@ fn id_groups<const VAR: u32, const SECOND: bool>(
         }
         let mut x = x;
         x[..plan.nw].copy_from_slice(&vals[1..=plan.nw]);
-        store_values(&mut out, x);
-        for (&i, v) in group.iter().zip(&out) {
-            let c = &mut chains[i];
-            c.value = *v;
-            c.at = c.end;
+        // SAFETY: as for `load_rows`.
+        unsafe { store_rows(rows, group, x) };
+    }
+}
+
+/// The values of `group`'s rows (at most 16; the other lanes zero), transposed as in
+/// [`load_values`]: each one masked load of its n bytes.
+///
+/// # Safety
+/// Every row in `group` is below `rows.rows`.
+#[inline]
+#[target_feature(enable = "avx512f,avx512bw")]
+unsafe fn load_rows(rows: &Rows<'_>, group: &[u32]) -> [__m512i; 8] {
+    let bytes: u64 = (1u64 << rows.n) - 1;
+    let v: [__m256i; 16] = core::array::from_fn(|l| match group.get(l) {
+        Some(&r) => {
+            let p = rows.src.wrapping_add(r as usize * rows.stride);
+            // SAFETY: AVX-512BW is enabled on this function; row r < rows.rows (this
+            // function's contract), so its n bytes at `p` lie in the borrowed values, and the
+            // mask keeps the load to those n bytes.
+            _mm512_castsi512_si256(unsafe { _mm512_maskz_loadu_epi8(bytes, p.cast()) })
+        }
+        None => _mm256_setzero_si256(),
+    });
+    values_in(v)
+}
+
+/// The inverse of [`load_rows`]: each lane's n bytes stored to its row.
+///
+/// # Safety
+/// As [`load_rows`].
+#[inline]
+#[target_feature(enable = "avx512f,avx512bw")]
+unsafe fn store_rows(rows: &mut Rows<'_>, group: &[u32], x: [__m512i; 8]) {
+    let bytes: u64 = (1u64 << rows.n) - 1;
+    for (&r, v) in group.iter().zip(values_out(x)) {
+        let p = rows.dst.wrapping_add(r as usize * rows.stride);
+        // SAFETY: AVX-512BW is enabled on this function; row r < rows.rows (this function's
+        // contract), so its n bytes at `p` lie in the mutably borrowed output, and the mask
+        // keeps the store to those n bytes.
+        unsafe { _mm512_mask_storeu_epi8(p.cast(), bytes, _mm512_castsi256_si512(v)) };
+    }
+}
+
+/// A verification's chains ordered for [`chains16_ids`]: the indices i of the chains that take
+/// steps (`starts[i] < end`) by start, smallest (longest chain) first, into `ids`, with their
+/// starts into `at`; then those that take none. Returns how many take steps. A counting sort
+/// with AVX-512 compresses: per start below `end`, a byte compare per 64 chains and a compress
+/// per 16 of them with a match puts their indices in place (LM-OTS W2's 133 chains: 4 × 3
+/// compares and about 36 compresses).
+///
+/// # Panics
+/// When `ids` or `at` is shorter than `starts` + 16, or there are 2^31 or more chains (caller
+/// bugs), or the CPU lacks AVX-512F or AVX-512BW.
+pub(super) fn by_start(starts: &[u8], end: u32, ids: &mut [u32], at: &mut [u32]) -> usize {
+    let count = starts.len();
+    assert!(
+        ids.len().min(at.len()) >= count + 16 && i32::try_from(count).is_ok(),
+        "room for every chain and a vector more"
+    );
+    assert!(
+        std::arch::is_x86_feature_detected!("avx512f")
+            && std::arch::is_x86_feature_detected!("avx512bw"),
+        "the AVX-512 sort needs AVX-512F and AVX-512BW"
+    );
+    // SAFETY: the CPU supports AVX-512F and AVX-512BW (asserted just above), the only target
+    // features `by_start_kernel` enables; `ids` and `at` have room for every chain and 16
+    // more (asserted above).
+    unsafe { by_start_kernel(starts, end, ids, at) }
+}
+
+/// # Safety
+/// The CPU supports AVX-512F and AVX-512BW; `ids` and `at` hold at least `starts.len()` + 16
+/// entries.
+#[target_feature(enable = "avx512f,avx512bw")]
+unsafe fn by_start_kernel(starts: &[u8], end: u32, ids: &mut [u32], at: &mut [u32]) -> usize {
+    // The starts below `end`, ascending, then `end` itself for the chains without steps
+    // (those starting at or past it; none when it is past every byte). A start no chain has
+    // costs a compare per 64 chains.
+    let stepping = 0..end.min(0x100);
+    let mut placed = 0usize;
+    let mut with_steps = None;
+    for b in stepping.map(Some).chain([None]) {
+        if b.is_none() {
+            with_steps = Some(placed);
+            if end > 0xff {
+                break;
+            }
+        }
+        let want = u8::try_from(b.unwrap_or(end)).expect("a start byte, or an end below 0x100");
+        let want = _mm512_set1_epi8(want as i8);
+        for first in (0..starts.len()).step_by(64) {
+            let valid = u64::MAX >> (64 - (starts.len() - first).min(64));
+            // SAFETY: AVX-512BW is enabled on this function; the mask keeps the load to the
+            // starts from `first` on.
+            let v = unsafe { _mm512_maskz_loadu_epi8(valid, starts[first..].as_ptr().cast()) };
+            let matches = valid
+                & match b {
+                    Some(_) => _mm512_cmpeq_epi8_mask(v, want),
+                    None => _mm512_cmpge_epu8_mask(v, want),
+                };
+            // SAFETY: as this function's contract.
+            unsafe { place(ids, at, &mut placed, first, matches, b) };
         }
     }
-    // The values may be secret (chains from SEED).
-    crate::wipe(&mut out[..]);
+    with_steps.expect("the last pass marks the chains with steps")
+}
+
+/// Appends the chains that `matches` selects among the 64 from `first` on to `ids` at
+/// `placed`, and their start `b` (when given) to `at`: a compress per 16 chains.
+///
+/// # Safety
+/// AVX-512F is enabled; fewer than `ids.len()` − 16 and `at.len()` − 16 chains are placed in
+/// all (so each 16-entry store at `placed` stays in them).
+#[inline]
+#[target_feature(enable = "avx512f,avx512bw")]
+unsafe fn place(
+    ids: &mut [u32],
+    at: &mut [u32],
+    placed: &mut usize,
+    first: usize,
+    matches: u64,
+    b: Option<u32>,
+) {
+    let iota = _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
+    let bytes = matches.to_le_bytes();
+    for (q, m) in bytes.as_chunks::<2>().0.iter().enumerate() {
+        let m = u16::from_le_bytes(*m);
+        if m == 0 {
+            continue;
+        }
+        let first = i32::try_from(first + 16 * q).expect("fewer than 2^31 chains");
+        let index = _mm512_add_epi32(iota, _mm512_set1_epi32(first));
+        // SAFETY: AVX-512F is enabled on this function; `placed` + 16 is within `ids` and
+        // `at` (this function's contract): each unaligned store writes 16 of their entries.
+        unsafe {
+            _mm512_storeu_si512(
+                ids.as_mut_ptr().add(*placed).cast(),
+                _mm512_maskz_compress_epi32(m, index),
+            );
+            if let Some(b) = b {
+                _mm512_storeu_si512(
+                    at.as_mut_ptr().add(*placed).cast(),
+                    _mm512_set1_epi32(b as i32),
+                );
+            }
+        }
+        *placed += m.count_ones() as usize;
+    }
 }
 
 /// The schedule words t < 32 that are the same at every step when the block words `var`
@@ -827,41 +1097,51 @@ fn permute_stages<const OUTWARD: bool>(mut x: [__m512i; 8]) -> [__m512i; 8] {
 #[inline]
 #[target_feature(enable = "avx512f,avx512bw")]
 fn load_values(values: [&[u8; 32]; 16]) -> [__m512i; 8] {
-    let bswap = _mm512_set4_epi32(0x0c0d_0e0f, 0x0809_0a0b, 0x0405_0607, 0x0001_0203);
-    let mut x = [_mm512_setzero_si512(); 8];
-    for (x, pair) in x.iter_mut().zip(values.as_chunks::<2>().0) {
-        // SAFETY: AVX-512F is enabled on this function; each unaligned load reads exactly the
+    values_in(core::array::from_fn(|l| {
+        // SAFETY: AVX-512F is enabled on this function; the unaligned load reads exactly the
         // 32 bytes of one value.
-        let (lo, hi) = unsafe {
-            (
-                _mm256_loadu_si256(pair[0].as_ptr().cast()),
-                _mm256_loadu_si256(pair[1].as_ptr().cast()),
-            )
-        };
-        let v = _mm512_inserti64x4::<1>(_mm512_castsi256_si512(lo), hi);
-        *x = _mm512_shuffle_epi8(v, bswap);
-    }
-    permute_stages::<false>(x)
+        unsafe { _mm256_loadu_si256(values[l].as_ptr().cast()) }
+    }))
 }
 
 /// The inverse of [`load_values`]: one 256-bit store per value.
 #[inline]
 #[target_feature(enable = "avx512f,avx512bw")]
 fn store_values(values: &mut [[u8; 32]; 16], s: [__m512i; 8]) {
-    let bswap = _mm512_set4_epi32(0x0c0d_0e0f, 0x0809_0a0b, 0x0405_0607, 0x0001_0203);
-    let x = permute_stages::<true>(s);
-    for (x, pair) in x.into_iter().zip(values.as_chunks_mut::<2>().0) {
-        let v = _mm512_shuffle_epi8(x, bswap);
-        // SAFETY: AVX-512F is enabled on this function; each unaligned store writes exactly
+    for (value, v) in values.iter_mut().zip(values_out(s)) {
+        // SAFETY: AVX-512F is enabled on this function; the unaligned store writes exactly
         // the 32 bytes of one value, which it borrows mutably.
-        unsafe {
-            _mm256_storeu_si256(pair[0].as_mut_ptr().cast(), _mm512_castsi512_si256(v));
-            _mm256_storeu_si256(
-                pair[1].as_mut_ptr().cast(),
-                _mm512_extracti64x4_epi64::<1>(v),
-            );
-        }
+        unsafe { _mm256_storeu_si256(value.as_mut_ptr().cast(), v) };
     }
+}
+
+/// 16 lanes' 32-byte values, transposed into big-endian words: vector `j` holds word `j` of
+/// every lane.
+#[inline]
+#[target_feature(enable = "avx512f,avx512bw")]
+fn values_in(values: [__m256i; 16]) -> [__m512i; 8] {
+    let bswap = _mm512_set4_epi32(0x0c0d_0e0f, 0x0809_0a0b, 0x0405_0607, 0x0001_0203);
+    let x = core::array::from_fn(|k| {
+        let v = _mm512_inserti64x4::<1>(_mm512_castsi256_si512(values[2 * k]), values[2 * k + 1]);
+        _mm512_shuffle_epi8(v, bswap)
+    });
+    permute_stages::<false>(x)
+}
+
+/// The inverse of [`values_in`].
+#[inline]
+#[target_feature(enable = "avx512f,avx512bw")]
+fn values_out(s: [__m512i; 8]) -> [__m256i; 16] {
+    let bswap = _mm512_set4_epi32(0x0c0d_0e0f, 0x0809_0a0b, 0x0405_0607, 0x0001_0203);
+    let x = permute_stages::<true>(s).map(|x| _mm512_shuffle_epi8(x, bswap));
+    core::array::from_fn(|l| {
+        let v = x[l / 2];
+        if l % 2 == 0 {
+            _mm512_castsi512_si256(v)
+        } else {
+            _mm512_extracti64x4_epi64::<1>(v)
+        }
+    })
 }
 
 /// Loads the states transposed: vector `j` holds word `j` of every lane's state.

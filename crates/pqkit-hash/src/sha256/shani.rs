@@ -64,6 +64,50 @@ pub(super) fn hash_parts<'a>(
     unsafe { sequential_parts(state, prefix_len, parts) }
 }
 
+/// The longest message [`hash_short`] takes: two blocks less the padding's 9 bytes.
+pub(super) const SHORT: usize = 119;
+
+/// SHA-256 of `msg` (at most [`SHORT`] bytes) after `prefix_len` bytes already in `state`,
+/// and the blocks compressed (1 or 2): the message padded (FIPS 180-4 §5.1.1) into a 128-byte
+/// buffer on the stack (wiped after), its blocks compressed with the state in registers, and
+/// the digest byte-swapped there and stored as two 16-byte halves — so that a caller that
+/// hashes the digest next loads it without a store-forwarding stall. An LMS interior node
+/// (86 bytes) hashed from the last one: 111 against 114 ns through the general gathering of
+/// [`hash_parts`] (best of 80 × 1 000 nodes, 5 alternated runs).
+///
+/// # Panics
+/// When `msg` is longer than [`SHORT`] or the CPU lacks the SHA extensions or SSE4.1.
+pub(super) fn hash_short(state: &[u32; 8], prefix_len: u64, msg: &[u8]) -> ([u8; 32], usize) {
+    assert!(msg.len() <= SHORT, "at most two padded blocks");
+    assert!(
+        std::arch::is_x86_feature_detected!("sha") && std::arch::is_x86_feature_detected!("sse4.1"),
+        "the SHA-NI SHA-256 kernel needs the SHA extensions and SSE4.1"
+    );
+    // SAFETY: the CPU supports SHA and SSE4.1 (asserted just above), the only target features
+    // `short` enables.
+    unsafe { short(state, prefix_len, msg) }
+}
+
+#[target_feature(enable = "sha,sse4.1")]
+fn short(state: &[u32; 8], prefix_len: u64, msg: &[u8]) -> ([u8; 32], usize) {
+    let len = msg.len();
+    let mut buf = [0u8; 128];
+    buf[..len].copy_from_slice(msg);
+    buf[len] = 0x80;
+    let blocks = if len < 56 { 1 } else { 2 };
+    let bits = (prefix_len + len as u64) * 8;
+    buf[64 * blocks - 8..64 * blocks].copy_from_slice(&bits.to_be_bytes());
+    let (mut abef, mut cdgh) = load_state(state);
+    for block in &buf.as_chunks::<64>().0[..blocks] {
+        let (a, c) = blocks_n([abef], [cdgh], [block]);
+        [abef, cdgh] = [a[0], c[0]];
+    }
+    // The message may be secret (an HSS child's SEED).
+    crate::wipe(&mut buf);
+    let out = store_digest(digest(abef, cdgh));
+    (out, blocks)
+}
+
 /// [`hash_parts`]: the padded blocks in order, the state in registers between them.
 #[target_feature(enable = "sha,sse4.1")]
 fn sequential_parts<'a>(
@@ -144,20 +188,30 @@ fn store_state(state: &mut [u32; 8], abef: __m128i, cdgh: __m128i) {
 #[inline]
 #[target_feature(enable = "sha,sse4.1")]
 fn blocks_n<const N: usize>(
-    mut abef: [__m128i; N],
-    mut cdgh: [__m128i; N],
+    abef: [__m128i; N],
+    cdgh: [__m128i; N],
     blocks: [&[u8; 64]; N],
 ) -> ([__m128i; N], [__m128i; N]) {
-    let bswap = _mm_setr_epi8(3, 2, 1, 0, 7, 6, 5, 4, 11, 10, 9, 8, 15, 14, 13, 12);
-    let mut w = [[_mm_setzero_si128(); 4]; N];
-    for (w, block) in w.iter_mut().zip(blocks) {
-        for (w, bytes) in w.iter_mut().zip(block.as_chunks::<16>().0) {
+    let w = blocks.map(|block| {
+        core::array::from_fn(|i| {
             // SAFETY: SSE2 is enabled on this function; the unaligned load reads exactly the
-            // 16 bytes of the array it points into.
-            let v = unsafe { _mm_loadu_si128(bytes.as_ptr().cast()) };
-            *w = _mm_shuffle_epi8(v, bswap);
-        }
-    }
+            // 16 bytes of the block's 16-byte chunk i.
+            unsafe { _mm_loadu_si128(block.as_chunks::<16>().0[i].as_ptr().cast()) }
+        })
+    });
+    words_n(abef, cdgh, w)
+}
+
+/// [`blocks_n`] of blocks already in registers, 16 bytes a vector in message order.
+#[inline]
+#[target_feature(enable = "sha,sse4.1")]
+fn words_n<const N: usize>(
+    mut abef: [__m128i; N],
+    mut cdgh: [__m128i; N],
+    blocks: [[__m128i; 4]; N],
+) -> ([__m128i; N], [__m128i; N]) {
+    let bswap = _mm_setr_epi8(3, 2, 1, 0, 7, 6, 5, 4, 11, 10, 9, 8, 15, 14, 13, 12);
+    let mut w = blocks.map(|b| b.map(|v| _mm_shuffle_epi8(v, bswap)));
     let (abef0, cdgh0) = (abef, cdgh);
     macro_rules! groups {
         ($($g:literal)*) => { $( group::<$g, N>(&mut abef, &mut cdgh, &mut w); )* };
@@ -168,6 +222,118 @@ fn blocks_n<const N: usize>(
         cdgh[n] = _mm_add_epi32(cdgh[n], cdgh0[n]);
     }
     (abef, cdgh)
+}
+
+/// The digest of the state (`abef`, `cdgh`): its first and last 16 bytes (a b c d and
+/// e f g h, each word big-endian).
+#[inline]
+#[target_feature(enable = "sha,sse4.1")]
+fn digest(abef: __m128i, cdgh: __m128i) -> [__m128i; 2] {
+    let feba = _mm_shuffle_epi32::<0x1B>(abef);
+    let dchg = _mm_shuffle_epi32::<0xB1>(cdgh);
+    let bswap = _mm_setr_epi8(3, 2, 1, 0, 7, 6, 5, 4, 11, 10, 9, 8, 15, 14, 13, 12);
+    [
+        _mm_shuffle_epi8(_mm_blend_epi16::<0xF0>(feba, dchg), bswap),
+        _mm_shuffle_epi8(_mm_alignr_epi8::<8>(dchg, feba), bswap),
+    ]
+}
+
+/// Stores a digest's two halves ([`digest`]).
+#[inline]
+#[target_feature(enable = "sha,sse4.1")]
+fn store_digest(halves: [__m128i; 2]) -> [u8; 32] {
+    let mut out = [0u8; 32];
+    for (o, v) in out.as_chunks_mut::<16>().0.iter_mut().zip(halves) {
+        // SAFETY: SSE2 is enabled on this function; the unaligned store writes exactly the
+        // 16 bytes of the array it borrows mutably.
+        unsafe { _mm_storeu_si128(o.as_mut_ptr().cast(), v) };
+    }
+    out
+}
+
+/// Loads 32 bytes as two halves.
+#[inline]
+#[target_feature(enable = "sha,sse4.1")]
+fn load_node(bytes: &[u8; 32]) -> [__m128i; 2] {
+    core::array::from_fn(|k| {
+        // SAFETY: SSE2 is enabled on this function; the unaligned load reads exactly the 16
+        // bytes of half k.
+        unsafe { _mm_loadu_si128(bytes[16 * k..16 * k + 16].as_ptr().cast()) }
+    })
+}
+
+/// The root of an LMS tree from leaf r = 2^h + q's OTS public key `k` and its authentication
+/// `path` (RFC 8554 Algorithm 6a, step 4, m = 32; see [`super::lms_sha256_root`]): each node's
+/// message formed in registers from the last node's digest (byte shifts of the two halves
+/// into place behind I ‖ u32str(r) ‖ u16str(D)), so no node goes through memory.
+///
+/// # Panics
+/// When the CPU lacks the SHA extensions or SSE4.1.
+pub(super) fn lms_root(id: &[u8; 16], r: u32, k: &[u8; 32], path: &[[u8; 32]]) -> [u8; 32] {
+    assert!(
+        std::arch::is_x86_feature_detected!("sha") && std::arch::is_x86_feature_detected!("sse4.1"),
+        "the SHA-NI SHA-256 kernel needs the SHA extensions and SSE4.1"
+    );
+    // SAFETY: the CPU supports SHA and SSE4.1 (asserted just above), the only target features
+    // `lms_root_kernel` enables.
+    unsafe { lms_root_kernel(id, r, k, path) }
+}
+
+#[target_feature(enable = "sha,sse4.1")]
+fn lms_root_kernel(id: &[u8; 16], mut r: u32, k: &[u8; 32], path: &[[u8; 32]]) -> [u8; 32] {
+    // SAFETY: SSE2 is enabled on this function; the unaligned load reads exactly the 16 bytes
+    // of I.
+    let i = unsafe { _mm_loadu_si128(id.as_ptr().cast()) };
+    // Bytes 16..22 of a node's message: u32str(r) ‖ u16str(d), then the first 10 bytes of the
+    // node `x` after them.
+    let head = |r: u32, d: u8, x: __m128i| {
+        let [a, b, c, e] = r.to_be_bytes();
+        let h = i64::from_le_bytes([a, b, c, e, d, d, 0, 0]);
+        _mm_or_si128(_mm_cvtsi64_si128(h), _mm_slli_si128::<6>(x))
+    };
+    let (iv_abef, iv_cdgh) = load_state(&super::IV);
+    let compress = |blocks: &[[__m128i; 4]]| {
+        let (mut abef, mut cdgh) = (iv_abef, iv_cdgh);
+        for &b in blocks {
+            let (a, c) = words_n([abef], [cdgh], [b]);
+            [abef, cdgh] = [a[0], c[0]];
+        }
+        digest(abef, cdgh)
+    };
+    // The leaf, H(I ‖ u32str(r) ‖ u16str(D_LEAF) ‖ K): 54 bytes, then 0x80 and the length in
+    // bits (432) at the block's end.
+    let [k0, k1] = load_node(k);
+    let leaf_pad = _mm_setr_epi8(-128, 0, 0, 0, 0, 0, 0, 0, 0x01, -80, 0, 0, 0, 0, 0, 0);
+    let mut node = compress(&[[
+        i,
+        head(r, 0x82, k0),
+        _mm_alignr_epi8::<10>(k1, k0),
+        _mm_alignr_epi8::<10>(leaf_pad, k1),
+    ]]);
+    // Interior nodes, H(I ‖ u32str(r) ‖ u16str(D_INTR) ‖ left ‖ right): 86 bytes, 0x80, and
+    // the length in bits (688) at the second block's end.
+    let pad = _mm_setr_epi8(-128, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0);
+    let length = _mm_setr_epi8(0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0x02, -80);
+    for sibling in path {
+        let s = load_node(sibling);
+        let ([l0, l1], [r0, r1]) = if r & 1 == 1 { (s, node) } else { (node, s) };
+        r /= 2;
+        node = compress(&[
+            [
+                i,
+                head(r, 0x83, l0),
+                _mm_alignr_epi8::<10>(l1, l0),
+                _mm_alignr_epi8::<10>(r0, l1),
+            ],
+            [
+                _mm_alignr_epi8::<10>(r1, r0),
+                _mm_alignr_epi8::<10>(pad, r1),
+                _mm_setzero_si128(),
+                length,
+            ],
+        ]);
+    }
+    store_digest(node)
 }
 
 /// Rounds 4G..4G+4 of each of the `N` states (extending the schedule first from G = 4 on).

@@ -558,6 +558,123 @@ fn id_chains_match_fixed_chains() {
     assert_eq!(tested, Path::supported());
 }
 
+/// `id_chains_to_end` on every path against `id_chains` on the portable path, chain by chain:
+/// LM-OTS's layouts (n = 32 and 24) and digit widths (ends 1, 3, 15, 255), starts anywhere
+/// from 0 to past the end (chains without steps), and counts around the kernel widths and
+/// the sort's 64-chain compares.
+#[test]
+fn id_chains_to_end_match_id_chains() {
+    let mut rng = Rng::new(19);
+    let lms = |n| Layout {
+        msg_len: 23 + n,
+        step_at: 22,
+        step_bytes: 1,
+        value_at: 23,
+        n,
+    };
+    let id = IdField { at: 20, bytes: 2 };
+    let tested = each_path(|path| {
+        for count in [0, 1, 4, 5, 16, 17, 33, 64, 65, 67, 133, 265, 300] {
+            for n in [32, 24] {
+                for end in [1u32, 3, 15, 255] {
+                    let layout = lms(n);
+                    let mut shared = vec![0u8; layout.msg_len];
+                    rng.fill(&mut shared);
+                    let starts: Vec<u8> = (0..count)
+                        .map(|_| match rng.next() % 8 {
+                            0 => 255,
+                            _ => u8::try_from(rng.next() % u64::from(end + 1)).expect("≤ 255"),
+                        })
+                        .collect();
+                    let mut values = vec![0u8; count * n];
+                    rng.fill(&mut values);
+                    let mut want: Vec<Chain> = (0u32..)
+                        .zip(&starts)
+                        .zip(values.chunks_exact(n))
+                        .map(|((i, &a), v)| Chain::new(i, u32::from(a), end, v))
+                        .collect();
+                    crate::dispatch::with_path(Path::Portable, || {
+                        crate::id_chains(&Sha256Prefix::NONE, &layout, id, &shared, &mut want);
+                    })
+                    .expect("the portable path");
+                    let mut out = vec![0u8; count * n];
+                    let ends = crate::ChainEnds {
+                        starts: &starts,
+                        values: &values,
+                        end,
+                    };
+                    let before = crate::stats::thread_counts();
+                    crate::dispatch::with_path(path, || {
+                        crate::id_chains_to_end(
+                            &Sha256Prefix::NONE,
+                            &layout,
+                            id,
+                            &shared,
+                            ends,
+                            &mut out,
+                        );
+                    })
+                    .expect("a supported path");
+                    let name = format!("{path}, n {n}, end {end}, {count} chains");
+                    for (k, (o, c)) in out.chunks_exact(n).zip(&want).enumerate() {
+                        assert_eq!(o, &c.value[..n], "{name}: chain {k}");
+                    }
+                    let steps: u64 = starts
+                        .iter()
+                        .map(|&a| u64::from(end.saturating_sub(u32::from(a))))
+                        .sum();
+                    let counted = crate::stats::thread_counts().since(before).sha256;
+                    assert_eq!(counted, steps, "{name}: compressions counted");
+                }
+            }
+        }
+    });
+    assert_eq!(tested, Path::supported());
+}
+
+/// `lms_sha256_root` on every path against the nodes hashed with `sha2` (RFC 8554 §5.3: the
+/// leaf H(I ‖ u32str(r) ‖ u16str(D_LEAF) ‖ K), then H(I ‖ u32str(r/2) ‖ u16str(D_INTR) ‖
+/// left ‖ right) up the path), for heights 0–25 and leaves at both edges and between.
+#[test]
+fn lms_root_matches_sha2() {
+    let mut rng = Rng::new(17);
+    let tested = each_path(|path| {
+        for h in [0u32, 1, 2, 5, 10, 15, 20, 25] {
+            let mut id = [0u8; 16];
+            rng.fill(&mut id);
+            let k: [u8; 32] = rng.bytes();
+            let auth: Vec<u8> = (0..32 * h).map(|_| rng.next().to_le_bytes()[0]).collect();
+            let last = (1u64 << h) - 1;
+            for q in [0, last, rng.next() % (last + 1)] {
+                let q = u32::try_from(q).expect("q < 2^25");
+                let node = |r: u32, d: u8, parts: &[&[u8]]| -> [u8; 32] {
+                    let mut h = sha2::Sha256::new();
+                    h.update(id);
+                    h.update(r.to_be_bytes());
+                    h.update([d, d]);
+                    parts.iter().for_each(|p| h.update(p));
+                    h.finalize().into()
+                };
+                let mut r = (1u32 << h) + q;
+                let mut want = node(r, 0x82, &[&k]);
+                for s in auth.chunks_exact(32) {
+                    want = if r & 1 == 1 {
+                        node(r / 2, 0x83, &[s, &want])
+                    } else {
+                        node(r / 2, 0x83, &[&want, s])
+                    };
+                    r /= 2;
+                }
+                let got =
+                    crate::dispatch::with_path(path, || crate::lms_sha256_root(&id, q, &k, &auth))
+                        .expect("a supported path");
+                assert_eq!(got, want, "{path}, h {h}, q {q}");
+            }
+        }
+    });
+    assert_eq!(tested, Path::supported());
+}
+
 /// A message hashed a piece at a time (`then` over whole blocks, then `hash` of the rest) on
 /// every path: the `sha2` digest of the whole, for lengths around the block and piece edges.
 #[test]
