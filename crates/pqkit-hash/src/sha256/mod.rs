@@ -301,9 +301,7 @@ fn lms_sha256_root_on(path: Path, id: &[u8; 16], q: u32, k: &[u8; 32], auth: &[u
         msg[22..54].copy_from_slice(parts[0]);
         msg[54..].copy_from_slice(parts[1]);
         let mut state = IV;
-        padded_blocks(0, [&msg[..22 + 32 * count]], |b| {
-            sequential(path, &mut state, &[*b])
-        });
+        gathered(path, &mut state, 0, [&msg[..22 + 32 * count]]);
         let mut out = [0u8; 32];
         write_digest(&state, &mut out);
         out

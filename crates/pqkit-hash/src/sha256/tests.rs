@@ -488,6 +488,17 @@ fn prelude_chains_match_general() {
     assert_eq!(tested, Path::supported());
 }
 
+/// LM-OTS's chain step layout for n-byte values: I ‖ u32str(q) ‖ u16str(i) ‖ u8str(j) ‖ tmp.
+fn lms_layout(n: usize) -> Layout {
+    Layout {
+        msg_len: 23 + n,
+        step_at: 22,
+        step_bytes: 1,
+        value_at: 23,
+        n,
+    }
+}
+
 /// `id_chains` on every path against chains whose messages are written out (the portable
 /// `fixed_chains`): LM-OTS's layouts (n = 32 and 24, u16str(i) at byte 20) with LM-OTS's
 /// chain lengths (0–3 and 0–15 steps, and the signer's 0xff start), other id fields, and
@@ -495,23 +506,16 @@ fn prelude_chains_match_general() {
 #[test]
 fn id_chains_match_fixed_chains() {
     let mut rng = Rng::new(13);
-    let lms = |n| Layout {
-        msg_len: 23 + n,
-        step_at: 22,
-        step_bytes: 1,
-        value_at: 23,
-        n,
-    };
     let tested = each_path(|path| {
         for (k, count) in [1, 4, 5, 16, 17, 33, 67, 133, 265].into_iter().enumerate() {
             for (layout, id) in [
-                (lms(32), Some(IdField { at: 20, bytes: 2 })),
-                (lms(24), Some(IdField { at: 20, bytes: 2 })),
+                (lms_layout(32), Some(IdField { at: 20, bytes: 2 })),
+                (lms_layout(24), Some(IdField { at: 20, bytes: 2 })),
                 // Two blocks: the general path on every engine path.
                 (
                     Layout {
                         msg_len: 70,
-                        ..lms(32)
+                        ..lms_layout(32)
                     },
                     Some(IdField { at: 60, bytes: 4 }),
                 ),
@@ -565,19 +569,12 @@ fn id_chains_match_fixed_chains() {
 #[test]
 fn id_chains_to_end_match_id_chains() {
     let mut rng = Rng::new(19);
-    let lms = |n| Layout {
-        msg_len: 23 + n,
-        step_at: 22,
-        step_bytes: 1,
-        value_at: 23,
-        n,
-    };
     let id = IdField { at: 20, bytes: 2 };
     let tested = each_path(|path| {
         for count in [0, 1, 4, 5, 16, 17, 33, 64, 65, 67, 133, 265, 300] {
             for n in [32, 24] {
                 for end in [1u32, 3, 15, 255] {
-                    let layout = lms(n);
+                    let layout = lms_layout(n);
                     let mut shared = vec![0u8; layout.msg_len];
                     rng.fill(&mut shared);
                     let starts: Vec<u8> = (0..count)
