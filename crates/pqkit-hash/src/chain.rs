@@ -331,13 +331,19 @@ pub fn id_chains<H: ManyHash + ?Sized>(
     shared: &[u8],
     chains: &mut [Chain],
 ) {
-    layout.check(hash.max_output());
+    check_shared(hash.max_output(), layout, id, shared);
+    hash.id_chains_on(crate::dispatch::current(), layout, id, shared, chains);
+}
+
+/// The shape checks of [`id_chains`] and [`id_chains_to_end`]: the layout fits the hash's
+/// output, `shared` is one whole message, and the id field fits beside the counter and value.
+fn check_shared(max_output: usize, layout: &Layout, id: IdField, shared: &[u8]) {
+    layout.check(max_output);
     assert_eq!(shared.len(), layout.msg_len, "one shared message");
     assert!(
         id.fits(layout),
         "the id field: 1, 2 or 4 bytes in one word, clear of the step counter and the value"
     );
-    hash.id_chains_on(crate::dispatch::current(), layout, id, shared, chains);
 }
 
 /// The general [`id_chains`]: the chains' messages formed from `shared` for
@@ -379,12 +385,7 @@ pub fn id_chains_to_end<H: ManyHash + ?Sized>(
     ends: ChainEnds<'_>,
     out: &mut [u8],
 ) {
-    layout.check(hash.max_output());
-    assert_eq!(shared.len(), layout.msg_len, "one shared message");
-    assert!(
-        id.fits(layout),
-        "the id field: 1, 2 or 4 bytes in one word, clear of the step counter and the value"
-    );
+    check_shared(hash.max_output(), layout, id, shared);
     let n = layout.n;
     assert!(
         ends.values.len() == ends.starts.len() * n && out.len() == ends.values.len(),
