@@ -93,20 +93,58 @@ pub fn groups() -> &'static [&'static KeyExchangeGroup] {
     GROUPS
 }
 
-/// Finds a KEM by name or alias, case-insensitively.
+/// Finds a KEM by name or alias (case-insensitively), by OID ("2.16.840.1.101.3.4.4.2"), or by
+/// the code point of its pure TLS group ("0x0201") — as `pqkit list` shows them.
 ///
 /// # Errors
 /// [`Error::UnknownAlgorithm`].
 pub fn kem(name: &str) -> Result<&'static KemAlgorithm, Error> {
+    if let Some(k) = kems().iter().copied().find(|k| k.oid == name.trim()) {
+        return Ok(k);
+    }
+    if let Some(v) = code_point(name)
+        && let Some(g) = groups()
+            .iter()
+            .find(|g| g.classical.is_none() && g.code_point.value == v)
+    {
+        return Ok(g.kem);
+    }
     find(kems(), name, |a| (a.name, a.aliases))
 }
 
-/// Finds a signature algorithm by name or alias, case-insensitively.
+/// Finds a signature algorithm by name or alias (case-insensitively), by its TLS signature
+/// scheme's IANA name or code point ("mldsa65", "0x0905"), or by OID ("2.16.840.1.101.3.4.3.18")
+/// — as `pqkit list` shows them. An OID or code point several entries share (RSA's, for every
+/// key size) gives the first.
 ///
 /// # Errors
 /// [`Error::UnknownAlgorithm`].
 pub fn signature(name: &str) -> Result<&'static SignatureAlgorithm, Error> {
-    find(signatures(), name, |a| (a.name, a.aliases))
+    if let Ok(a) = find(signatures(), name, |a| (a.name, a.aliases)) {
+        return Ok(a);
+    }
+    let by =
+        |pred: &dyn Fn(&SignatureAlgorithm) -> bool| signatures().iter().copied().find(|a| pred(a));
+    if let Some(a) = by(&|a| a.oid == name.trim()) {
+        return Ok(a);
+    }
+    if let Some(v) = code_point(name)
+        && let Some(a) = by(&|a| a.tls_scheme.is_some_and(|cp| cp.value == v))
+    {
+        return Ok(a);
+    }
+    by(&|a| {
+        a.tls_scheme
+            .is_some_and(|cp| normalize(cp.iana) == normalize(name))
+    })
+    .ok_or_else(|| Error::UnknownAlgorithm(name.to_owned()))
+}
+
+/// A TLS code point written as `0x` and four hex digits.
+fn code_point(name: &str) -> Option<u16> {
+    let n = name.trim();
+    let hex = n.strip_prefix("0x").or_else(|| n.strip_prefix("0X"))?;
+    u16::from_str_radix(hex, 16).ok()
 }
 
 /// Finds a key-exchange group by IANA name, alias or code point ("0x11ec"), case-insensitively.
@@ -122,11 +160,9 @@ pub fn group(name: &str) -> Result<&'static KeyExchangeGroup, Error> {
     {
         return Ok(g);
     }
-    let code_point = name
-        .strip_prefix("0x")
-        .or_else(|| name.strip_prefix("0X"))
-        .and_then(|hex| u16::from_str_radix(hex, 16).ok());
-    if let Some(g) = code_point.and_then(|v| groups().iter().find(|g| g.code_point.value == v)) {
+    if let Some(g) =
+        code_point(name).and_then(|v| groups().iter().find(|g| g.code_point.value == v))
+    {
         return Ok(g);
     }
     find(groups(), name, |g| (g.name, g.aliases))

@@ -89,6 +89,7 @@ impl Falcon {
         if key.get_logn() != self.0 {
             return Err(Error::InvalidKey("Falcon private key of another degree"));
         }
+        check_key(self.0, &sk)?;
         let mut vk = vec![0u8; vrfy_key_size(self.0)];
         key.to_verifying_key(&mut vk);
         Ok(Box::new(FalconSigningKey {
@@ -257,13 +258,31 @@ impl SigningKeyImpl for FalconSigningKey {
             SigningRandomness::Deterministic => crate::FixedRng::new(&[0; 48]),
             SigningRandomness::Fixed(r) => crate::FixedRng::new(r),
         };
-        key.sign(
-            &mut rng,
-            &DOMAIN_NONE,
-            &HASH_ID_ORIGINAL_FALCON,
-            message,
-            &mut sig,
-        );
+        // fn-dsa retries until the signature is short enough, drawing fresh randomness for
+        // each attempt, with no bound of its own: the draws are bounded here, and running out
+        // unwinds out of fn-dsa (without the panic hook) into an error. A key that passed
+        // [`check_key`] succeeds at the first attempt almost always.
+        let mut bounded = BoundedRng {
+            inner: &mut rng,
+            left: MAX_SIGNING_RANDOMNESS_BYTES,
+        };
+        let signed = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            key.sign(
+                &mut bounded,
+                &DOMAIN_NONE,
+                &HASH_ID_ORIGINAL_FALCON,
+                message,
+                &mut sig,
+            );
+        }));
+        if let Err(payload) = signed {
+            if payload.is::<AttemptsExhausted>() {
+                return Err(Error::InvalidKey(
+                    "Falcon private key: no short enough signature after 64 attempts",
+                ));
+            }
+            std::panic::resume_unwind(payload);
+        }
         // Strip the zero padding: the compressed encoding ends in a 1 bit (the stop bit of the
         // last coefficient's unary part), so no real byte is lost.
         while sig.last() == Some(&0) {
@@ -272,6 +291,171 @@ impl SigningKeyImpl for FalconSigningKey {
         Ok(sig)
     }
 }
+
+/// Checks a decoded round-3 private key `0x50+logn ‖ f ‖ g ‖ F` the way key generation
+/// accepts one (round-3 specification §3.8, Algorithm 4 and the reference `keygen`):
+///
+/// 1. G = g·F/f mod q has coefficients in [−127, 127] (fn-dsa's decoder checked this too);
+/// 2. the NTRU equation f·G − g·F = q holds over the integers in Z[x]/(x^n + 1), not only
+///    mod q — else (f, g, F, G) spans a sublattice whose vectors are too long to ever sign;
+/// 3. ‖(g, −f)‖² and the squared norm of the Gram–Schmidt vector
+///    (q·f̄/(f·f̄ + g·ḡ), q·ḡ/(f·f̄ + g·ḡ)) are at most 1.17²·q = 16822.4121 — else signing
+///    succeeds rarely or never.
+///
+/// A key that passes signs at the first attempt with the probability the specification gives
+/// for its own keys.
+///
+/// # Errors
+/// [`Error::InvalidKey`] naming the failed check.
+fn check_key(logn: u32, sk: &[u8]) -> Result<(), Error> {
+    use fn_dsa_comm::{codec, mq};
+    let n = 1usize << logn;
+    let bad = Error::InvalidKey;
+    let nbits = if logn == 9 { 6 } else { 5 };
+    let mut f = Zeroizing::new(vec![0i8; n]);
+    let mut g = Zeroizing::new(vec![0i8; n]);
+    let mut big_f = Zeroizing::new(vec![0i8; n]);
+    let mut big_g = Zeroizing::new(vec![0i8; n]);
+    let src = sk.get(1..).ok_or(bad("Falcon private key"))?;
+    let j = codec::trim_i8_decode(src, &mut f, nbits).ok_or(bad("Falcon private key (f)"))?;
+    let j =
+        j + codec::trim_i8_decode(&src[j..], &mut g, nbits).ok_or(bad("Falcon private key (g)"))?;
+    codec::trim_i8_decode(&src[j..], &mut big_f, 8).ok_or(bad("Falcon private key (F)"))?;
+    // 1. G = g·F/f mod q, small.
+    let mut w0 = Zeroizing::new(vec![0u16; n]);
+    let mut w1 = Zeroizing::new(vec![0u16; n]);
+    mq::mqpoly_small_to_int(logn, &g, &mut w0);
+    mq::mqpoly_small_to_int(logn, &f, &mut w1);
+    mq::mqpoly_int_to_NTT(logn, &mut w0);
+    mq::mqpoly_int_to_NTT(logn, &mut w1);
+    if !mq::mqpoly_div_ntt(logn, &mut w0, &w1) {
+        return Err(bad("Falcon private key (f is not invertible mod q)"));
+    }
+    mq::mqpoly_small_to_int(logn, &big_f, &mut w1);
+    mq::mqpoly_int_to_NTT(logn, &mut w1);
+    mq::mqpoly_mul_ntt(logn, &mut w1, &w0);
+    mq::mqpoly_NTT_to_int(logn, &mut w1);
+    if !mq::mqpoly_int_to_small(logn, &w1, &mut big_g) {
+        return Err(bad("Falcon private key (G is not small)"));
+    }
+    // 2. f·G − g·F = q in Z[x]/(x^n + 1).
+    let fg = negacyclic_product(&f, &big_g);
+    let gf = negacyclic_product(&g, &big_f);
+    let ntru = fg
+        .iter()
+        .zip(gf.iter())
+        .enumerate()
+        .all(|(i, (a, b))| a - b == if i == 0 { FALCON_Q } else { 0 });
+    if !ntru {
+        return Err(bad(
+            "Falcon private key (the NTRU equation f·G − g·F = q does not hold)",
+        ));
+    }
+    // 3. Both basis norms within the key generation bound.
+    let sq = |v: &[i8]| v.iter().map(|&c| i32::from(c) * i32::from(c)).sum::<i32>();
+    if f64::from(sq(&f) + sq(&g)) > NORM_BOUND_SQUARED {
+        return Err(bad("Falcon private key (‖(g, −f)‖ over the bound)"));
+    }
+    if gram_schmidt_norm_squared(&f, &g) > NORM_BOUND_SQUARED {
+        return Err(bad("Falcon private key (Gram–Schmidt norm over the bound)"));
+    }
+    Ok(())
+}
+
+/// a·b in Z[x]/(x^n + 1), schoolbook (|coefficients| < 2^15·n: no overflow in i32).
+fn negacyclic_product(a: &[i8], b: &[i8]) -> Zeroizing<Vec<i32>> {
+    let n = a.len();
+    let mut out = Zeroizing::new(vec![0i32; n]);
+    for (i, &ai) in a.iter().enumerate() {
+        let ai = i32::from(ai);
+        if ai == 0 {
+            continue;
+        }
+        for (j, &bj) in b.iter().enumerate() {
+            let p = ai * i32::from(bj);
+            let k = i + j;
+            if k < n {
+                out[k] += p;
+            } else {
+                out[k - n] -= p;
+            }
+        }
+    }
+    out
+}
+
+/// ‖(q·f̄/(f·f̄ + g·ḡ), q·ḡ/(f·f̄ + g·ḡ))‖², from f and g evaluated at the n/2 roots
+/// ζ_j = e^{iπ(2j+1)/n} of x^n + 1 that represent all n (the others are their conjugates):
+/// by Parseval, ‖a‖² = (2/n)·Σ_j |a(ζ_j)|², and here |a(ζ_j)|² = q²/(|f(ζ_j)|² + |g(ζ_j)|²).
+fn gram_schmidt_norm_squared(f: &[i8], g: &[i8]) -> f64 {
+    let n = f.len();
+    let q = f64::from(FALCON_Q);
+    let mut sum = 0.0f64;
+    for j in 0..n / 2 {
+        let angle = core::f64::consts::PI * (2.0 * j as f64 + 1.0) / n as f64;
+        let (step_im, step_re) = angle.sin_cos();
+        let (mut re, mut im) = (1.0f64, 0.0f64);
+        let (mut fr, mut fi, mut gr, mut gi) = (0.0f64, 0.0f64, 0.0f64, 0.0f64);
+        for k in 0..n {
+            fr += f64::from(f[k]) * re;
+            fi += f64::from(f[k]) * im;
+            gr += f64::from(g[k]) * re;
+            gi += f64::from(g[k]) * im;
+            (re, im) = (re * step_re - im * step_im, re * step_im + im * step_re);
+        }
+        let d = fr * fr + fi * fi + gr * gr + gi * gi;
+        if d == 0.0 {
+            return f64::INFINITY;
+        }
+        sum += q * q / d;
+    }
+    2.0 * sum / n as f64
+}
+
+/// Falcon's modulus q.
+const FALCON_Q: i32 = 12289;
+
+/// 1.17²·q, the squared-norm bound of Falcon key generation (round-3 specification §3.8.2).
+const NORM_BOUND_SQUARED: f64 = 16822.4121;
+
+/// Randomness one signature may draw before signing gives up: 64 attempts of fn-dsa's loop
+/// (a 40-byte nonce and a 56-byte sampler seed each).
+const MAX_SIGNING_RANDOMNESS_BYTES: usize = 64 * (40 + 56);
+
+/// The unwind payload that ends a signing loop that ran out of attempts.
+struct AttemptsExhausted;
+
+/// An RNG that gives out at most `left` bytes, then unwinds with [`AttemptsExhausted`].
+struct BoundedRng<'a, R> {
+    inner: &'a mut R,
+    left: usize,
+}
+
+impl<R: rand_core::RngCore> rand_core::RngCore for BoundedRng<'_, R> {
+    fn next_u32(&mut self) -> u32 {
+        rand_core::impls::next_u32_via_fill(self)
+    }
+
+    fn next_u64(&mut self) -> u64 {
+        rand_core::impls::next_u64_via_fill(self)
+    }
+
+    fn fill_bytes(&mut self, dest: &mut [u8]) {
+        if dest.len() > self.left {
+            // Not a panic: no panic hook runs, nothing is printed; `sign` catches it.
+            std::panic::resume_unwind(Box::new(AttemptsExhausted));
+        }
+        self.left -= dest.len();
+        self.inner.fill_bytes(dest);
+    }
+
+    fn try_fill_bytes(&mut self, dest: &mut [u8]) -> Result<(), rand_core::Error> {
+        self.fill_bytes(dest);
+        Ok(())
+    }
+}
+
+impl<R: rand_core::CryptoRng + rand_core::RngCore> rand_core::CryptoRng for BoundedRng<'_, R> {}
 
 // AlgorithmIdentifier contents for OQS's Falcon OIDs (1.3.9999.3.11 / .14), parameters absent.
 const ALG_ID_512: [u8; 7] = [0x06, 0x05, 0x2b, 0xce, 0x0f, 0x03, 0x0b];
@@ -325,6 +509,75 @@ mod tests {
             let mut bad = sig.clone();
             bad[45] ^= 0x10;
             assert!(!verify_long(logn, pk.as_bytes(), b"m", &bad));
+        }
+    }
+
+    /// Keys that fn-dsa decodes (G = g·F/f mod q is small) but that are not NTRU bases:
+    /// F = f (so G = g: the basis [[g, −f], [G, −F]] is degenerate, f·G − g·F = 0, and fn-dsa's
+    /// sampler never finds a short signature — it used to loop forever) and F = G = 0. Both are
+    /// refused at load by the NTRU check; no signing attempt is made.
+    #[test]
+    fn keys_off_the_ntru_equation_are_refused_at_load() {
+        for alg in [&FALCON_512, &FALCON_1024] {
+            let key = alg.generate().expect("key");
+            let sk = key.expanded().expect("sk");
+            let logn = u32::from(sk[0] & 0x0f);
+            let n = 1usize << logn;
+            let nbits = if logn == 9 { 6 } else { 5 };
+            let mut f = vec![0i8; n];
+            let f_len = fn_dsa_comm::codec::trim_i8_decode(&sk[1..], &mut f, nbits).expect("f");
+            let big_f = 1 + 2 * f_len;
+            let mut same = sk.to_vec();
+            for (b, c) in same[big_f..].iter_mut().zip(&f) {
+                *b = *c as u8;
+            }
+            let mut zero = sk.to_vec();
+            zero[big_f..].fill(0);
+            for (what, bad) in [("F = f", same), ("F = 0", zero)] {
+                assert!(
+                    SigningKeyStandard::decode(&bad).is_some(),
+                    "{what}: fn-dsa alone accepts it"
+                );
+                let start = std::time::Instant::now();
+                let e = alg.signing_key_from_expanded(&bad).expect_err(what);
+                assert!(e.to_string().contains("NTRU"), "{what}: {e}");
+                assert!(start.elapsed() < std::time::Duration::from_secs(1));
+            }
+        }
+    }
+
+    /// The signing loop is bounded even for a key that got past the checks: a degenerate key
+    /// (F = G = 0) built directly, without `check_key`, gives an error after 64 attempts
+    /// instead of spinning.
+    #[test]
+    fn signing_gives_up_after_a_bounded_number_of_attempts() {
+        let key = FALCON_512.generate().expect("key");
+        let mut sk = key.expanded().expect("sk");
+        sk[1 + 2 * 384..].fill(0);
+        let unchecked = FalconSigningKey {
+            logn: 9,
+            sk,
+            verifying_key: key.verifying_key().as_bytes().to_vec(),
+        };
+        let start = std::time::Instant::now();
+        let e = unchecked
+            .sign(b"m", b"", SigningRandomness::Hedged)
+            .expect_err("no signature from a degenerate key");
+        assert!(e.to_string().contains("64 attempts"), "{e}");
+        assert!(start.elapsed() < std::time::Duration::from_secs(10));
+    }
+
+    /// Honest keys pass the key-generation norm checks, and the Gram–Schmidt norm is computed
+    /// the way the specification bounds it (well inside 1.17²·q for generated keys).
+    #[test]
+    fn generated_keys_pass_the_key_checks() {
+        for alg in [&FALCON_512, &FALCON_1024] {
+            for _ in 0..3 {
+                let key = alg.generate().expect("key");
+                let sk = key.expanded().expect("sk");
+                let logn = u32::from(sk[0] & 0x0f);
+                check_key(logn, &sk).expect("a generated key passes");
+            }
         }
     }
 

@@ -122,11 +122,22 @@ impl KemAlgorithm {
         // FIPS 203 §7.3: dk = dk_PKE ‖ ek ‖ H(ek) ‖ z; ek starts at 384·k.
         let ek_start = self.encapsulation_key_size - 32;
         let ek = &bytes[ek_start..ek_start + self.encapsulation_key_size];
-        Ok(DecapsulationKey {
+        let key = DecapsulationKey {
             ek: self.encapsulation_key(ek)?,
             seed: None,
             expanded: Zeroizing::new(bytes.to_vec()),
-        })
+        };
+        // The §7.3 hash check covers ek inside dk, not the secret vector s: a damaged s would
+        // decapsulate every ciphertext to the implicit-rejection key. A pairwise consistency
+        // test (FIPS 140-3 IG 10.3.A) — encapsulate to ek, decapsulate with dk — catches it.
+        let (ct, ss) = key.ek.encapsulate()?;
+        if key.decapsulate(&ct)? != ss {
+            return Err(Error::InvalidKey(
+                "ML-KEM decapsulation key (it does not decapsulate what its encapsulation key \
+                 encapsulates: the secret part is damaged)",
+            ));
+        }
+        Ok(key)
     }
 
     /// The backend that implements this algorithm, e.g. "libcrux-ml-kem".

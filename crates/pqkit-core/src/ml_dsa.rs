@@ -212,6 +212,16 @@ impl SignatureBackend for MlDsa {
     ) -> Result<Box<dyn SigningKeyImpl>, Error> {
         let sk = Zeroizing::new(bytes.to_vec());
         let verifying_key = fips::public_from_expanded(self.0, &sk)?;
+        // FIPS 204 Algorithm 24: sk = ρ ‖ K ‖ tr ‖ s1 ‖ s2 ‖ t0 with tr = H(pk, 64). pk is
+        // recomputed from ρ, s1 and s2 (t = A·s1 + s2), so a damaged ρ, tr, s1 or s2 shows as
+        // a tr that is not H(pk). t0 is not covered: every signature of an expanded-only key
+        // is verified before it leaves (see `MlDsaSigningKey::checked`).
+        let tr: [u8; 64] = crate::prehash::shake256(&[&verifying_key]);
+        if !bool::from(subtle::ConstantTimeEq::ct_eq(&tr[..], &sk[64..128])) {
+            return Err(Error::InvalidKey(
+                "ML-DSA expanded private key (tr is not H(pk): the key is damaged)",
+            ));
+        }
         Ok(Box::new(MlDsaSigningKey {
             level: self.0,
             held: Held::Expanded(sk),
@@ -279,6 +289,26 @@ enum Held {
 }
 
 impl MlDsaSigningKey {
+    /// `sig`, after verifying it when the key was loaded from its expanded form only: nothing
+    /// ties t0 to the rest of such a key, and a damaged t0 makes invalid signatures, so none
+    /// leaves the signer (FIPS 140-3's pairwise consistency, per signature). Keys from a seed
+    /// are consistent by construction.
+    ///
+    /// # Errors
+    /// [`Error::InvalidKey`] when the signature does not verify.
+    fn checked(
+        &self,
+        sig: Vec<u8>,
+        verify: impl FnOnce(&[u8], &[u8]) -> Result<(), Error>,
+    ) -> Result<Vec<u8>, Error> {
+        if matches!(self.held, Held::Expanded(_)) && verify(&self.verifying_key, &sig).is_err() {
+            return Err(Error::InvalidKey(
+                "ML-DSA expanded private key (its signature does not verify: t0 is damaged)",
+            ));
+        }
+        Ok(sig)
+    }
+
     fn secret(&self) -> fips::Secret<'_> {
         match &self.held {
             Held::Seed { seed, .. } => fips::Secret::Seed(seed),
@@ -319,7 +349,10 @@ impl SigningKeyImpl for MlDsaSigningKey {
             return aws::sign(pair, message);
         }
         let rnd = rnd(randomness)?;
-        fips::sign(self.level, self.secret(), message, context, &rnd)
+        let sig = fips::sign(self.level, self.secret(), message, context, &rnd)?;
+        self.checked(sig, |pk, sig| {
+            fips::verify(self.level, pk, message, context, sig)
+        })
     }
 
     fn sign_prehashed(
@@ -330,7 +363,10 @@ impl SigningKeyImpl for MlDsaSigningKey {
         randomness: SigningRandomness<'_>,
     ) -> Result<Vec<u8>, Error> {
         let rnd = rnd(randomness)?;
-        fips::hash_sign(self.level, self.secret(), hash, digest, context, &rnd)
+        let sig = fips::hash_sign(self.level, self.secret(), hash, digest, context, &rnd)?;
+        self.checked(sig, |pk, sig| {
+            fips::hash_verify(self.level, pk, hash, digest, context, sig)
+        })
     }
 
     fn sign_mu(
@@ -339,7 +375,8 @@ impl SigningKeyImpl for MlDsaSigningKey {
         randomness: SigningRandomness<'_>,
     ) -> Result<Vec<u8>, Error> {
         let rnd = rnd(randomness)?;
-        fips::sign_mu(self.level, self.secret(), mu, &rnd)
+        let sig = fips::sign_mu(self.level, self.secret(), mu, &rnd)?;
+        self.checked(sig, |pk, sig| fips::verify_mu(self.level, pk, mu, sig))
     }
 }
 
