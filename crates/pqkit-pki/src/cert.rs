@@ -43,6 +43,13 @@ pub enum Profile {
     CodeSigning,
 }
 
+impl Profile {
+    /// Whether certificates of this profile are CA certificates.
+    pub fn is_ca(self) -> bool {
+        matches!(self, Self::RootCa | Self::IntermediateCa)
+    }
+}
+
 /// The subject-specific fields of a certificate to issue.
 #[derive(Clone, Debug)]
 pub struct CertRequest {
@@ -113,6 +120,11 @@ pub(crate) fn issue_named(
     issuer: Issuer<'_>,
 ) -> Result<Vec<u8>, Error> {
     let bad = |e| Error::malformed("issuer certificate", e);
+    crate::path::check_can_issue(
+        issuer.certificate,
+        request.profile.is_ca(),
+        SystemTime::now(),
+    )?;
     let ca = Certificate::from_der(issuer.certificate).map_err(bad)?;
     let ca_tbs = &ca.tbs_certificate;
     // The same SPKI, not the same algorithm: an RSA SPKI does not say PSS or PKCS#1.

@@ -29,6 +29,28 @@ pub enum Error {
         /// The label looked for ("CERTIFICATE", "PRIVATE KEY").
         label: &'static str,
     },
+    /// An output file exists and may not be replaced (the CLI's `--force` replaces it).
+    #[error("{0}: exists; refusing to overwrite it (--force replaces it)")]
+    Exists(String),
+    /// An output names one of the command's input files.
+    #[error("{output}: is the input {input}; refusing to overwrite an input")]
+    SameFile {
+        /// The output path.
+        output: String,
+        /// The input it is.
+        input: String,
+    },
+    /// A certificate path broke a rule of RFC 5280 §6 (names the certificate and the rule).
+    #[error(transparent)]
+    Path(#[from] crate::path::PathError),
+    /// An error in the contents of a file.
+    #[error("{path}: {source}")]
+    InFile {
+        /// The file.
+        path: String,
+        /// What is wrong with it.
+        source: Box<Error>,
+    },
     /// Reading or writing a file failed.
     #[error("{path}: {source}")]
     Io {
@@ -44,6 +66,18 @@ impl Error {
         Self::Malformed {
             what,
             detail: e.to_string(),
+        }
+    }
+
+    /// This error, naming the file it came from (I/O errors and missing blocks name it
+    /// already).
+    pub fn in_file(self, path: &std::path::Path) -> Self {
+        match self {
+            e @ (Self::Io { .. } | Self::NoPem { .. } | Self::InFile { .. }) => e,
+            e => Self::InFile {
+                path: path.display().to_string(),
+                source: Box::new(e),
+            },
         }
     }
 

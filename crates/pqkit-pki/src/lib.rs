@@ -11,6 +11,8 @@ pub mod cert;
 pub mod csr;
 mod error;
 pub mod key;
+pub mod output;
+pub mod path;
 pub mod pem;
 pub mod stateful;
 
@@ -23,6 +25,7 @@ pub use error::Error;
 
 use crate::cert::{CertRequest, Issuer, Profile};
 use crate::key::KeyFormat;
+use crate::output::{Overwrite, PendingOutput, Sensitivity};
 
 /// A root CA, an optional intermediate CA, and a server and a client certificate issued by the
 /// last CA; each level may use its own algorithm.
@@ -164,11 +167,13 @@ impl Pki {
 
     /// Writes the PEM files into `dir` (created if missing): CA, server and client
     /// certificates (the leaves with the intermediate CA after them) and keys, plus the
-    /// intermediate CA's when there is one; keys get mode 0600.
+    /// intermediate CA's when there is one; keys get mode 0600. Every file is claimed before
+    /// any is written, so with [`Overwrite::Refuse`] an existing file (a CA key from an earlier
+    /// run) leaves the directory as it was.
     ///
     /// # Errors
-    /// [`Error::Io`] or [`Error::Malformed`].
-    pub fn write(&self, dir: &Path) -> Result<PkiPaths, Error> {
+    /// [`Error::Exists`], [`Error::Io`] or [`Error::Malformed`].
+    pub fn write(&self, dir: &Path, overwrite: Overwrite) -> Result<PkiPaths, Error> {
         std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
         let paths = PkiPaths::in_dir(dir);
         let mut certs = vec![
@@ -185,17 +190,25 @@ impl Pki {
             certs.insert(1, (&paths.intermediate_cert, vec![cert.clone()]));
             keys.insert(1, (&paths.intermediate_key, key));
         }
+        let mut files: Vec<(PendingOutput, Zeroizing<String>)> = Vec::new();
         for (path, chain) in certs {
             let mut text = String::new();
             for der in &chain {
                 text.push_str(&pem::encode(pem::CERTIFICATE, der)?);
             }
-            pem::write(path, &text, false)?;
+            let claim = PendingOutput::claim(path, Sensitivity::Public, overwrite)?;
+            files.push((claim, Zeroizing::new(text)));
         }
         for (path, key) in keys {
             let der = key::signing_key_to_pkcs8(key, KeyFormat::Seed)?;
             let text = Zeroizing::new(pem::encode(pem::PRIVATE_KEY, &der)?);
-            pem::write(path, &text, true)?;
+            files.push((
+                PendingOutput::claim(path, Sensitivity::Secret, overwrite)?,
+                text,
+            ));
+        }
+        for (claim, text) in files {
+            claim.commit(text.as_bytes())?;
         }
         Ok(paths)
     }
@@ -292,7 +305,11 @@ mod tests {
     fn write_then_read_gives_the_same_keys() {
         let dir = std::env::temp_dir().join(format!("pqkit-pki-test-{}", std::process::id()));
         let pki = Pki::generate(&ML_DSA_44).expect("pki");
-        pki.write(&dir).expect("write");
+        pki.write(&dir, Overwrite::Refuse).expect("write");
+        assert!(matches!(
+            pki.write(&dir, Overwrite::Refuse),
+            Err(Error::Exists(_))
+        ));
         let back = Pki::read(&dir).expect("read");
         assert_eq!(
             back.server_key.verifying_key(),

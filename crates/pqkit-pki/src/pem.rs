@@ -1,4 +1,6 @@
-//! PEM files (RFC 7468): certificates and PKCS#8 private keys.
+//! PEM (RFC 7468) and DER input: certificates, CSRs, PKCS#8 private keys and SPKI public
+//! keys. Every reader takes PEM or DER (told apart by the bytes) and `-` for standard input;
+//! files are written through [`crate::output`].
 
 use std::path::Path;
 
@@ -26,39 +28,126 @@ pub fn encode(label: &'static str, der: &[u8]) -> Result<String, Error> {
 
 /// Decodes every PEM block in `text` labelled `label`, in order; other blocks are skipped.
 ///
+/// Lenient where OpenSSL is (RFC 7468 §3 "lax" parsing): base64 wrapped at any width or on
+/// one line, CRLF line ends, blank lines and text between blocks; RFC 1421 header lines
+/// (`Name: value`) are skipped, but an encrypted block (`Proc-Type: 4,ENCRYPTED`) is refused.
+///
 /// # Errors
-/// [`Error::Malformed`] for a block that does not decode.
+/// [`Error::Malformed`] for a block without its END line, with mismatched labels or bad base64.
 pub fn decode_all(text: &str, label: &str) -> Result<Vec<Vec<u8>>, Error> {
     let mut out = Vec::new();
     let mut rest = text;
-    while let Some(start) = rest.find("-----BEGIN ") {
-        let block = &rest[start..];
-        let end_marker = "-----END ";
-        let Some(end) = block.find(end_marker) else {
-            return Err(Error::malformed("PEM", "BEGIN without END"));
-        };
-        let after_end = &block[end + end_marker.len()..];
-        let close = after_end
-            .find("-----")
-            .ok_or(Error::malformed("PEM", "unterminated END"))?;
-        let block_len = end + end_marker.len() + close + 5;
-        let (got_label, der) = der::pem::decode_vec(&block.as_bytes()[..block_len])
-            .map_err(|e| Error::malformed("PEM", e))?;
-        if got_label == label {
-            out.push(der);
+    while let Some(start) = rest.find(BEGIN) {
+        let after = &rest[start + BEGIN.len()..];
+        let close = after
+            .find(DASHES)
+            .ok_or(Error::malformed("PEM", "unterminated BEGIN line"))?;
+        let got_label = &after[..close];
+        let body_and_rest = &after[close + DASHES.len()..];
+        let end = body_and_rest
+            .find(END)
+            .ok_or(Error::malformed("PEM", "BEGIN without END"))?;
+        let body = &body_and_rest[..end];
+        let after_end = &body_and_rest[end + END.len()..];
+        let end_close = after_end
+            .find(DASHES)
+            .ok_or(Error::malformed("PEM", "unterminated END line"))?;
+        if after_end[..end_close] != *got_label {
+            return Err(Error::malformed("PEM", "BEGIN and END labels differ"));
         }
-        rest = &block[block_len..];
+        rest = &after_end[end_close + DASHES.len()..];
+        if got_label == label {
+            out.push(decode_body(body)?);
+        }
     }
     Ok(out)
 }
 
-/// Reads every certificate from a PEM file, in order.
+/// The base64 body of one block, without header lines and white space.
+fn decode_body(body: &str) -> Result<Vec<u8>, Error> {
+    let mut b64 = String::with_capacity(body.len());
+    for line in body.lines() {
+        if line.contains(':') {
+            if line.contains("ENCRYPTED") {
+                return Err(Error::malformed(
+                    "PEM",
+                    "encrypted PEM is not supported (decrypt it first, e.g. openssl pkcs8)",
+                ));
+            }
+            continue;
+        }
+        b64.extend(line.chars().filter(|c| !c.is_ascii_whitespace()));
+    }
+    <base64ct::Base64 as base64ct::Encoding>::decode_vec(&b64)
+        .map_err(|e| Error::malformed("PEM", format!("bad base64: {e}")))
+}
+
+/// Reads a whole input file; `-` is standard input.
+///
+/// # Errors
+/// [`Error::Io`] naming the file.
+pub fn read_input(path: &Path) -> Result<Zeroizing<Vec<u8>>, Error> {
+    use std::io::Read;
+    let mut bytes = Zeroizing::new(Vec::new());
+    if path.as_os_str() == "-" {
+        std::io::stdin()
+            .lock()
+            .read_to_end(&mut bytes)
+            .map_err(|e| Error::io(Path::new("standard input"), e))?;
+    } else {
+        let mut file = std::fs::File::open(path).map_err(|e| Error::io(path, e))?;
+        file.read_to_end(&mut bytes)
+            .map_err(|e| Error::io(path, e))?;
+    }
+    Ok(bytes)
+}
+
+/// The DER objects in `bytes`: the blocks labelled `label` when it is PEM text, else the
+/// DER itself — one object, or for certificates several concatenated.
+///
+/// # Errors
+/// [`Error::Malformed`] for bad PEM, or bytes that are neither PEM nor DER.
+pub fn decode_pem_or_der(bytes: &[u8], label: &str) -> Result<Vec<Vec<u8>>, Error> {
+    if let Ok(text) = core::str::from_utf8(bytes)
+        && text.contains(BEGIN)
+    {
+        return decode_all(text, label);
+    }
+    if bytes.first() != Some(&0x30) {
+        return Err(Error::malformed(
+            "input",
+            format!("neither PEM ({label}) nor DER"),
+        ));
+    }
+    if label != CERTIFICATE {
+        return Ok(vec![bytes.to_vec()]);
+    }
+    let mut out = Vec::new();
+    let mut rest = bytes;
+    while !rest.is_empty() {
+        let len = der_length(rest).ok_or(Error::malformed("DER", "truncated or bad length"))?;
+        out.push(rest[..len].to_vec());
+        rest = &rest[len..];
+    }
+    Ok(out)
+}
+
+/// Length in bytes of the DER TLV at the start of `bytes`, when it fits in `bytes`.
+fn der_length(bytes: &[u8]) -> Option<usize> {
+    use der::{Decode, Encode, Header, SliceReader};
+    let mut reader = SliceReader::new(bytes).ok()?;
+    let header = Header::decode(&mut reader).ok()?;
+    let total = usize::try_from((header.encoded_len().ok()? + header.length).ok()?).ok()?;
+    (total <= bytes.len()).then_some(total)
+}
+
+/// Reads every certificate from a PEM or DER file (`-`: standard input), in order.
 ///
 /// # Errors
 /// [`Error::Io`], [`Error::Malformed`], or [`Error::NoPem`] when the file holds none.
 pub fn read_certificates(path: &Path) -> Result<Vec<Vec<u8>>, Error> {
-    let text = std::fs::read_to_string(path).map_err(|e| Error::io(path, e))?;
-    let certs = decode_all(&text, CERTIFICATE)?;
+    let bytes = read_input(path)?;
+    let certs = decode_pem_or_der(&bytes, CERTIFICATE).map_err(|e| e.in_file(path))?;
     if certs.is_empty() {
         return Err(Error::NoPem {
             path: path.display().to_string(),
@@ -68,65 +157,115 @@ pub fn read_certificates(path: &Path) -> Result<Vec<Vec<u8>>, Error> {
     Ok(certs)
 }
 
-/// Reads the first PKCS#8 private key from a PEM file.
+/// Reads the first object labelled `label` from a PEM or DER file (`-`: standard input).
 ///
 /// # Errors
 /// [`Error::Io`], [`Error::Malformed`], or [`Error::NoPem`].
-pub fn read_private_key(path: &Path) -> Result<Zeroizing<Vec<u8>>, Error> {
-    let text = Zeroizing::new(std::fs::read_to_string(path).map_err(|e| Error::io(path, e))?);
-    decode_all(&text, PRIVATE_KEY)?
+pub fn read_one(path: &Path, label: &'static str) -> Result<Zeroizing<Vec<u8>>, Error> {
+    let bytes = read_input(path)?;
+    if label == PRIVATE_KEY
+        && let Ok(text) = core::str::from_utf8(&bytes)
+        && let Some(other) = ["ENCRYPTED PRIVATE KEY", "RSA PRIVATE KEY", "EC PRIVATE KEY"]
+            .iter()
+            .find(|l| text.contains(&format!("{BEGIN}{l}{DASHES}")))
+        && !text.contains(&format!("{BEGIN}{PRIVATE_KEY}{DASHES}"))
+    {
+        return Err(Error::Malformed {
+            what: "private key",
+            detail: format!(
+                "{}: a {other} block; pqkit reads unencrypted PKCS#8 (PRIVATE KEY): convert                  with `openssl pkcs8 -topk8 -nocrypt`",
+                path.display()
+            ),
+        });
+    }
+    decode_pem_or_der(&bytes, label)
+        .map_err(|e| e.in_file(path))?
         .into_iter()
         .next()
         .map(Zeroizing::new)
         .ok_or_else(|| Error::NoPem {
             path: path.display().to_string(),
-            label: PRIVATE_KEY,
+            label,
         })
 }
 
-/// Writes `text` to `path`. A private key (`secret`) replaces any existing file (never following
-/// a symlink there) and is created with mode 0600 on Unix.
+/// Reads the first PKCS#8 private key from a PEM or DER file.
 ///
 /// # Errors
-/// [`Error::Io`].
-pub fn write(path: &Path, text: &str, secret: bool) -> Result<(), Error> {
-    use std::io::Write;
-    let mut options = std::fs::OpenOptions::new();
-    options.write(true);
-    if secret {
-        match std::fs::remove_file(path) {
-            Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(Error::io(path, e)),
-            _ => {}
-        }
-        options.create_new(true);
-        #[cfg(unix)]
-        {
-            use std::os::unix::fs::OpenOptionsExt;
-            options.mode(0o600);
-        }
-    } else {
-        options.create(true).truncate(true);
-    }
-    let mut file = options.open(path).map_err(|e| Error::io(path, e))?;
-    file.write_all(text.as_bytes())
-        .map_err(|e| Error::io(path, e))
+/// [`Error::Io`], [`Error::Malformed`], or [`Error::NoPem`].
+pub fn read_private_key(path: &Path) -> Result<Zeroizing<Vec<u8>>, Error> {
+    read_one(path, PRIVATE_KEY)
 }
+
+const BEGIN: &str = "-----BEGIN ";
+const END: &str = "-----END ";
+const DASHES: &str = "-----";
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    #[cfg(unix)]
+    const DER: &[u8] = &[0x30, 0x03, 0x02, 0x01, 0x07];
+
     #[test]
-    fn rewriting_a_key_file_makes_it_private_again() {
-        use std::os::unix::fs::PermissionsExt;
-        let path = std::env::temp_dir().join(format!("pqkit-pem-{}.key", std::process::id()));
-        std::fs::write(&path, "old").expect("write");
-        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o644)).expect("chmod");
-        write(&path, "new", true).expect("write key");
-        let mode = std::fs::metadata(&path).expect("stat").permissions().mode() & 0o777;
-        assert_eq!(mode, 0o600);
-        assert_eq!(std::fs::read_to_string(&path).expect("read"), "new");
-        std::fs::remove_file(&path).ok();
+    fn pem_is_read_at_any_width_and_on_one_line() {
+        let der: Vec<u8> = (0..200u8).collect();
+        let b64 = <base64ct::Base64 as base64ct::Encoding>::encode_string(&der);
+        for width in [64, 76, 1, 3, b64.len()] {
+            let lines: Vec<&str> = b64
+                .as_bytes()
+                .chunks(width)
+                .map(|c| core::str::from_utf8(c).expect("ascii"))
+                .collect();
+            for eol in ["\n", "\r\n"] {
+                let text = format!(
+                    "junk before{eol}-----BEGIN CERTIFICATE-----{eol}{}{eol}-----END CERTIFICATE-----{eol}",
+                    lines.join(eol)
+                );
+                assert_eq!(
+                    decode_all(&text, CERTIFICATE).expect("pem"),
+                    vec![der.clone()]
+                );
+            }
+        }
+        let one = format!("-----BEGIN CERTIFICATE-----{b64}-----END CERTIFICATE-----");
+        assert_eq!(
+            decode_all(&one, CERTIFICATE).expect("pem"),
+            vec![der.clone()]
+        );
+        assert_eq!(
+            decode_all(&encode(CERTIFICATE, &der).expect("pem"), CERTIFICATE).expect("pem"),
+            vec![der]
+        );
+    }
+
+    #[test]
+    fn bad_pem_is_an_error_never_a_panic() {
+        let good = encode(PRIVATE_KEY, DER).expect("pem");
+        for n in 0..good.len() {
+            let _ = decode_all(&good[..n], PRIVATE_KEY);
+        }
+        let mismatched = good.replace("END PRIVATE KEY", "END CERTIFICATE");
+        assert!(decode_all(&mismatched, PRIVATE_KEY).is_err());
+        let bad = good.replace('M', "!");
+        assert!(decode_all(&bad, PRIVATE_KEY).is_err());
+        let encrypted = "-----BEGIN PRIVATE KEY-----\nProc-Type: 4,ENCRYPTED\nDEK-Info: x\n\nMAA=\n-----END PRIVATE KEY-----\n";
+        assert!(decode_all(encrypted, PRIVATE_KEY).is_err());
+    }
+
+    #[test]
+    fn der_is_recognised_and_concatenated_certificates_split() {
+        assert_eq!(
+            decode_pem_or_der(DER, PRIVATE_KEY).expect("der"),
+            vec![DER.to_vec()]
+        );
+        let two = [DER, DER].concat();
+        assert_eq!(
+            decode_pem_or_der(&two, CERTIFICATE).expect("der"),
+            vec![DER.to_vec(), DER.to_vec()]
+        );
+        assert!(decode_pem_or_der(&two[..7], CERTIFICATE).is_err());
+        assert!(decode_pem_or_der(b"hello", CERTIFICATE).is_err());
+        assert!(decode_pem_or_der(b"", PRIVATE_KEY).is_err());
     }
 }

@@ -6,6 +6,7 @@
 //! signature.
 
 use std::str::FromStr;
+use std::time::SystemTime;
 
 use der::asn1::BitString;
 use der::{Decode, Encode};
@@ -59,7 +60,76 @@ pub fn verify_signature(
         .as_bytes()
         .ok_or(Error::malformed("signature", "unused bits"))?;
     key.verify(signed, signature)
-        .map_err(|_| Error::malformed("certificate", "bad stateful signature"))
+        .map_err(|_| Error::Crypto(pqkit_core::Error::BadSignature))
+}
+
+/// HSS, XMSS and XMSS^MT as webpki verification algorithms, for [`crate::path`]: RFC 9802
+/// puts the key's OID, parameters absent, in both the SPKI and the signature
+/// `AlgorithmIdentifier`.
+pub(crate) static VERIFIERS: [StatefulVerify; 3] = [
+    StatefulVerify {
+        name: "HSS",
+        oid: HSS_OID,
+        // 06 0B 1.2.840.113549.1.9.16.3.17
+        alg_id: &[
+            0x06, 0x0b, 0x2a, 0x86, 0x48, 0x86, 0xf7, 0x0d, 0x01, 0x09, 0x10, 0x03, 0x11,
+        ],
+    },
+    StatefulVerify {
+        name: "XMSS",
+        oid: XMSS_OID,
+        // 06 08 1.3.6.1.5.5.7.6.34
+        alg_id: &[0x06, 0x08, 0x2b, 0x06, 0x01, 0x05, 0x05, 0x07, 0x06, 0x22],
+    },
+    StatefulVerify {
+        name: "XMSS^MT",
+        oid: XMSS_MT_OID,
+        // 06 08 1.3.6.1.5.5.7.6.35
+        alg_id: &[0x06, 0x08, 0x2b, 0x06, 0x01, 0x05, 0x05, 0x07, 0x06, 0x23],
+    },
+];
+
+/// One stateful scheme as a webpki verification algorithm.
+pub(crate) struct StatefulVerify {
+    name: &'static str,
+    oid: spki::ObjectIdentifier,
+    alg_id: &'static [u8],
+}
+
+impl rustls_pki_types::SignatureVerificationAlgorithm for StatefulVerify {
+    fn verify_signature(
+        &self,
+        public_key: &[u8],
+        message: &[u8],
+        signature: &[u8],
+    ) -> Result<(), rustls_pki_types::InvalidSignature> {
+        let bad = |_| rustls_pki_types::InvalidSignature;
+        let spki = SubjectPublicKeyInfoOwned {
+            algorithm: AlgorithmIdentifierOwned {
+                oid: self.oid,
+                parameters: None,
+            },
+            subject_public_key: BitString::from_bytes(public_key).map_err(bad)?,
+        };
+        let der = spki.to_der().map_err(bad)?;
+        let key = PublicKey::from_spki_der(&der).map_err(|_| rustls_pki_types::InvalidSignature)?;
+        key.verify(message, signature)
+            .map_err(|_| rustls_pki_types::InvalidSignature)
+    }
+
+    fn public_key_alg_id(&self) -> rustls_pki_types::AlgorithmIdentifier {
+        rustls_pki_types::AlgorithmIdentifier::from_slice(self.alg_id)
+    }
+
+    fn signature_alg_id(&self) -> rustls_pki_types::AlgorithmIdentifier {
+        rustls_pki_types::AlgorithmIdentifier::from_slice(self.alg_id)
+    }
+}
+
+impl std::fmt::Debug for StatefulVerify {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "StatefulVerify({})", self.name)
+    }
 }
 
 /// Issues a self-signed root for the stateful key `ca`. Uses one of its one-time keys.
@@ -104,6 +174,7 @@ pub fn issue(
     ca: &mut StatefulKey,
 ) -> Result<Vec<u8>, Error> {
     let bad = |e| Error::malformed("issuer certificate", e);
+    crate::path::check_can_issue(ca_cert, request.profile.is_ca(), SystemTime::now())?;
     let subject = Name::from_str(&request.subject).map_err(|e| Error::malformed("subject", e))?;
     let subject_spki = SubjectPublicKeyInfoOwned::from_der(subject_spki)
         .map_err(|e| Error::malformed("subject SPKI", e))?;

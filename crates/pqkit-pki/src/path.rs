@@ -1,0 +1,892 @@
+//! Certificate path validation (RFC 5280 §6) — the one validator behind `pqkit x509 verify`,
+//! `pqkit csr sign`, `pqkit hbs issue`, pqkit's TLS client and server, and the library.
+//!
+//! The path is built and checked by rustls-webpki (the validator rustls uses): issuer/subject
+//! name chaining (§6.1.3 (a)(4)), every signature with the algorithms of [`algorithms`] (the
+//! catalogue's post-quantum schemes, HSS/XMSS/XMSS^MT of RFC 9802, and aws-lc-rs's ECDSA,
+//! EdDSA and RSA), the signature algorithm inside the TBSCertificate equal to the outer one
+//! (§4.1.1.2), validity at the given time (§6.1.3 (a)(2)), basicConstraints cA and
+//! pathLenConstraint (§6.1.4 (k), (l), (m)), name constraints (§6.1.4 (g)), extendedKeyUsage
+//! for the [`Purpose`] (§4.2.1.12), and unknown critical extensions (§4.2) in the leaf and the
+//! intermediates.
+//!
+//! What webpki does not check, [`TrustAnchors::verify`] checks on each path webpki builds
+//! (webpki's `verify_path` hook, so a path that fails here lets webpki try another):
+//! keyUsage keyCertSign on every issuer (§4.2.1.3, §6.1.4 (n)) and digitalSignature on the
+//! leaf for a signing purpose; and the trust anchor certificate itself — its validity, that it
+//! is a CA when it says, its keyUsage and its critical extensions — as OpenSSL does.
+//!
+//! A failure is a [`PathError`]: which certificate, and which rule it broke, in words. webpki's
+//! own errors say the rule but not the certificate; [`locate`] finds the certificate by
+//! looking at the chain with RFC 5280's eyes (x509-cert), so the message can name it.
+
+use std::cell::RefCell;
+use std::fmt;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use const_oid::ObjectIdentifier;
+use const_oid::db::rfc5280;
+use der::Decode;
+use pqkit_core::sig::SignatureAlgorithm;
+use rustls_pki_types::{
+    AlgorithmIdentifier, CertificateDer, InvalidSignature, SignatureVerificationAlgorithm,
+    TrustAnchor, UnixTime,
+};
+use webpki::{EndEntityCert, ExtendedKeyUsageValidator, KeyPurposeIdIter};
+use x509_cert::Certificate;
+use x509_cert::ext::pkix::{BasicConstraints, ExtendedKeyUsage, KeyUsage, KeyUsages};
+
+use crate::error::Error;
+
+/// What the leaf certificate is to be used for (RFC 5280 §4.2.1.12).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Purpose {
+    /// TLS server authentication: id-kp-serverAuth.
+    ServerAuth,
+    /// TLS client authentication: id-kp-clientAuth.
+    ClientAuth,
+    /// Code and firmware signing: id-kp-codeSigning.
+    CodeSigning,
+    /// Any purpose: extendedKeyUsage and the leaf's keyUsage are not checked (OpenSSL's
+    /// `verify` without `-purpose`).
+    Any,
+}
+
+impl Purpose {
+    /// From the names `pqkit x509 verify --purpose` takes: serverAuth, clientAuth,
+    /// codeSigning, any (case-insensitive, `-` and `_` ignored).
+    ///
+    /// # Errors
+    /// The list of names, for an unknown one.
+    pub fn from_name(name: &str) -> Result<Self, String> {
+        let n: String = name
+            .chars()
+            .filter(|c| !matches!(c, '-' | '_'))
+            .flat_map(char::to_lowercase)
+            .collect();
+        match n.as_str() {
+            "serverauth" | "server" | "sslserver" => Ok(Self::ServerAuth),
+            "clientauth" | "client" | "sslclient" => Ok(Self::ClientAuth),
+            "codesigning" | "codesign" | "firmware" => Ok(Self::CodeSigning),
+            "any" => Ok(Self::Any),
+            _ => Err(format!(
+                "{name:?}: expected serverAuth, clientAuth, codeSigning or any"
+            )),
+        }
+    }
+
+    /// The extendedKeyUsage purpose, if this purpose has one.
+    pub fn eku(self) -> Option<ObjectIdentifier> {
+        match self {
+            Self::ServerAuth => Some(rfc5280::ID_KP_SERVER_AUTH),
+            Self::ClientAuth => Some(rfc5280::ID_KP_CLIENT_AUTH),
+            Self::CodeSigning => Some(rfc5280::ID_KP_CODE_SIGNING),
+            Self::Any => None,
+        }
+    }
+}
+
+impl fmt::Display for Purpose {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Self::ServerAuth => "serverAuth",
+            Self::ClientAuth => "clientAuth",
+            Self::CodeSigning => "codeSigning",
+            Self::Any => "any purpose",
+        })
+    }
+}
+
+/// A certificate that broke a rule of path validation.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{certificate}: {rule}")]
+pub struct PathError {
+    /// Which certificate, e.g. `certificate 1 (intermediate) "CN=pqkit intermediate CA"`.
+    pub certificate: String,
+    /// The rule it broke.
+    pub rule: Rule,
+}
+
+/// The rules of RFC 5280 path validation, each as a reason a person can act on.
+#[non_exhaustive]
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Rule {
+    /// notAfter is before the validation time (§6.1.3 (a)(2)).
+    Expired {
+        /// notAfter, RFC 3339.
+        not_after: String,
+    },
+    /// notBefore is after the validation time (§6.1.3 (a)(2)).
+    NotYetValid {
+        /// notBefore, RFC 3339.
+        not_before: String,
+    },
+    /// notBefore after notAfter.
+    BadValidity,
+    /// No CA certificate's subject is this certificate's issuer (§6.1.3 (a)(4)).
+    UnknownIssuer {
+        /// The issuer name the certificate names.
+        issuer: String,
+    },
+    /// Its signature does not verify under the key of the CA named as its issuer
+    /// (§6.1.3 (a)(1)).
+    BadSignature {
+        /// The issuer.
+        issuer: String,
+    },
+    /// The signature algorithm inside the TBSCertificate differs from the outer one
+    /// (§4.1.1.2).
+    SignatureAlgorithmMismatch,
+    /// The signature algorithm is unknown or not one the issuer's key makes.
+    UnsupportedSignatureAlgorithm,
+    /// Used as an issuer but not a CA: basicConstraints cA is absent or false (§4.2.1.9,
+    /// §6.1.4 (k)).
+    NotACa,
+    /// A CA certificate presented as the leaf.
+    CaAsLeaf,
+    /// More CA certificates below it than its pathLenConstraint allows (§6.1.4 (m)).
+    PathLenExceeded,
+    /// Used as an issuer but its keyUsage lacks keyCertSign (§4.2.1.3, §6.1.4 (n)).
+    NoKeyCertSign,
+    /// A leaf used for signing whose keyUsage lacks digitalSignature (§4.2.1.3).
+    NoDigitalSignature,
+    /// extendedKeyUsage lacks the purpose asked for (§4.2.1.12).
+    WrongPurpose {
+        /// The purpose asked for.
+        purpose: Purpose,
+    },
+    /// A critical extension this validator does not process (§4.2).
+    UnknownCriticalExtension {
+        /// Its OID.
+        oid: String,
+    },
+    /// A name outside the name constraints of a CA above it (§4.2.1.10, §6.1.4 (g)).
+    NameConstraints,
+    /// Not valid for the host name or address asked for (RFC 6125).
+    WrongName {
+        /// The name asked for.
+        name: String,
+    },
+    /// Does not decode as an X.509 v3 certificate.
+    Malformed {
+        /// The decoder's message.
+        detail: String,
+    },
+    /// Anything else webpki reports, in its words.
+    Other {
+        /// The reason.
+        detail: String,
+    },
+}
+
+impl fmt::Display for Rule {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Expired { not_after } => write!(
+                f,
+                "expired: valid until {not_after} (RFC 5280 §6.1.3 (a)(2))"
+            ),
+            Self::NotYetValid { not_before } => write!(
+                f,
+                "not yet valid: valid from {not_before} (RFC 5280 §6.1.3 (a)(2))"
+            ),
+            Self::BadValidity => f.write_str("notBefore is after notAfter"),
+            Self::UnknownIssuer { issuer } => write!(
+                f,
+                "its issuer \"{issuer}\" is the subject of no CA certificate given or trusted \
+                 (RFC 5280 §6.1.3 (a)(4))"
+            ),
+            Self::BadSignature { issuer } => write!(
+                f,
+                "its signature does not verify under the key of \"{issuer}\" (RFC 5280 §6.1.3 \
+                 (a)(1))"
+            ),
+            Self::SignatureAlgorithmMismatch => f.write_str(
+                "the signature algorithm in the TBSCertificate differs from the certificate's \
+                 (RFC 5280 §4.1.1.2)",
+            ),
+            Self::UnsupportedSignatureAlgorithm => f.write_str(
+                "signed with an algorithm pqkit does not know, or one its issuer's key does not \
+                 make",
+            ),
+            Self::NotACa => f.write_str(
+                "issues a certificate but is not a CA: basicConstraints cA is absent or false \
+                 (RFC 5280 §4.2.1.9, §6.1.4 (k))",
+            ),
+            Self::CaAsLeaf => f.write_str(
+                "is a CA certificate (basicConstraints cA) but is presented as the leaf",
+            ),
+            Self::PathLenExceeded => f.write_str(
+                "more CA certificates follow it than its pathLenConstraint allows (RFC 5280 \
+                 §6.1.4 (m))",
+            ),
+            Self::NoKeyCertSign => f.write_str(
+                "issues a certificate but its keyUsage lacks keyCertSign (RFC 5280 §4.2.1.3, \
+                 §6.1.4 (n))",
+            ),
+            Self::NoDigitalSignature => f.write_str(
+                "its keyUsage lacks digitalSignature, so it may not sign (RFC 5280 §4.2.1.3)",
+            ),
+            Self::WrongPurpose { purpose } => write!(
+                f,
+                "its extendedKeyUsage does not include {purpose} (RFC 5280 §4.2.1.12)"
+            ),
+            Self::UnknownCriticalExtension { oid } => write!(
+                f,
+                "has a critical extension pqkit does not process ({oid}); a certificate with \
+                 one must be rejected (RFC 5280 §4.2)"
+            ),
+            Self::NameConstraints => f.write_str(
+                "a name in it is outside the name constraints of a CA above it (RFC 5280 \
+                 §4.2.1.10)",
+            ),
+            Self::WrongName { name } => write!(f, "not valid for {name}"),
+            Self::Malformed { detail } => write!(f, "malformed certificate: {detail}"),
+            Self::Other { detail } => f.write_str(detail),
+        }
+    }
+}
+
+/// A validated path, leaf first, trust anchor last.
+#[derive(Clone, Debug)]
+pub struct VerifiedPath {
+    /// The certificates (DER), the leaf first and the trust anchor last.
+    pub certificates: Vec<Vec<u8>>,
+}
+
+/// Trusted CA certificates, ready for path validation.
+#[derive(Debug)]
+pub struct TrustAnchors {
+    certificates: Vec<CertificateDer<'static>>,
+    anchors: Vec<TrustAnchor<'static>>,
+}
+
+impl TrustAnchors {
+    /// Trusts these CA certificates (DER).
+    ///
+    /// # Errors
+    /// [`Error::Malformed`] naming the certificate that does not decode.
+    pub fn new(certificates: &[Vec<u8>]) -> Result<Self, Error> {
+        let mut anchors = Vec::with_capacity(certificates.len());
+        let mut ders = Vec::with_capacity(certificates.len());
+        for (i, der) in certificates.iter().enumerate() {
+            let cert = CertificateDer::from(der.clone());
+            let anchor = webpki::anchor_from_trusted_cert(&cert)
+                .map_err(|e| Error::malformed("trusted CA certificate", format!("{i}: {e}")))?
+                .to_owned();
+            anchors.push(anchor);
+            ders.push(cert);
+        }
+        Ok(Self {
+            certificates: ders,
+            anchors,
+        })
+    }
+
+    /// The trusted certificates (DER).
+    pub fn certificates(&self) -> &[CertificateDer<'static>] {
+        &self.certificates
+    }
+
+    /// The subject names of the trusted certificates (DER), e.g. for a TLS
+    /// CertificateRequest's certificate_authorities.
+    pub fn subjects(&self) -> Vec<Vec<u8>> {
+        self.anchors.iter().map(|a| a.subject.to_vec()).collect()
+    }
+
+    /// Validates `chain` (the leaf first, then any intermediate CA certificates in any order)
+    /// for `purpose` at `time`. See the module docs for the rules.
+    ///
+    /// # Errors
+    /// [`PathError`] naming the certificate and the rule it broke.
+    pub fn verify(
+        &self,
+        chain: &[CertificateDer<'_>],
+        purpose: Purpose,
+        time: SystemTime,
+    ) -> Result<VerifiedPath, PathError> {
+        let view = ChainView::new(chain, &self.certificates)?;
+        let leaf = &chain[0];
+        // A trust anchor presented alone (`x509 verify --ca ca.pem ca.pem`): only its own
+        // checks apply.
+        if let Some(i) = self
+            .certificates
+            .iter()
+            .position(|c| c.as_ref() == leaf.as_ref())
+        {
+            check_anchor(&view, i, time, false)?;
+            return Ok(VerifiedPath {
+                certificates: vec![leaf.to_vec()],
+            });
+        }
+        let end_entity =
+            EndEntityCert::try_from(leaf).map_err(|e| locate(&e, &view, purpose, time))?;
+        let recorded: RefCell<Option<PathError>> = RefCell::new(None);
+        let extra = |path: &webpki::VerifiedPath<'_>| -> Result<(), webpki::Error> {
+            match self.check_path(&view, path, purpose, time) {
+                Ok(()) => Ok(()),
+                Err(e) => {
+                    recorded.replace(Some(e));
+                    Err(SENTINEL)
+                }
+            }
+        };
+        let intermediates: Vec<CertificateDer<'_>> = chain[1..]
+            .iter()
+            .map(|c| CertificateDer::from(c.as_ref()))
+            .collect();
+        let result = end_entity.verify_for_usage(
+            algorithms(),
+            &self.anchors,
+            &intermediates,
+            unix_time(time),
+            PurposeCheck(purpose),
+            None,
+            Some(&extra),
+        );
+        match result {
+            Ok(path) => {
+                let mut certificates = vec![leaf.to_vec()];
+                certificates.extend(path.intermediate_certificates().map(|c| c.der().to_vec()));
+                let anchor = path.anchor();
+                if let Some(i) = self.anchor_index(anchor) {
+                    certificates.push(self.certificates[i].to_vec());
+                }
+                Ok(VerifiedPath { certificates })
+            }
+            Err(e) => match recorded.into_inner() {
+                Some(ours) if e == SENTINEL => Err(ours),
+                _ => Err(locate(&e, &view, purpose, time)),
+            },
+        }
+    }
+
+    fn anchor_index(&self, anchor: &TrustAnchor<'_>) -> Option<usize> {
+        self.anchors.iter().position(|a| {
+            a.subject == anchor.subject
+                && a.subject_public_key_info == anchor.subject_public_key_info
+        })
+    }
+
+    /// The rules webpki leaves out, on one path webpki built (leaf → intermediates → anchor).
+    fn check_path(
+        &self,
+        view: &ChainView,
+        path: &webpki::VerifiedPath<'_>,
+        purpose: Purpose,
+        time: SystemTime,
+    ) -> Result<(), PathError> {
+        // The leaf may sign only if its keyUsage (when present) allows it.
+        if purpose != Purpose::Any
+            && let Some(ku) = key_usage(&view.leaf().cert)?
+            && !ku.0.contains(KeyUsages::DigitalSignature)
+        {
+            return Err(view.error(0, Rule::NoDigitalSignature));
+        }
+        for issuer in path.intermediate_certificates() {
+            let i = view
+                .position_of(issuer.der().as_ref())
+                .unwrap_or(Position::Chain(0));
+            if let Some(ku) = key_usage(&view.at(i).cert)?
+                && !ku.0.contains(KeyUsages::KeyCertSign)
+            {
+                return Err(view.error_at(i, Rule::NoKeyCertSign));
+            }
+        }
+        let anchor = self.anchor_index(path.anchor()).ok_or_else(|| {
+            view.error(
+                0,
+                Rule::Other {
+                    detail: "path ends at an unknown trust anchor".to_owned(),
+                },
+            )
+        })?;
+        check_anchor(view, anchor, time, true)
+    }
+}
+
+/// A trust anchor's own checks: validity, critical extensions, and — when it issues —
+/// basicConstraints and keyUsage.
+fn check_anchor(
+    view: &ChainView,
+    index: usize,
+    time: SystemTime,
+    issues: bool,
+) -> Result<(), PathError> {
+    let pos = Position::Anchor(index);
+    let anchor = view.at(pos);
+    check_validity(&anchor.cert, time).map_err(|r| view.error_at(pos, r))?;
+    if let Some(oid) = unknown_critical_extension(&anchor.cert) {
+        return Err(view.error_at(pos, Rule::UnknownCriticalExtension { oid }));
+    }
+    if issues {
+        if basic_constraints(&anchor.cert)?.is_some_and(|bc| !bc.ca) {
+            return Err(view.error_at(pos, Rule::NotACa));
+        }
+        if let Some(ku) = key_usage(&anchor.cert)?
+            && !ku.0.contains(KeyUsages::KeyCertSign)
+        {
+            return Err(view.error_at(pos, Rule::NoKeyCertSign));
+        }
+    }
+    Ok(())
+}
+
+/// Checks that `ca` (DER) may issue a certificate now: a CA by basicConstraints, keyCertSign
+/// when it has keyUsage, within its validity, no critical extension pqkit does not process, and
+/// — when the new certificate is itself a CA — a pathLenConstraint that allows one more CA
+/// below it. Issuing refuses a CA certificate that could not issue (RFC 5280 §4.2.1.9,
+/// §4.2.1.3).
+///
+/// # Errors
+/// [`PathError`] naming the CA certificate.
+pub fn check_can_issue(ca: &[u8], issues_ca: bool, time: SystemTime) -> Result<(), PathError> {
+    let cert = Certificate::from_der(ca).map_err(|e| PathError {
+        certificate: "the CA certificate".to_owned(),
+        rule: Rule::Malformed {
+            detail: e.to_string(),
+        },
+    })?;
+    let name = format!("the CA certificate \"{}\"", cert.tbs_certificate.subject);
+    let fail = |rule| PathError {
+        certificate: name.clone(),
+        rule,
+    };
+    let bc = basic_constraints(&cert).map_err(|e| fail(e.rule))?;
+    if !bc.as_ref().is_some_and(|bc| bc.ca) {
+        return Err(fail(Rule::NotACa));
+    }
+    if issues_ca && bc.is_some_and(|bc| bc.path_len_constraint == Some(0)) {
+        return Err(fail(Rule::PathLenExceeded));
+    }
+    if let Some(ku) = key_usage(&cert).map_err(|e| fail(e.rule))?
+        && !ku.0.contains(KeyUsages::KeyCertSign)
+    {
+        return Err(fail(Rule::NoKeyCertSign));
+    }
+    check_validity(&cert, time).map_err(fail)?;
+    if let Some(oid) = unknown_critical_extension(&cert) {
+        return Err(fail(Rule::UnknownCriticalExtension { oid }));
+    }
+    Ok(())
+}
+
+/// Every signature verification algorithm a certificate path may use: the catalogue's
+/// post-quantum schemes (pqkit-core), the stateful schemes of RFC 9802 (pqkit-hbs), and
+/// webpki's aws-lc-rs algorithms (ECDSA, Ed25519, RSA PKCS#1 v1.5 and PSS).
+pub fn algorithms() -> &'static [&'static dyn SignatureVerificationAlgorithm] {
+    static ALL: std::sync::OnceLock<Vec<&'static dyn SignatureVerificationAlgorithm>> =
+        std::sync::OnceLock::new();
+    ALL.get_or_init(|| {
+        let ours = pqkit_core::catalogue::signatures()
+            .iter()
+            .filter(|a| a.family.is_post_quantum())
+            .map(|a| &*Box::leak(Box::new(PqVerify(a))) as &dyn SignatureVerificationAlgorithm);
+        // Leaked once per process: webpki takes 'static algorithm references.
+        ours.chain(
+            crate::stateful::VERIFIERS
+                .iter()
+                .map(|v| v as &dyn SignatureVerificationAlgorithm),
+        )
+        .chain(webpki::ALL_VERIFICATION_ALGS.iter().copied())
+        .collect()
+    })
+}
+
+/// A catalogue signature algorithm as a webpki verification algorithm: pure signing with an
+/// empty context, the form X.509 uses (RFC 9881, RFC 9909).
+///
+/// webpki compares [`Self::public_key_alg_id`] byte for byte with the certificate's SPKI
+/// `AlgorithmIdentifier` contents, and [`Self::signature_alg_id`] with its signature algorithm.
+pub struct PqVerify(pub &'static SignatureAlgorithm);
+
+impl SignatureVerificationAlgorithm for PqVerify {
+    /// Pure verification with an empty context; any failure is the opaque `InvalidSignature`.
+    fn verify_signature(
+        &self,
+        public_key: &[u8],
+        message: &[u8],
+        signature: &[u8],
+    ) -> Result<(), InvalidSignature> {
+        self.0
+            .verifying_key(public_key)
+            .and_then(|key| key.verify(message, &[], signature))
+            .map_err(|_| InvalidSignature)
+    }
+
+    fn public_key_alg_id(&self) -> AlgorithmIdentifier {
+        AlgorithmIdentifier::from_slice(self.0.spki_algorithm_id)
+    }
+
+    fn signature_alg_id(&self) -> AlgorithmIdentifier {
+        AlgorithmIdentifier::from_slice(self.0.signature_algorithm_id)
+    }
+}
+
+impl fmt::Debug for PqVerify {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "PqVerify({})", self.0.name)
+    }
+}
+
+/// webpki's extendedKeyUsage hook: with a purpose, the extension (when present) must list it
+/// — in the leaf and in every CA (RFC 5280 §4.2.1.12; OpenSSL checks CAs the same way) —
+/// which is webpki's own `KeyUsage::required_if_present`; without one, nothing is checked.
+struct PurposeCheck(Purpose);
+
+impl ExtendedKeyUsageValidator for PurposeCheck {
+    fn validate(&self, iter: KeyPurposeIdIter<'_, '_>) -> Result<(), webpki::Error> {
+        /// id-kp-codeSigning 1.3.6.1.5.5.7.3.3, DER contents (RFC 5280 §4.2.1.12).
+        static CODE_SIGNING: [u8; 8] = [0x2b, 0x06, 0x01, 0x05, 0x05, 0x07, 0x03, 0x03];
+        let usage = match self.0 {
+            Purpose::ServerAuth => webpki::KeyUsage::server_auth(),
+            Purpose::ClientAuth => webpki::KeyUsage::client_auth(),
+            Purpose::CodeSigning => webpki::KeyUsage::required_if_present(&CODE_SIGNING),
+            Purpose::Any => return Ok(()),
+        };
+        usage.validate(iter)
+    }
+}
+
+/// Returned to webpki when [`TrustAnchors::check_path`] rejects a path: a CRL error, which
+/// cannot arise otherwise (no CRLs are given), so it is told apart from webpki's own.
+const SENTINEL: webpki::Error = webpki::Error::UnsupportedDeltaCrl;
+
+/// Where a certificate sits: the chain given (leaf at 0) or the trust anchors.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Position {
+    Chain(usize),
+    Anchor(usize),
+}
+
+struct Parsed {
+    cert: Certificate,
+    der: Vec<u8>,
+    name: String,
+}
+
+/// The chain and the anchors decoded by x509-cert, for the checks webpki does not make and for
+/// naming the certificate behind a webpki error.
+struct ChainView {
+    chain: Vec<Parsed>,
+    anchors: Vec<Parsed>,
+}
+
+impl ChainView {
+    fn new(
+        chain: &[CertificateDer<'_>],
+        anchors: &[CertificateDer<'static>],
+    ) -> Result<Self, PathError> {
+        if chain.is_empty() {
+            return Err(PathError {
+                certificate: "the chain".to_owned(),
+                rule: Rule::Malformed {
+                    detail: "no certificate".to_owned(),
+                },
+            });
+        }
+        let parse = |der: &[u8], label: String| {
+            Certificate::from_der(der)
+                .map(|cert| Parsed {
+                    name: format!("{label} \"{}\"", cert.tbs_certificate.subject),
+                    cert,
+                    der: der.to_vec(),
+                })
+                .map_err(|e| PathError {
+                    certificate: label,
+                    rule: Rule::Malformed {
+                        detail: e.to_string(),
+                    },
+                })
+        };
+        let chain = chain
+            .iter()
+            .enumerate()
+            .map(|(i, c)| {
+                let role = if i == 0 { "leaf" } else { "intermediate" };
+                parse(c.as_ref(), format!("certificate {i} ({role})"))
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        let anchors = anchors
+            .iter()
+            .enumerate()
+            .map(|(i, c)| parse(c.as_ref(), format!("trusted CA certificate {i}")))
+            .collect::<Result<Vec<_>, _>>()?;
+        Ok(Self { chain, anchors })
+    }
+
+    fn leaf(&self) -> &Parsed {
+        &self.chain[0]
+    }
+
+    fn at(&self, p: Position) -> &Parsed {
+        match p {
+            Position::Chain(i) => &self.chain[i],
+            Position::Anchor(i) => &self.anchors[i],
+        }
+    }
+
+    fn error(&self, chain_index: usize, rule: Rule) -> PathError {
+        self.error_at(Position::Chain(chain_index), rule)
+    }
+
+    fn error_at(&self, p: Position, rule: Rule) -> PathError {
+        PathError {
+            certificate: self.at(p).name.clone(),
+            rule,
+        }
+    }
+
+    fn position_of(&self, der: &[u8]) -> Option<Position> {
+        self.chain
+            .iter()
+            .position(|c| c.der == der)
+            .map(Position::Chain)
+    }
+
+    /// Every certificate with its position: the chain, then the anchors.
+    fn all(&self) -> impl Iterator<Item = (Position, &Parsed)> {
+        self.chain
+            .iter()
+            .enumerate()
+            .map(|(i, c)| (Position::Chain(i), c))
+            .chain(
+                self.anchors
+                    .iter()
+                    .enumerate()
+                    .map(|(i, c)| (Position::Anchor(i), c)),
+            )
+    }
+
+    /// The issuer candidates of `cert` by name: intermediates (not itself), then anchors.
+    fn issuers_of<'a>(&'a self, cert: &'a Parsed) -> impl Iterator<Item = (Position, &'a Parsed)> {
+        let issuer = &cert.cert.tbs_certificate.issuer;
+        self.all().filter(move |(p, c)| {
+            !matches!(p, Position::Chain(0))
+                && !core::ptr::eq(*c, cert)
+                && c.cert.tbs_certificate.subject == *issuer
+        })
+    }
+
+    /// The path by names from the leaf (intermediates in the order they chain), at most
+    /// as long as the chain.
+    fn name_path(&self) -> Vec<Position> {
+        let mut path = vec![Position::Chain(0)];
+        let mut cur = self.leaf();
+        for _ in 0..self.chain.len() {
+            let Some((p, next)) = self.issuers_of(cur).next() else {
+                break;
+            };
+            path.push(p);
+            if matches!(p, Position::Anchor(_)) {
+                break;
+            }
+            cur = next;
+        }
+        path
+    }
+}
+
+/// Names the certificate behind a webpki error, with the rule in words.
+fn locate(e: &webpki::Error, view: &ChainView, purpose: Purpose, time: SystemTime) -> PathError {
+    use webpki::Error as W;
+    let path = view.name_path();
+    let find = |pred: &dyn Fn(&Parsed) -> bool| -> Position {
+        path.iter()
+            .copied()
+            .find(|p| pred(view.at(*p)))
+            .or_else(|| view.all().find(|(_, c)| pred(c)).map(|(p, _)| p))
+            .unwrap_or(Position::Chain(0))
+    };
+    let at = |p: Position, rule: Rule| view.error_at(p, rule);
+    match e {
+        W::CertExpired { .. } | W::CertNotValidYet { .. } | W::InvalidCertValidity => {
+            let p = find(&|c| check_validity(&c.cert, time).is_err());
+            let rule = check_validity(&view.at(p).cert, time)
+                .err()
+                .unwrap_or(Rule::BadValidity);
+            at(p, rule)
+        }
+        W::CaUsedAsEndEntity => at(Position::Chain(0), Rule::CaAsLeaf),
+        W::EndEntityUsedAsCa => at(
+            find(&|c| {
+                !core::ptr::eq(c, view.leaf())
+                    && !basic_constraints(&c.cert)
+                        .ok()
+                        .flatten()
+                        .is_some_and(|bc| bc.ca)
+            }),
+            Rule::NotACa,
+        ),
+        W::PathLenConstraintViolated => at(
+            find(&|c| {
+                basic_constraints(&c.cert)
+                    .ok()
+                    .flatten()
+                    .is_some_and(|bc| bc.path_len_constraint.is_some())
+            }),
+            Rule::PathLenExceeded,
+        ),
+        W::UnknownIssuer => {
+            let last = path.last().copied().unwrap_or(Position::Chain(0));
+            at(
+                last,
+                Rule::UnknownIssuer {
+                    issuer: view.at(last).cert.tbs_certificate.issuer.to_string(),
+                },
+            )
+        }
+        W::InvalidSignatureForPublicKey => {
+            for pair in path.windows(2) {
+                let (c, i) = (view.at(pair[0]), view.at(pair[1]));
+                if crate::cert::verify_signed_by(&c.der, &i.der).is_err() {
+                    return at(
+                        pair[0],
+                        Rule::BadSignature {
+                            issuer: i.cert.tbs_certificate.subject.to_string(),
+                        },
+                    );
+                }
+            }
+            at(
+                Position::Chain(0),
+                Rule::BadSignature {
+                    issuer: view.leaf().cert.tbs_certificate.issuer.to_string(),
+                },
+            )
+        }
+        W::SignatureAlgorithmMismatch => at(
+            find(&|c| c.cert.signature_algorithm != c.cert.tbs_certificate.signature),
+            Rule::SignatureAlgorithmMismatch,
+        ),
+        W::UnsupportedSignatureAlgorithmContext(_)
+        | W::UnsupportedSignatureAlgorithmForPublicKeyContext(_) => at(
+            path.first().copied().unwrap_or(Position::Chain(0)),
+            Rule::UnsupportedSignatureAlgorithm,
+        ),
+        W::UnsupportedCriticalExtension => {
+            let p = find(&|c| unknown_critical_extension(&c.cert).is_some());
+            let oid = unknown_critical_extension(&view.at(p).cert).unwrap_or_default();
+            at(p, Rule::UnknownCriticalExtension { oid })
+        }
+        W::RequiredEkuNotFoundContext(_) | W::EmptyEkuExtension => at(
+            find(&|c| {
+                c.cert
+                    .tbs_certificate
+                    .get::<ExtendedKeyUsage>()
+                    .ok()
+                    .flatten()
+                    .is_some_and(|(_, eku)| purpose.eku().is_some_and(|w| !eku.0.contains(&w)))
+            }),
+            Rule::WrongPurpose { purpose },
+        ),
+        W::NameConstraintViolation => at(Position::Chain(0), Rule::NameConstraints),
+        W::CertNotValidForName(_) => at(
+            Position::Chain(0),
+            Rule::WrongName {
+                name: "the name asked for".to_owned(),
+            },
+        ),
+        W::BadDer | W::BadDerTime | W::TrailingData(_) | W::UnsupportedCertVersion => {
+            let p = find(&|c| EndEntityCert::try_from(&CertificateDer::from(&c.der[..])).is_err());
+            at(
+                p,
+                Rule::Malformed {
+                    detail: webpki_words(e),
+                },
+            )
+        }
+        other => at(
+            Position::Chain(0),
+            Rule::Other {
+                detail: webpki_words(other),
+            },
+        ),
+    }
+}
+
+/// A webpki error in words (its `Display` is its variant name).
+fn webpki_words(e: &webpki::Error) -> String {
+    use webpki::Error as W;
+    match e {
+        W::BadDer => "bad DER".to_owned(),
+        W::BadDerTime => "a time field that does not decode".to_owned(),
+        W::TrailingData(what) => format!("bytes after the end of {what:?}"),
+        W::UnsupportedCertVersion => "not an X.509 v3 certificate".to_owned(),
+        W::MaximumPathDepthExceeded => "the path has more than 6 intermediate CAs".to_owned(),
+        W::MaximumSignatureChecksExceeded | W::MaximumPathBuildCallsExceeded => {
+            "too many candidate paths (more than webpki's budget)".to_owned()
+        }
+        W::CertDistrusted => "a distrusted key".to_owned(),
+        W::MalformedExtensions | W::ExtensionValueInvalid => {
+            "an extension that does not decode".to_owned()
+        }
+        other => format!("rejected by rustls-webpki ({other})"),
+    }
+}
+
+/// Extensions webpki or this module process; any other critical extension is an error
+/// (RFC 5280 §4.2). Certificate policies are not processed, so a critical one is refused
+/// as OpenSSL refuses it without a policy check.
+fn unknown_critical_extension(cert: &Certificate) -> Option<String> {
+    const KNOWN: [ObjectIdentifier; 7] = [
+        rfc5280::ID_CE_KEY_USAGE,
+        rfc5280::ID_CE_SUBJECT_ALT_NAME,
+        rfc5280::ID_CE_BASIC_CONSTRAINTS,
+        rfc5280::ID_CE_NAME_CONSTRAINTS,
+        rfc5280::ID_CE_CRL_DISTRIBUTION_POINTS,
+        rfc5280::ID_CE_EXT_KEY_USAGE,
+        rfc5280::ID_CE_SUBJECT_KEY_IDENTIFIER,
+    ];
+    cert.tbs_certificate
+        .extensions
+        .iter()
+        .flatten()
+        .find(|e| e.critical && !KNOWN.contains(&e.extn_id))
+        .map(|e| e.extn_id.to_string())
+}
+
+fn basic_constraints(cert: &Certificate) -> Result<Option<BasicConstraints>, PathError> {
+    cert.tbs_certificate
+        .get::<BasicConstraints>()
+        .map(|o| o.map(|(_, bc)| bc))
+        .map_err(|e| malformed(cert, e))
+}
+
+fn key_usage(cert: &Certificate) -> Result<Option<KeyUsage>, PathError> {
+    cert.tbs_certificate
+        .get::<KeyUsage>()
+        .map(|o| o.map(|(_, ku)| ku))
+        .map_err(|e| malformed(cert, e))
+}
+
+fn malformed(cert: &Certificate, e: der::Error) -> PathError {
+    PathError {
+        certificate: format!("certificate \"{}\"", cert.tbs_certificate.subject),
+        rule: Rule::Malformed {
+            detail: e.to_string(),
+        },
+    }
+}
+
+fn check_validity(cert: &Certificate, time: SystemTime) -> Result<(), Rule> {
+    let v = &cert.tbs_certificate.validity;
+    let (nb, na) = (v.not_before.to_system_time(), v.not_after.to_system_time());
+    if nb > na {
+        Err(Rule::BadValidity)
+    } else if time < nb {
+        Err(Rule::NotYetValid {
+            not_before: v.not_before.to_string(),
+        })
+    } else if time > na {
+        Err(Rule::Expired {
+            not_after: v.not_after.to_string(),
+        })
+    } else {
+        Ok(())
+    }
+}
+
+fn unix_time(time: SystemTime) -> UnixTime {
+    UnixTime::since_unix_epoch(time.duration_since(UNIX_EPOCH).unwrap_or(Duration::ZERO))
+}
