@@ -11,8 +11,21 @@
 //!
 //! One process at a time: [`StatefulKey::open`] takes an exclusive lock on `<state>.lock`
 //! (flock) and a second opener gets [`StateError::Locked`] after retrying for 200 ms (a lock
-//! just released can linger in a forked child until its exec). Exhaustion is an error, never a
+//! just released can linger in a forked child until its exec). The lock file is created 0600
+//! and removed when the key is released (unlinked while still held; an opener that locked a
+//! file unlinked under it sees that the name now points elsewhere and tries again). Reading
+//! the state ([`status`]) takes no lock and writes nothing. Exhaustion is an error, never a
 //! wrap-around.
+//!
+//! One file per key: a copy of a state file is a second key that signs with the same one-time
+//! keys. The file records where it lives — device, inode and absolute path, rewritten with
+//! every reservation — and [`StatefulKey::open`] refuses it ([`StateError::NotWhereRecorded`])
+//! when it is not that file: copied (`cp`, a backup restored, another machine), renamed or
+//! moved, or reached through a second hard link. [`StatefulKey::adopt`] records the new
+//! place after the user has been told what that risks: if the original, or a later copy of it,
+//! ever signed beyond this file's counter, those one-time keys will be used again unless the
+//! counter is moved past them. Every state file is created 0600, exclusively (`O_EXCL`: a
+//! symbolic link in its place is never followed).
 //!
 //! The trees are not secret and not state: `<state>.cache` keeps them (leaves and subtree
 //! roots of the trees in use and of the next trees being built) so that opening a key
@@ -21,10 +34,11 @@
 //! derived from the signing key; a cache that is missing, stale, damaged or not this key's is
 //! ignored and the trees are computed. Which counter values are used never depends on it.
 //!
-//! Layout (version 1), big-endian: "PQKIT-HBS\0" ‖ u8 version ‖ u8 kind ‖ key ‖ u64 next ‖
-//! SHA-256 of all before it (32), where kind 1 (HSS) has key = u8 L ‖ (u32 LMS type ‖ u32
-//! LM-OTS type) × L ‖ I (16) ‖ SEED (m), and kinds 2 (XMSS) and 3 (XMSS^MT) have key = u32 OID ‖
-//! S_XMSS (n) ‖ SK_PRF (n) ‖ SEED (n).
+//! Layout (version 2), big-endian: "PQKIT-HBS\0" ‖ u8 version ‖ u8 kind ‖ key ‖ location ‖
+//! u64 next ‖ SHA-256 of all before it (32), where kind 1 (HSS) has key = u8 L ‖ (u32 LMS type
+//! ‖ u32 LM-OTS type) × L ‖ I (16) ‖ SEED (m), kinds 2 (XMSS) and 3 (XMSS^MT) have key = u32
+//! OID ‖ S_XMSS (n) ‖ SK_PRF (n) ‖ SEED (n), and location = u64 device ‖ u64 inode ‖ u16 length
+//! ‖ the absolute path's bytes. Version 1 (no location) is read and must be adopted once.
 
 use std::fs::{self, File, OpenOptions};
 use std::io::Write;
@@ -44,7 +58,11 @@ use crate::tree::TreeCache;
 use crate::xmss::{XmssParams, XmssSigner, by_oid};
 
 const MAGIC: &[u8; 10] = b"PQKIT-HBS\0";
-const VERSION: u8 = 1;
+const VERSION: u8 = 2;
+/// Files of version 1 have no location; they open after [`StatefulKey::adopt`].
+const VERSION_1: u8 = 1;
+/// The cache file's own format version.
+const CACHE_VERSION: u8 = 1;
 const KIND_HSS: u8 = 1;
 const KIND_XMSS: u8 = 2;
 const KIND_XMSS_MT: u8 = 3;
@@ -67,9 +85,38 @@ pub enum StateError {
     /// The file is not a pqkit state file, or is damaged.
     #[error("{0}: not a valid pqkit-hbs state file: {1}")]
     Corrupt(PathBuf, &'static str),
+    /// The file is not where it was last written: a copy, a restored backup, a rename or a
+    /// second hard link. Signing from it could reuse one-time keys; see
+    /// [`StatefulKey::adopt`].
+    #[error(
+        "{path}: this state file is not the one the key last wrote ({why}); a copy signs with \
+         the same one-time keys as its original. If this is now the only copy and nothing has \
+         signed with the key since this file was last written, run `pqkit hbs adopt --state \
+         {path}` (it explains the risk first)"
+    )]
+    NotWhereRecorded {
+        /// The file opened.
+        path: PathBuf,
+        /// What differs.
+        why: String,
+    },
     /// A signing error (exhaustion among them).
     #[error(transparent)]
     Hbs(#[from] crate::Error),
+}
+
+/// What [`StatefulKey::adopt`] did.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Adoption {
+    /// How the file differed from where it was recorded (`None`: it was where it said, or it
+    /// recorded no place — an earlier pqkit's file).
+    pub was: Option<String>,
+    /// The counter before.
+    pub next_before: u64,
+    /// The counter now (moved on by the skip asked for).
+    pub next: u64,
+    /// Total signatures of the key.
+    pub capacity: u64,
 }
 
 /// Used and remaining one-time keys.
@@ -87,8 +134,8 @@ pub struct Status {
 /// `&mut self`.
 pub struct StatefulKey {
     path: PathBuf,
-    _lock: File,
-    /// The state file's bytes before `next`: header, parameters and secrets.
+    _lock: Lock,
+    /// The state file's bytes before its location: header, parameters and secrets.
     key: Zeroizing<Vec<u8>>,
     signer: Signer,
     /// The next counter value to use in memory.
@@ -115,12 +162,20 @@ fn cache_path(path: &Path) -> PathBuf {
     PathBuf::from(p)
 }
 
-/// HMAC-SHA-256 keyed with SHA-256("pqkit-hbs tree cache v1" ‖ the key's state bytes).
+/// HMAC-SHA-256 keyed with SHA-256("pqkit-hbs tree cache v1" ‖ the key's state bytes), the
+/// format version byte read as 1 (a key adopted from version 1 keeps its cache).
 fn cache_mac(key: &[u8]) -> Hmac<Sha256> {
+    let at = MAGIC.len();
     let mac_key: Zeroizing<[u8; 32]> = Zeroizing::new(
         Sha256::new()
             .chain_update(b"pqkit-hbs tree cache v1")
-            .chain_update(key)
+            .chain_update(&key[..at.min(key.len())])
+            .chain_update(if key.len() > at {
+                &[VERSION_1][..]
+            } else {
+                &[][..]
+            })
+            .chain_update(key.get(at + 1..).unwrap_or(&[]))
             .finalize()
             .into(),
     );
@@ -133,28 +188,51 @@ fn read_cache(path: &Path, key: &[u8]) -> Option<TreeCache> {
     let bytes = fs::read(cache_path(path)).ok()?;
     let rest = bytes.strip_prefix(&CACHE_MAGIC[..])?;
     let (&version, rest) = rest.split_first()?;
-    (version == VERSION && rest.len() >= 32).then_some(())?;
+    (version == CACHE_VERSION && rest.len() >= 32).then_some(())?;
     let (body, tag) = rest.split_at(rest.len() - 32);
     cache_mac(key).chain_update(body).verify_slice(tag).ok()?;
     TreeCache::from_bytes(body)
 }
 
-fn lock(path: &Path) -> Result<File, StateError> {
+/// An exclusive lock on `<state>.lock`, removed when released.
+struct Lock {
+    path: PathBuf,
+    _file: File,
+}
+
+impl Drop for Lock {
+    /// Unlinks the lock file while still holding it; closing the file then releases it.
+    fn drop(&mut self) {
+        let _ = fs::remove_file(&self.path);
+    }
+}
+
+fn lock(path: &Path) -> Result<Lock, StateError> {
     let lp = lock_path(path);
-    let file = OpenOptions::new()
-        .create(true)
-        .truncate(false)
-        .write(true)
-        .open(&lp)
-        .map_err(io(&lp))?;
     // A lock released a moment ago can still be held by a child process that another thread
     // of this process forked and that has not reached exec yet (the child's copy of the
     // close-on-exec descriptor shares the lock): so a held lock is retried for a short while
     // before it counts as another signer's.
     let start = std::time::Instant::now();
     loop {
+        let mut options = OpenOptions::new();
+        options.create(true).truncate(false).write(true);
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::OpenOptionsExt;
+            options.mode(0o600);
+        }
+        let file = options.open(&lp).map_err(io(&lp))?;
         match file.try_lock() {
-            Ok(()) => return Ok(file),
+            // The holder before us unlinks the file when it releases it: a lock taken on a
+            // file no longer under that name locks nothing, so check the name still leads to it.
+            Ok(()) if same_file(&file, &lp) => {
+                return Ok(Lock {
+                    path: lp,
+                    _file: file,
+                });
+            }
+            Ok(()) => {}
             Err(fs::TryLockError::WouldBlock) if start.elapsed() < LOCK_PATIENCE => {
                 std::thread::sleep(std::time::Duration::from_millis(2));
             }
@@ -163,6 +241,23 @@ fn lock(path: &Path) -> Result<File, StateError> {
             }
             Err(fs::TryLockError::Error(e)) => return Err(StateError::Io(lp, e)),
         }
+    }
+}
+
+/// Whether `path` names the open `file`.
+fn same_file(file: &File, path: &Path) -> bool {
+    let (Ok(a), Ok(b)) = (file.metadata(), fs::metadata(path)) else {
+        return false;
+    };
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        a.dev() == b.dev() && a.ino() == b.ino()
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = (a, b);
+        true
     }
 }
 
@@ -195,29 +290,153 @@ fn xmss_key(params: &XmssParams, s_xmss: &[u8], sk_prf: &[u8], seed: &[u8]) -> Z
     out
 }
 
-/// The whole file: key ‖ u64 next ‖ SHA-256.
-fn encode(key: &[u8], next: u64) -> Zeroizing<Vec<u8>> {
-    let mut out = Zeroizing::new(Vec::with_capacity(key.len() + 40));
+/// Where a state file lives: the file system object and the name it was written under.
+#[derive(Clone, Debug, PartialEq, Eq)]
+struct Location {
+    device: u64,
+    inode: u64,
+    path: Vec<u8>,
+}
+
+impl Location {
+    fn encode(&self, out: &mut Vec<u8>) {
+        out.extend_from_slice(&self.device.to_be_bytes());
+        out.extend_from_slice(&self.inode.to_be_bytes());
+        let len = u16::try_from(self.path.len()).unwrap_or(u16::MAX);
+        out.extend_from_slice(&len.to_be_bytes());
+        out.extend_from_slice(&self.path[..usize::from(len)]);
+    }
+
+    /// Parses a location at the start of `bytes`; returns it and the bytes after it.
+    fn decode(bytes: &[u8]) -> Option<(Self, &[u8])> {
+        let device = u64::from_be_bytes(bytes.get(..8)?.try_into().ok()?);
+        let inode = u64::from_be_bytes(bytes.get(8..16)?.try_into().ok()?);
+        let len = usize::from(u16::from_be_bytes(bytes.get(16..18)?.try_into().ok()?));
+        let path = bytes.get(18..18 + len)?.to_vec();
+        Some((
+            Self {
+                device,
+                inode,
+                path,
+            },
+            &bytes[18 + len..],
+        ))
+    }
+
+    /// What differs between the recorded location and the file found, in words.
+    fn differences(&self, found: &Self, links: u64) -> Option<String> {
+        if links > 1 {
+            return Some(format!(
+                "it has {links} hard links; a state file must have one name"
+            ));
+        }
+        if self.device != found.device || self.inode != found.inode {
+            return Some(format!(
+                "it was written as file {}:{} at {}, this is file {}:{} at {} — a copy or a \
+                 restored backup",
+                self.device,
+                self.inode,
+                String::from_utf8_lossy(&self.path),
+                found.device,
+                found.inode,
+                String::from_utf8_lossy(&found.path),
+            ));
+        }
+        if self.path != found.path {
+            return Some(format!(
+                "it was written at {} and is now at {}",
+                String::from_utf8_lossy(&self.path),
+                String::from_utf8_lossy(&found.path),
+            ));
+        }
+        None
+    }
+}
+
+/// The absolute path of `path` (its directory resolved; the file itself need not exist).
+fn absolute(path: &Path) -> std::io::Result<Vec<u8>> {
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
+        _ => PathBuf::from("."),
+    };
+    let name = path
+        .file_name()
+        .ok_or_else(|| std::io::Error::other("not a file name"))?;
+    let full = fs::canonicalize(dir)?.join(name);
+    #[cfg(unix)]
+    {
+        use std::os::unix::ffi::OsStrExt;
+        Ok(full.as_os_str().as_bytes().to_vec())
+    }
+    #[cfg(not(unix))]
+    Ok(full.to_string_lossy().into_owned().into_bytes())
+}
+
+/// (device, inode, link count) of an open file.
+fn identity(file: &File) -> std::io::Result<(u64, u64, u64)> {
+    let m = file.metadata()?;
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        Ok((m.dev(), m.ino(), m.nlink()))
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = m;
+        Ok((0, 0, 1))
+    }
+}
+
+/// The whole file: key ‖ location ‖ u64 next ‖ SHA-256.
+fn encode(key: &[u8], location: &Location, next: u64) -> Zeroizing<Vec<u8>> {
+    let mut out = Zeroizing::new(Vec::with_capacity(key.len() + 80 + location.path.len()));
     out.extend_from_slice(key);
+    location.encode(&mut out);
     out.extend_from_slice(&next.to_be_bytes());
     let digest = Sha256::digest(&out[..]);
     out.extend_from_slice(&digest);
     out
 }
 
-/// A state file, checked and opened.
-struct Decoded {
-    /// The bytes before `next`.
+/// A state file's contents, checked, before any tree is built.
+struct Parsed {
+    /// The bytes before the location: header, parameters and secrets.
     key: Zeroizing<Vec<u8>>,
+    /// Where the file was last written; `None` for version 1.
+    location: Option<Location>,
     next: u64,
-    /// Ready for counter value `next`, its trees from the cache file where it has them.
-    signer: Signer,
-    /// Whether the cache file was usable.
-    cached: bool,
+    params: Params,
 }
 
-/// Checks the file and opens its signer.
-fn decode(path: &Path, bytes: &[u8], threads: usize) -> Result<Decoded, StateError> {
+/// The scheme and parameters of a key, with its secrets.
+enum Params {
+    Hss {
+        levels: Vec<Level>,
+        id: Identifier,
+        seed: Zeroizing<Vec<u8>>,
+    },
+    Xmss {
+        params: &'static XmssParams,
+        /// S_XMSS ‖ SK_PRF ‖ SEED.
+        secrets: Zeroizing<Vec<u8>>,
+    },
+}
+
+impl Params {
+    /// Number of signatures.
+    fn capacity(&self) -> u64 {
+        match self {
+            Self::Hss { levels, .. } => {
+                let bits: u32 = levels.iter().map(|(l, _)| u32::from(l.h)).sum();
+                1u64.checked_shl(bits).unwrap_or(u64::MAX)
+            }
+            Self::Xmss { params, .. } => params.signatures(),
+        }
+    }
+}
+
+/// Checks the file's bytes and reads its parameters (no tree is built).
+fn parse(path: &Path, bytes: &[u8]) -> Result<Parsed, StateError> {
     let bad = |why| StateError::Corrupt(path.to_path_buf(), why);
     if bytes.len() < MAGIC.len() + 2 + 8 + 32 || &bytes[..MAGIC.len()] != MAGIC {
         return Err(bad("no pqkit-hbs header"));
@@ -226,17 +445,13 @@ fn decode(path: &Path, bytes: &[u8], threads: usize) -> Result<Decoded, StateErr
     if Sha256::digest(body)[..] != digest[..] {
         return Err(bad("checksum mismatch"));
     }
-    let (key, next) = body.split_at(body.len() - 8);
-    let next = u64::from_be_bytes(next.try_into().map_err(|_| bad("wrong length"))?);
     let at = MAGIC.len();
-    if key[at] != VERSION {
+    let version = body[at];
+    if version != VERSION && version != VERSION_1 {
         return Err(bad("unsupported version"));
     }
-    let cache = read_cache(path, key);
-    let cached = cache.as_ref().is_some_and(|c| !c.is_empty());
-    let cache = cache.unwrap_or_default();
-    let rest = &key[at + 2..];
-    let signer = match key[at + 1] {
+    let rest = &body[at + 2..];
+    let (params, key_len) = match body[at + 1] {
         KIND_HSS => {
             let l = usize::from(*rest.first().ok_or(bad("wrong length"))?);
             if !(1..=8).contains(&l) {
@@ -248,41 +463,102 @@ fn decode(path: &Path, bytes: &[u8], threads: usize) -> Result<Decoded, StateErr
                 let ots = ots_by_code(u32_at(rest, 5 + 8 * i)?)?;
                 levels.push((lms, ots));
             }
-            let secrets = &rest[1 + 8 * l..];
             let m = levels[0].0.m;
-            if secrets.len() != 16 + m {
-                return Err(bad("wrong length"));
-            }
+            let secrets = rest
+                .get(1 + 8 * l..1 + 8 * l + 16 + m)
+                .ok_or(bad("wrong length"))?;
             let mut id = [0u8; 16];
             id.copy_from_slice(&secrets[..16]);
-            Signer::Hss(HssSigner::open(
-                &levels,
-                id,
-                &secrets[16..],
-                next,
+            let seed = Zeroizing::new(secrets[16..].to_vec());
+            (Params::Hss { levels, id, seed }, 1 + 8 * l + 16 + m)
+        }
+        kind @ (KIND_XMSS | KIND_XMSS_MT) => {
+            let params = by_oid(u32_at(rest, 0)?, kind == KIND_XMSS_MT)?;
+            let secrets = rest.get(4..4 + 3 * params.n).ok_or(bad("wrong length"))?;
+            let secrets = Zeroizing::new(secrets.to_vec());
+            (Params::Xmss { params, secrets }, 4 + 3 * params.n)
+        }
+        _ => return Err(bad("unsupported kind")),
+    };
+    let key_end = at + 2 + key_len;
+    let after_key = &body[key_end..];
+    let (location, tail) = if version == VERSION_1 {
+        (None, after_key)
+    } else {
+        let (loc, tail) = Location::decode(after_key).ok_or(bad("wrong length"))?;
+        (Some(loc), tail)
+    };
+    let next = u64::from_be_bytes(tail.try_into().map_err(|_| bad("wrong length"))?);
+    let key = Zeroizing::new(body[..key_end].to_vec());
+    Ok(Parsed {
+        key,
+        location,
+        next,
+        params,
+    })
+}
+
+/// Opens the signer of a parsed file, its trees from the cache file where it has them.
+/// Returns it and whether the cache was usable.
+fn open_signer(path: &Path, parsed: &Parsed, threads: usize) -> Result<(Signer, bool), StateError> {
+    let cache = read_cache(path, &parsed.key);
+    let cached = cache.as_ref().is_some_and(|c| !c.is_empty());
+    let cache = cache.unwrap_or_default();
+    let signer = match &parsed.params {
+        Params::Hss { levels, id, seed } => Signer::Hss(HssSigner::open(
+            levels,
+            *id,
+            seed,
+            parsed.next,
+            threads,
+            cache,
+        )?),
+        Params::Xmss { params, secrets } => {
+            let n = params.n;
+            Signer::Xmss(XmssSigner::open(
+                params,
+                &secrets[..n],
+                &secrets[n..2 * n],
+                &secrets[2 * n..],
+                parsed.next,
                 threads,
                 cache,
             )?)
         }
-        kind @ (KIND_XMSS | KIND_XMSS_MT) => {
-            let params = by_oid(u32_at(rest, 0)?, kind == KIND_XMSS_MT)?;
-            let n = params.n;
-            let secrets = &rest[4..];
-            if secrets.len() != 3 * n {
-                return Err(bad("wrong length"));
-            }
-            let (s_xmss, sk_prf, seed) = (&secrets[..n], &secrets[n..2 * n], &secrets[2 * n..]);
-            Signer::Xmss(XmssSigner::open(
-                params, s_xmss, sk_prf, seed, next, threads, cache,
-            )?)
-        }
-        _ => return Err(bad("unsupported kind")),
     };
-    Ok(Decoded {
-        key: Zeroizing::new(key.to_vec()),
-        next,
-        signer,
-        cached,
+    Ok((signer, cached))
+}
+
+/// The state file's bytes, and the (device, inode, absolute path) and link count of the file
+/// read — one open file, so they describe the same object.
+fn read_state(path: &Path) -> Result<(Zeroizing<Vec<u8>>, Location, u64), StateError> {
+    use std::io::Read;
+    let mut file = File::open(path).map_err(io(path))?;
+    let (device, inode, links) = identity(&file).map_err(io(path))?;
+    let mut bytes = Zeroizing::new(Vec::new());
+    file.read_to_end(&mut bytes).map_err(io(path))?;
+    let found = Location {
+        device,
+        inode,
+        path: absolute(path).map_err(io(path))?,
+    };
+    Ok((bytes, found, links))
+}
+
+/// Used and remaining signatures of the key in `path`, read without taking its lock or
+/// building any tree (reserved values count as used).
+///
+/// # Errors
+/// [`StateError::Corrupt`], I/O errors.
+pub fn status(path: &Path) -> Result<Status, StateError> {
+    let bytes = Zeroizing::new(fs::read(path).map_err(io(path))?);
+    let parsed = parse(path, &bytes)?;
+    let capacity = parsed.params.capacity();
+    let used = parsed.next.min(capacity);
+    Ok(Status {
+        used,
+        remaining: capacity - used,
+        capacity,
     })
 }
 
@@ -295,9 +571,30 @@ fn random(path: &Path, len: usize) -> Result<Zeroizing<Vec<u8>>, StateError> {
     Ok(out)
 }
 
-/// Writes `bytes` as `path` atomically and durably: temp file in the same directory, fsync,
-/// rename, fsync of the directory. Without `durable`, the fsyncs are left out (atomic only).
-fn persist(path: &Path, bytes: &[u8], durable: bool) -> Result<(), StateError> {
+/// Writes the state `key ‖ location ‖ next` as `path` atomically and durably: a temporary
+/// file created exclusively with mode 0600 beside it, its own device and inode recorded in
+/// it (they survive the rename), fsync, rename, fsync of the directory.
+fn persist_state(path: &Path, key: &[u8], next: u64, replace: bool) -> Result<(), StateError> {
+    write_file(path, true, replace, |file| {
+        let (device, inode, _) = identity(file)?;
+        let location = Location {
+            device,
+            inode,
+            path: absolute(path)?,
+        };
+        Ok(encode(key, &location, next))
+    })
+}
+
+/// Writes what `contents` makes (given the new file) as `path`: temporary file (0600,
+/// exclusive), put in place by rename — or, without `replace`, by a hard link that fails if
+/// `path` exists — and with `durable` the fsyncs of the file and the directory.
+fn write_file(
+    path: &Path,
+    durable: bool,
+    replace: bool,
+    contents: impl FnOnce(&File) -> std::io::Result<Zeroizing<Vec<u8>>>,
+) -> Result<(), StateError> {
     let dir = match path.parent() {
         Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
         _ => PathBuf::from("."),
@@ -305,18 +602,29 @@ fn persist(path: &Path, bytes: &[u8], durable: bool) -> Result<(), StateError> {
     let mut tmp = path.as_os_str().to_owned();
     tmp.push(format!(".tmp-{}", std::process::id()));
     let tmp = PathBuf::from(tmp);
-    let result = (|| {
-        let mut f = OpenOptions::new()
-            .create(true)
-            .truncate(true)
-            .write(true)
-            .open(&tmp)?;
-        f.write_all(bytes)?;
+    // A temporary file left by a process killed mid-write (same pid reused) is removed.
+    let _ = fs::remove_file(&tmp);
+    let result: std::io::Result<()> = (|| {
+        let mut options = OpenOptions::new();
+        options.write(true).create_new(true);
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::OpenOptionsExt;
+            options.mode(0o600);
+        }
+        let mut f = options.open(&tmp)?;
+        let bytes = contents(&f)?;
+        f.write_all(&bytes)?;
         if durable {
             f.sync_all()?;
         }
         drop(f);
-        fs::rename(&tmp, path)?;
+        if replace {
+            fs::rename(&tmp, path)?;
+        } else {
+            fs::hard_link(&tmp, path)?;
+            fs::remove_file(&tmp)?;
+        }
         if durable {
             File::open(&dir)?.sync_all()?;
         }
@@ -324,6 +632,9 @@ fn persist(path: &Path, bytes: &[u8], durable: bool) -> Result<(), StateError> {
     })();
     if let Err(e) = result {
         let _ = fs::remove_file(&tmp);
+        if e.kind() == std::io::ErrorKind::AlreadyExists && !replace {
+            return Err(StateError::Exists(path.to_path_buf()));
+        }
         return Err(StateError::Io(path.to_path_buf(), e));
     }
     Ok(())
@@ -384,11 +695,11 @@ impl StatefulKey {
         signer: impl FnOnce() -> Result<Signer, StateError>,
     ) -> Result<Self, StateError> {
         let lock = lock(path)?;
-        if path.exists() {
+        if fs::symlink_metadata(path).is_ok() {
             return Err(StateError::Exists(path.to_path_buf()));
         }
         let signer = signer()?;
-        persist(path, &encode(&key, 0), true)?;
+        persist_state(path, &key, 0, false)?;
         let mut me = Self {
             path: path.to_path_buf(),
             _lock: lock,
@@ -407,20 +718,67 @@ impl StatefulKey {
     /// unusable. Values reserved by an earlier process are skipped.
     ///
     /// # Errors
-    /// [`StateError::Locked`] when another signer holds the key; [`StateError::Corrupt`];
-    /// I/O errors.
+    /// [`StateError::Locked`] when another signer holds the key;
+    /// [`StateError::NotWhereRecorded`] for a copy, a restored backup, a moved file or a second
+    /// hard link; [`StateError::Corrupt`]; I/O errors.
     pub fn open(path: &Path, threads: usize) -> Result<Self, StateError> {
         let lock = lock(path)?;
-        let bytes = Zeroizing::new(fs::read(path).map_err(io(path))?);
-        let d = decode(path, &bytes, threads)?;
+        let (bytes, found, links) = read_state(path)?;
+        let parsed = parse(path, &bytes)?;
+        let why = match &parsed.location {
+            None => Some(
+                "it was written by an earlier pqkit that did not record where the file lives"
+                    .to_owned(),
+            ),
+            Some(recorded) => recorded.differences(&found, links),
+        };
+        if let Some(why) = why {
+            return Err(StateError::NotWhereRecorded {
+                path: path.to_path_buf(),
+                why,
+            });
+        }
+        let (signer, cached) = open_signer(path, &parsed, threads)?;
         Ok(Self {
             path: path.to_path_buf(),
             _lock: lock,
-            key: d.key,
-            signer: d.signer,
-            next: d.next,
-            reserved_end: d.next,
-            dirty: !d.cached,
+            key: parsed.key,
+            signer,
+            next: parsed.next,
+            reserved_end: parsed.next,
+            dirty: !cached,
+        })
+    }
+
+    /// Records the state file's present place (device, inode, path) as its own, so that
+    /// [`StatefulKey::open`] accepts it after a copy, a restore or a move — and first moves
+    /// its counter `skip` values on (capped at the capacity).
+    ///
+    /// # Security
+    /// The risk is the caller's to weigh: if another copy of this key exists and signs, or the
+    /// original signed after this copy was taken, the same one-time keys are used twice — which
+    /// for LMS and XMSS can reveal enough to forge signatures. `skip` moves past one-time keys
+    /// that may have been used since this copy was made.
+    ///
+    /// # Errors
+    /// [`StateError::Locked`], [`StateError::Corrupt`], I/O errors.
+    pub fn adopt(path: &Path, skip: u64) -> Result<Adoption, StateError> {
+        let _lock = lock(path)?;
+        let (bytes, found, links) = read_state(path)?;
+        let mut parsed = parse(path, &bytes)?;
+        let recorded = parsed
+            .location
+            .as_ref()
+            .and_then(|r| r.differences(&found, links));
+        let capacity = parsed.params.capacity();
+        let next = parsed.next.saturating_add(skip).min(capacity);
+        parsed.key[MAGIC.len()] = VERSION;
+        persist_state(path, &parsed.key, next, true)?;
+        Ok(Adoption {
+            was: recorded,
+            next_before: parsed.next,
+            next,
+            capacity,
         })
     }
 
@@ -461,7 +819,7 @@ impl StatefulKey {
             return Err(crate::Error::Exhausted.into());
         }
         let end = self.reserved_end.saturating_add(count.max(1)).min(capacity);
-        persist(&self.path, &encode(&self.key, end), true)?;
+        persist_state(&self.path, &self.key, end, true)?;
         self.reserved_end = end;
         Ok(())
     }
@@ -499,10 +857,10 @@ impl StatefulKey {
             .into_bytes();
         let mut out = Vec::with_capacity(CACHE_MAGIC.len() + 1 + body.len() + 32);
         out.extend_from_slice(CACHE_MAGIC);
-        out.push(VERSION);
+        out.push(CACHE_VERSION);
         out.extend_from_slice(&body);
         out.extend_from_slice(&tag);
-        persist(&self.cache_path(), &out, false)?;
+        write_file(&self.cache_path(), false, true, |_| Ok(Zeroizing::new(out)))?;
         self.dirty = false;
         Ok(())
     }

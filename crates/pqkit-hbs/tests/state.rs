@@ -309,3 +309,88 @@ fn a_full_disk_gives_an_error_and_no_signature() {
     verify(&pk, b"after", &sig);
     assert_eq!(counter(&pk, &sig), 1);
 }
+
+#[cfg(unix)]
+#[test]
+fn state_files_are_private_exclusive_and_the_lock_goes_with_the_signer() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = scratch("private");
+    let path = dir.join("key.hss");
+    let lock = dir.join("key.hss.lock");
+    let mut key = StatefulKey::create(&path, &[LEVEL], 1).expect("create");
+    let mode = |p: &Path| std::fs::metadata(p).expect("stat").permissions().mode() & 0o777;
+    assert_eq!(mode(&path), 0o600, "a state file is a secret key");
+    assert_eq!(mode(&lock), 0o600);
+    key.sign(b"m").expect("sign");
+    assert_eq!(mode(&path), 0o600, "and stays private when rewritten");
+    // Reading the status takes no lock while a signer holds the key.
+    let s = pqkit_hbs::state::status(&path).expect("status");
+    assert_eq!((s.used, s.remaining), (1, 31));
+    drop(key);
+    assert!(
+        !lock.exists(),
+        "the lock file is removed when the key is released"
+    );
+    pqkit_hbs::state::status(&path).expect("status");
+    assert!(!lock.exists(), "reading the status creates no lock file");
+    // A symbolic link where a new state file would go is not followed.
+    let target = dir.join("elsewhere");
+    let link = dir.join("link.hss");
+    std::os::unix::fs::symlink(&target, &link).expect("symlink");
+    assert!(matches!(
+        StatefulKey::create(&link, &[LEVEL], 1),
+        Err(StateError::Exists(_))
+    ));
+    assert!(!target.exists());
+}
+
+#[test]
+fn a_copied_restored_or_moved_state_file_refuses_to_sign_until_adopted() {
+    let dir = scratch("copies");
+    let path = dir.join("key.hss");
+    let mut key = StatefulKey::create(&path, &[LEVEL], 1).expect("create");
+    let pk = key.public_key();
+    let first = key.sign(b"one").expect("sign");
+    drop(key);
+    let not_where = |r: Result<StatefulKey, StateError>| match r {
+        Err(StateError::NotWhereRecorded { why, .. }) => why,
+        other => panic!("expected NotWhereRecorded, got {other:?}"),
+    };
+    // `cp`: the copy refuses; the original still signs.
+    let copy = dir.join("copy.hss");
+    std::fs::copy(&path, &copy).expect("cp");
+    let why = not_where(StatefulKey::open(&copy, 1));
+    assert!(why.contains("copy"), "{why}");
+    // A backup taken now, restored after the original signed again, refuses too.
+    let backup = dir.join("backup");
+    std::fs::copy(&path, &backup).expect("backup");
+    let mut key = StatefulKey::open(&path, 1).expect("the original");
+    let second = key.sign(b"two").expect("sign");
+    drop(key);
+    std::fs::remove_file(&path).expect("rm");
+    std::fs::copy(&backup, &path).expect("restore");
+    not_where(StatefulKey::open(&path, 1));
+    // Adopting the restored file with a skip past what the original used: no counter repeats.
+    let adopted = StatefulKey::adopt(&path, 5).expect("adopt");
+    assert_eq!((adopted.next_before, adopted.next), (1, 6));
+    assert!(adopted.was.is_some());
+    let mut key = StatefulKey::open(&path, 1).expect("adopted");
+    let third = key.sign(b"three").expect("sign");
+    assert_eq!(
+        [&first, &second, &third].map(|s| counter(&pk, s)),
+        [0, 1, 6]
+    );
+    drop(key);
+    // A renamed file and a second hard link refuse as well.
+    let moved = dir.join("moved.hss");
+    std::fs::rename(&path, &moved).expect("mv");
+    let why = not_where(StatefulKey::open(&moved, 1));
+    assert!(why.contains("now at"), "{why}");
+    StatefulKey::adopt(&moved, 0).expect("adopt after a move");
+    let linked = dir.join("linked.hss");
+    std::fs::hard_link(&moved, &linked).expect("ln");
+    let why = not_where(StatefulKey::open(&moved, 1));
+    assert!(why.contains("hard links"), "{why}");
+    std::fs::remove_file(&linked).expect("rm");
+    StatefulKey::open(&moved, 1).expect("one name again");
+}
