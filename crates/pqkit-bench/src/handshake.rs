@@ -183,6 +183,7 @@ pub fn connection(
                         setup.server.clone(),
                         &setup.server_seen,
                         Some(SERVER_REPLY.as_bytes()),
+                        session::Timeouts::default(),
                     )
                 };
                 metered(&mut server_meter, run)
@@ -199,6 +200,7 @@ pub fn connection(
                     &setup.client_seen,
                     CLIENT_MESSAGE.as_bytes(),
                     record,
+                    session::Timeouts::default(),
                 )
             };
             metered(&mut client_meter, run)

@@ -58,17 +58,35 @@ pub struct SideReport {
     pub transcript: Option<Transcript>,
 }
 
-/// Per-connection I/O deadline.
-pub const TIMEOUT: Duration = Duration::from_secs(20);
+/// How long one connection may take.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Timeouts {
+    /// The whole handshake, from the first byte read (server) or the connection (client) to
+    /// the last handshake message: a peer that sends a byte at a time cannot stretch it.
+    pub handshake: Duration,
+    /// Each wait for the peer after the handshake (its message, its reply, its close).
+    pub idle: Duration,
+}
+
+impl Default for Timeouts {
+    /// 10 s for the handshake, 20 s for each later wait.
+    fn default() -> Self {
+        Self {
+            handshake: Duration::from_secs(10),
+            idle: Duration::from_secs(20),
+        }
+    }
+}
 
 /// Runs the client side: handshake, send `message`, read the reply, close.
 ///
 /// Handshake time runs from building the ClientHello (key generation included) until the
-/// client has sent its Finished.
+/// client has sent its Finished; the process's random number generators are started before
+/// it (their one-time seeding is not the handshake's cost).
 ///
 /// # Errors
-/// I/O and TLS errors (the latter as `io::Error` carrying the rustls error); `UnexpectedEof`
-/// when the server closes without replying.
+/// I/O and TLS errors (the latter as `io::Error` carrying the rustls error); `TimedOut` past
+/// a timeout; `UnexpectedEof` when the server closes without replying.
 pub fn run_client(
     socket: TcpStream,
     config: Arc<ClientConfig>,
@@ -76,12 +94,15 @@ pub fn run_client(
     seen: &Arc<PeerScheme>,
     message: &[u8],
     record: bool,
+    timeouts: Timeouts,
 ) -> io::Result<SideReport> {
-    let mut sock = counting(socket, record)?;
+    warm_up_rng();
+    let mut sock = counting(socket, record, timeouts)?;
     seen.clear();
     let start = Instant::now();
     let mut conn = ClientConnection::new(config, server_name).map_err(io::Error::other)?;
-    finish_handshake(&mut conn, &mut sock)?;
+    finish_handshake(&mut conn, &mut sock, start + timeouts.handshake)?;
+    sock.get_ref().set_read_timeout(Some(timeouts.idle))?;
     let handshake = start.elapsed();
     conn.writer().write_all(message)?;
     let received = read_message(&mut conn, &mut sock)?;
@@ -93,28 +114,32 @@ pub fn run_client(
     }
     conn.send_close_notify();
     drain(&mut conn, &mut sock)?;
-    Ok(report(
-        "client", &conn, &mut sock, handshake, seen, received,
-    ))
+    let r = report("client", &conn, &mut sock, handshake, seen, received);
+    seen.clear();
+    Ok(r)
 }
 
 /// Runs the server side: handshake, read the first application-data record (at most 16 KiB),
 /// answer `reply` (or echo the record when `None`), close.
 ///
 /// Handshake time runs from the arrival of the first ClientHello bytes until the client's
-/// Finished has been processed.
+/// Finished has been processed. A client that sends nothing for `timeouts.handshake`, or
+/// does not finish the handshake within it, is dropped (`TimedOut`).
 ///
 /// # Errors
-/// I/O and TLS errors.
+/// I/O and TLS errors; `TimedOut`.
 pub fn run_server(
     socket: TcpStream,
     config: Arc<ServerConfig>,
     seen: &Arc<PeerScheme>,
     reply: Option<&[u8]>,
+    timeouts: Timeouts,
 ) -> io::Result<SideReport> {
-    let mut sock = counting(socket, false)?;
+    let mut sock = counting(socket, false, timeouts)?;
     seen.clear();
     let mut conn = ServerConnection::new(config).map_err(io::Error::other)?;
+    let deadline = Instant::now() + timeouts.handshake;
+    set_deadline(&sock, deadline)?;
     if conn.read_tls(&mut sock)? == 0 {
         return Err(io::Error::new(
             io::ErrorKind::UnexpectedEof,
@@ -123,31 +148,77 @@ pub fn run_server(
     }
     let start = Instant::now();
     process(&mut conn, &mut sock)?;
-    finish_handshake(&mut conn, &mut sock)?;
+    finish_handshake(&mut conn, &mut sock, deadline)?;
+    sock.get_ref().set_read_timeout(Some(timeouts.idle))?;
     let handshake = start.elapsed();
     let received = read_message(&mut conn, &mut sock)?;
     conn.writer().write_all(reply.unwrap_or(&received))?;
     conn.send_close_notify();
     drain(&mut conn, &mut sock)?;
-    Ok(report(
-        "server", &conn, &mut sock, handshake, seen, received,
-    ))
+    let r = report("server", &conn, &mut sock, handshake, seen, received);
+    seen.clear();
+    Ok(r)
 }
 
-fn counting(socket: TcpStream, record: bool) -> io::Result<Socket> {
-    socket.set_read_timeout(Some(TIMEOUT))?;
-    socket.set_write_timeout(Some(TIMEOUT))?;
+fn counting(socket: TcpStream, record: bool, timeouts: Timeouts) -> io::Result<Socket> {
+    socket.set_read_timeout(Some(timeouts.handshake))?;
+    socket.set_write_timeout(Some(timeouts.idle))?;
     socket.set_nodelay(true)?;
     Ok(Counting::new(socket, record))
 }
 
+/// The next read waits at most until `deadline`; past it, `TimedOut`.
+fn set_deadline(sock: &Socket, deadline: Instant) -> io::Result<()> {
+    let left = deadline.saturating_duration_since(Instant::now());
+    if left.is_zero() {
+        return Err(io::Error::new(
+            io::ErrorKind::TimedOut,
+            "the handshake took longer than its timeout",
+        ));
+    }
+    sock.get_ref().set_read_timeout(Some(left))
+}
+
+/// Draws once from every random number generator a handshake uses, so that their one-time
+/// start (seeding from the OS) is not counted in the first handshake's time.
+fn warm_up_rng() {
+    static DONE: std::sync::Once = std::sync::Once::new();
+    DONE.call_once(|| {
+        // Every pqkit and rustls draw goes through AWS-LC's generator: the first one also
+        // runs AWS-LC's library initialisation and seeds its DRBG from the OS.
+        let mut buf = [0u8; 32];
+        let _ = aws_lc_rs::rand::fill(&mut buf);
+    });
+}
+
 /// Drives the handshake to completion; a fatal alert is sent before an error is returned.
+///
+/// Not `complete_io`: on a TLS error it writes once and returns, which is the whole queue only
+/// if the socket takes it in one call; [`process`] flushes every queued record (e.g. the
+/// ServerHello and the alert after it) before giving up.
 fn finish_handshake<D: SideData>(
     conn: &mut ConnectionCommon<D>,
     sock: &mut Socket,
+    deadline: Instant,
 ) -> io::Result<()> {
     while conn.is_handshaking() {
-        conn.complete_io(sock)?;
+        while conn.wants_write() {
+            conn.write_tls(sock)?;
+        }
+        if !conn.is_handshaking() {
+            break;
+        }
+        set_deadline(sock, deadline)?;
+        if conn.read_tls(sock)? == 0 {
+            return Err(io::Error::new(
+                io::ErrorKind::UnexpectedEof,
+                "peer closed the TCP connection during the handshake",
+            ));
+        }
+        process(conn, sock)?;
+    }
+    while conn.wants_write() {
+        conn.write_tls(sock)?;
     }
     Ok(())
 }
@@ -197,7 +268,7 @@ fn read_message<D: SideData>(
 }
 
 /// Flushes what is queued, then reads until the peer closes (close_notify, TCP EOF, reset, or
-/// [`TIMEOUT`] of silence: the exchange itself is complete by then).
+/// the idle timeout of silence: the exchange itself is complete by then).
 fn drain<D: SideData>(conn: &mut ConnectionCommon<D>, sock: &mut Socket) -> io::Result<()> {
     while conn.wants_write() {
         conn.write_tls(sock)?;

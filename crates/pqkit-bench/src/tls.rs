@@ -123,6 +123,7 @@ fn connections(setup: &Setup, until: Instant) -> Result<Vec<f64>, String> {
                     setup.server.clone(),
                     &setup.server_seen,
                     Some(SERVER_REPLY.as_bytes()),
+                    session::Timeouts::default(),
                 )
                 .map_err(err("server"))?;
             }
@@ -139,6 +140,7 @@ fn connections(setup: &Setup, until: Instant) -> Result<Vec<f64>, String> {
                     &setup.client_seen,
                     CLIENT_MESSAGE.as_bytes(),
                     false,
+                    session::Timeouts::default(),
                 )
                 .map_err(err("client"))?;
                 times.push(report.handshake_ms);
@@ -219,8 +221,8 @@ fn send(to: &mut impl Write, mut n: u64, buf: &[u8]) -> io::Result<()> {
 }
 
 fn socket(s: TcpStream) -> io::Result<TcpStream> {
-    s.set_read_timeout(Some(session::TIMEOUT))?;
-    s.set_write_timeout(Some(session::TIMEOUT))?;
+    s.set_read_timeout(Some(session::Timeouts::default().idle))?;
+    s.set_write_timeout(Some(session::Timeouts::default().idle))?;
     s.set_nodelay(true)?;
     Ok(s)
 }

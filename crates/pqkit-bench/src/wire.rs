@@ -47,9 +47,29 @@ impl<S> Counting<S> {
         }
     }
 
+    /// The wrapped stream.
+    pub fn get_ref(&self) -> &S {
+        &self.inner
+    }
+
     /// The recorded bytes (when recording).
     pub fn take_transcript(&mut self) -> Option<Transcript> {
         self.transcript.take()
+    }
+}
+
+impl<S> Counting<S> {
+    /// Counts (and records) the first `n` bytes of `bufs`, which were written.
+    fn count_written(&mut self, bufs: &[io::IoSlice<'_>], n: usize) {
+        self.written += n as u64;
+        if let Some(t) = &mut self.transcript {
+            let mut left = n;
+            for buf in bufs {
+                let take = left.min(buf.len());
+                t.sent.extend_from_slice(&buf[..take]);
+                left -= take;
+            }
+        }
     }
 }
 
@@ -67,10 +87,17 @@ impl<S: Read> Read for Counting<S> {
 impl<S: Write> Write for Counting<S> {
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
         let n = self.inner.write(buf)?;
-        self.written += n as u64;
-        if let Some(t) = &mut self.transcript {
-            t.sent.extend_from_slice(&buf[..n]);
-        }
+        self.count_written(&[io::IoSlice::new(buf)], n);
+        Ok(n)
+    }
+
+    /// Forwards the whole vector: rustls's `write_tls` queues one buffer per record and writes
+    /// them with one `write_vectored` call — on its error path the only call before the
+    /// connection is dropped, so a default implementation (first buffer only) would send the
+    /// ServerHello and lose the fatal alert queued after it.
+    fn write_vectored(&mut self, bufs: &[io::IoSlice<'_>]) -> io::Result<usize> {
+        let n = self.inner.write_vectored(bufs)?;
+        self.count_written(bufs, n);
         Ok(n)
     }
 

@@ -9,7 +9,10 @@ use pqkit_bench::machine::Machine;
 use pqkit_bench::suite::{Measurement, Suite};
 use pqkit_bench::timing::Budget;
 
+use pqkit_pki::output::Overwrite;
+
 use crate::commands::Result;
+use crate::failure::Failure;
 
 /// How to print, and where to write plots.
 #[derive(Clone, Debug)]
@@ -21,10 +24,10 @@ pub(crate) struct Output {
 
 /// Prints `m` as `out` asks; writes its plots when asked.
 pub(crate) fn print(m: std::result::Result<Measurement, String>, out: &Output) -> Result<()> {
-    let m = m?;
+    let m = m.map_err(Failure::other)?;
     let machine = Machine::detect();
     if let Some(dir) = &out.svg {
-        for path in m.write_plots(dir)? {
+        for path in m.write_plots(dir).map_err(Failure::other)? {
             eprintln!("wrote {}", path.display());
         }
     }
@@ -55,19 +58,29 @@ pub(crate) fn budget(min_time: f64, min_iterations: usize) -> Result<Budget> {
 /// `s` seconds as a duration.
 pub(crate) fn seconds(s: f64, flag: &str) -> Result<Duration> {
     if !(s.is_finite() && s >= 0.0) {
-        return Err(format!("{flag} must be a number of seconds, 0 or more").into());
+        return Err(Failure::usage(format!(
+            "{flag} must be a number of seconds, 0 or more"
+        )));
     }
     Ok(Duration::from_secs_f64(s))
 }
 
-/// `pqkit report`.
-pub(crate) fn report(out: &Path, quick: bool) -> Result<()> {
+/// `pqkit report`: refuses a directory that holds a report already (minutes of measurement
+/// are not spent to find that out at the end), unless `--force`.
+pub(crate) fn report(out: &Path, quick: bool, overwrite: Overwrite) -> Result<()> {
+    let index = out.join("index.html");
+    if overwrite == Overwrite::Refuse && index.exists() {
+        return Err(Failure::other(format!(
+            "{}: exists; refusing to overwrite a report (--force replaces it)",
+            index.display()
+        )));
+    }
     let suite = if quick {
         Suite::quick()
     } else {
         Suite::standard()
     };
-    for path in suite.run(out)? {
+    for path in suite.run(out).map_err(Failure::other)? {
         println!("{}", path.display());
     }
     Ok(())
@@ -88,10 +101,14 @@ pub(crate) fn hash_paths(names: &[String]) -> Result<Vec<pqkit_hash::Path>> {
             continue;
         }
         let path = Path::from_name(&name).ok_or_else(|| {
-            format!("unknown hash path {name:?} (avx512, avx2, shani, portable or all)")
+            Failure::usage(format!(
+                "unknown hash path {name:?} (avx512, avx2, shani, portable or all)"
+            ))
         })?;
         if !path.is_supported() {
-            return Err(format!("this CPU does not support the {path} hash path").into());
+            return Err(Failure::usage(format!(
+                "this CPU does not support the {path} hash path"
+            )));
         }
         out.push(path);
     }

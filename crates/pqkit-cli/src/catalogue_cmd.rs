@@ -202,13 +202,12 @@ fn measure() -> Result<Sizes> {
         let pkcs8 = pqkit_pki::key::signing_key_to_pkcs8(&key, pqkit_pki::key::KeyFormat::Seed)?;
         let variable = matches!(a.family, Family::Falcon | Family::Ecdsa);
         if sig.len() > a.signature_size || (!variable && sig.len() != a.signature_size) {
-            return Err(format!(
+            return Err(crate::failure::Failure::other(format!(
                 "{}: measured a {}-byte signature against the catalogue's {}",
                 a.name,
                 sig.len(),
                 a.signature_size
-            )
-            .into());
+            )));
         }
         signatures.push(SignatureSizes {
             algorithm: a.name,

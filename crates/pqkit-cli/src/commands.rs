@@ -1,9 +1,9 @@
 //! The subcommands. Each parses its options, calls the libraries and prints.
 
-use std::error::Error;
 use std::net::{TcpListener, TcpStream};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
+use std::time::Duration;
 
 use pqkit_core::catalogue;
 use pqkit_core::sig::SignatureAlgorithm;
@@ -14,11 +14,14 @@ use serde::Serialize;
 
 use pqkit_bench::handshake;
 use pqkit_bench::heap::HeapUse;
-use pqkit_bench::session::{self, SideReport};
+use pqkit_bench::session::{self, SideReport, Timeouts};
 use pqkit_bench::wire::Part;
+use pqkit_pki::output::Overwrite;
 
-/// Every subcommand's result: one error line, printed by `main`.
-pub(crate) type Result<T> = std::result::Result<T, Box<dyn Error>>;
+use crate::failure::{Context, Failure};
+
+/// Every subcommand's result: one error line and an exit status, printed by `main`.
+pub(crate) type Result<T> = std::result::Result<T, Failure>;
 
 /// `pqkit demo`: one mutually authenticated connection in one process, measured like a row
 /// of `pqkit bench handshake`.
@@ -28,7 +31,7 @@ pub(crate) fn demo(group: &str, sig: &str, dir: Option<&Path>, json: bool) -> Re
         Some(d) => Pki::read(d)?,
         None => Pki::generate(find_signature(sig)?)?,
     };
-    let setup = handshake::Setup::new(&pki, kx, true)?;
+    let setup = handshake::Setup::new(&pki, kx, true).map_err(Failure::other)?;
     let address = std::sync::Mutex::new(String::new());
     let connect = |addr: std::net::SocketAddr| {
         if let Ok(mut a) = address.lock() {
@@ -36,7 +39,7 @@ pub(crate) fn demo(group: &str, sig: &str, dir: Option<&Path>, json: bool) -> Re
         }
         TcpStream::connect(addr)
     };
-    let m = handshake::connection(&setup, true, &connect)?;
+    let m = handshake::connection(&setup, true, &connect).map_err(Failure::other)?;
     let report = DemoReport {
         address: address.into_inner().unwrap_or_default(),
         certificate_algorithm: pki.server_key.algorithm().name,
@@ -72,57 +75,170 @@ pub(crate) struct ServerOptions {
     pub(crate) count: u64,
     pub(crate) reply: Option<String>,
     pub(crate) json: bool,
+    pub(crate) max_connections: usize,
+    pub(crate) timeouts: Timeouts,
 }
 
-/// `pqkit server`: accept connections one at a time, echo (or answer) the first message.
+/// `pqkit server`: serves connections concurrently, a thread each, at most
+/// `max_connections` at once (the next waits in the listen queue until one ends); each
+/// connection's handshake must finish within the handshake timeout and each later wait within
+/// the idle timeout. Each connection's first message is echoed (or answered).
 pub(crate) fn server(o: &ServerOptions) -> Result<()> {
+    if o.max_connections == 0 {
+        return Err(Failure::usage("--max-connections must be at least 1"));
+    }
     let provider = provider_for(&o.groups)?;
     let chain = read_chain(&o.cert)?;
     let key = read_key(&o.key)?;
     let roots = match (&o.ca, o.mutual) {
         (Some(ca), true) => Some(read_chain(ca)?),
-        (None, true) => return Err("--mutual needs --ca with the client CA".into()),
+        (None, true) => return Err(Failure::usage("--mutual needs --ca with the client CA")),
         (_, false) => None,
     };
-    let (config, seen) = pqkit_rustls::server_config(provider, chain, key, roots.as_deref())?;
+    let (config, seen) = pqkit_rustls::server_config(provider, chain, key, roots.as_deref())
+        .about(format!("{} with {}", o.cert.display(), o.key.display()))?;
     let config = Arc::new(config);
-    let listener = TcpListener::bind((o.host.as_str(), o.port))?;
+    let address = format!("{}:{}", o.host, o.port);
+    let listener = TcpListener::bind((o.host.as_str(), o.port)).about(&address)?;
     eprintln!(
-        "pqkit server listening on {} (groups {}, client auth {})",
+        "pqkit server listening on {} (groups {}, client auth {}, at most {} connections)",
         listener.local_addr()?,
         o.groups.join(","),
-        if o.mutual { "required" } else { "off" }
+        if o.mutual { "required" } else { "off" },
+        o.max_connections
     );
-    let mut served = 0u64;
-    while o.count == 0 || served < o.count {
-        let (socket, peer) = listener.accept()?;
-        served += 1;
-        let reply = o.reply.as_deref().map(str::as_bytes);
-        let result = session::run_server(socket, config.clone(), &seen, reply);
-        // A failed connection is reported and the server goes on with the next one.
-        match result {
-            Ok(r) if o.json => println!("{}", serde_json::to_string(&r)?),
-            Ok(r) => println!(
-                "{peer}: {} {} group={} client-sig={} handshake={:.2} ms read={} B written={} B received={:?}",
-                r.version,
-                r.cipher_suite,
-                r.group,
-                r.peer_signature_scheme.as_deref().unwrap_or("-"),
-                r.handshake_ms,
-                r.wire_bytes_read,
-                r.wire_bytes_written,
-                r.received
-            ),
-            Err(e) if o.json => {
-                println!(
-                    "{}",
-                    serde_json::json!({"role": "server", "peer": peer.to_string(), "error": e.to_string()})
-                );
+    let slots = Arc::new(Slots::default());
+    let reply = o.reply.clone().map(String::into_bytes).map(Arc::new);
+    let mut accepted = 0u64;
+    while o.count == 0 || accepted < o.count {
+        slots.acquire(o.max_connections);
+        let (socket, peer) = match listener.accept() {
+            Ok(c) => c,
+            Err(e) => {
+                slots.release();
+                eprintln!("{address}: accept failed: {e}");
+                continue;
             }
-            Err(e) => eprintln!("{peer}: connection failed: {e}"),
+        };
+        accepted += 1;
+        let (config, seen, slots, reply) =
+            (config.clone(), seen.clone(), slots.clone(), reply.clone());
+        let (json, timeouts) = (o.json, o.timeouts);
+        let spawned = std::thread::Builder::new()
+            .name(format!("pqkit-conn-{peer}"))
+            .spawn(move || {
+                let result = session::run_server(
+                    socket,
+                    config,
+                    &seen,
+                    reply.as_deref().map(|r| &r[..]),
+                    timeouts,
+                );
+                report_connection(peer, result, &seen, json);
+                seen.clear();
+                slots.release();
+            });
+        if let Err(e) = spawned {
+            eprintln!("{peer}: cannot start a thread for the connection: {e}");
         }
     }
+    slots.wait_idle();
     Ok(())
+}
+
+/// Connections in progress, at most a limit.
+#[derive(Default)]
+struct Slots {
+    active: std::sync::Mutex<usize>,
+    changed: std::sync::Condvar,
+}
+
+impl Slots {
+    /// Waits until fewer than `max` connections are in progress, then counts one more.
+    fn acquire(&self, max: usize) {
+        let Ok(mut active) = self.active.lock() else {
+            return;
+        };
+        while *active >= max {
+            active = match self.changed.wait(active) {
+                Ok(a) => a,
+                Err(_) => return,
+            };
+        }
+        *active += 1;
+    }
+
+    fn release(&self) {
+        if let Ok(mut active) = self.active.lock() {
+            *active = active.saturating_sub(1);
+            self.changed.notify_all();
+        }
+    }
+
+    /// Waits until no connection is in progress.
+    fn wait_idle(&self) {
+        let Ok(mut active) = self.active.lock() else {
+            return;
+        };
+        while *active > 0 {
+            active = match self.changed.wait(active) {
+                Ok(a) => a,
+                Err(_) => return,
+            };
+        }
+    }
+}
+
+/// One line per connection: its parameters, or why it failed (the peer's certificate named
+/// when it was refused).
+fn report_connection(
+    peer: std::net::SocketAddr,
+    result: std::io::Result<SideReport>,
+    seen: &pqkit_rustls::observe::PeerScheme,
+    json: bool,
+) {
+    match result {
+        Ok(r) if json => match serde_json::to_string(&r) {
+            Ok(line) => println!("{line}"),
+            Err(e) => eprintln!("{peer}: {e}"),
+        },
+        Ok(r) => println!(
+            "{peer}: {} {} group={} client-sig={} handshake={:.2} ms read={} B written={} B received={:?}",
+            r.version,
+            r.cipher_suite,
+            r.group,
+            r.peer_signature_scheme.as_deref().unwrap_or("-"),
+            r.handshake_ms,
+            r.wire_bytes_read,
+            r.wire_bytes_written,
+            r.received
+        ),
+        Err(e) => {
+            let why = connection_error(&e, seen);
+            if json {
+                println!(
+                    "{}",
+                    serde_json::json!({"role": "server", "peer": peer.to_string(), "error": why})
+                );
+            } else {
+                eprintln!("{peer}: connection failed: {why}");
+            }
+        }
+    }
+}
+
+/// A connection's failure in words: the refused certificate and its rule when the verifier
+/// recorded one, the TLS or I/O error otherwise.
+fn connection_error(e: &std::io::Error, seen: &pqkit_rustls::observe::PeerScheme) -> String {
+    if let Some(why) = seen.rejection() {
+        return format!("peer certificate refused: {why}");
+    }
+    match e.kind() {
+        std::io::ErrorKind::TimedOut | std::io::ErrorKind::WouldBlock => {
+            format!("timed out ({e})")
+        }
+        _ => e.to_string(),
+    }
 }
 
 /// Options of `pqkit client`.
@@ -136,9 +252,11 @@ pub(crate) struct ClientOptions {
     pub(crate) message: String,
     pub(crate) expect_group: Option<String>,
     pub(crate) json: bool,
+    pub(crate) timeout: Duration,
 }
 
-/// `pqkit client`: one connection; prints the reply and what was negotiated.
+/// `pqkit client`: one connection; prints the reply and what was negotiated. Connecting, the
+/// handshake and each wait for the server are bounded by `timeout`.
 pub(crate) fn client(o: &ClientOptions) -> Result<()> {
     let provider = provider_for(&o.groups)?;
     let roots = read_chain(&o.ca)?;
@@ -147,16 +265,35 @@ pub(crate) fn client(o: &ClientOptions) -> Result<()> {
         None => None,
     };
     let (config, seen) = pqkit_rustls::client_config(provider, &roots, auth)?;
-    let socket = TcpStream::connect((o.host.as_str(), o.port))?;
-    let name = server_name(&o.server_name)?;
-    let r = session::run_client(
+    let address = format!("{}:{}", o.host, o.port);
+    let name = server_name(&o.server_name)
+        .map_err(|e| Failure::usage(format!("--server-name {:?}: {e}", o.server_name)))?;
+    let socket = connect(&o.host, o.port, o.timeout).about(&address)?;
+    let timeouts = Timeouts {
+        handshake: o.timeout,
+        idle: o.timeout,
+    };
+    let result = session::run_client(
         socket,
         Arc::new(config),
         name,
         &seen,
         o.message.as_bytes(),
         false,
-    )?;
+        timeouts,
+    );
+    let r = match result {
+        Ok(r) => r,
+        Err(e) => {
+            let why = connection_error(&e, &seen);
+            let failure = if seen.rejection().is_some() {
+                Failure::verification(why)
+            } else {
+                Failure::other(why)
+            };
+            return Err(failure.about(&address));
+        }
+    };
     if o.json {
         println!("{}", serde_json::to_string(&r)?);
     } else {
@@ -178,16 +315,32 @@ pub(crate) fn client(o: &ClientOptions) -> Result<()> {
         let want = find_group(want)?;
         let want = pqkit_rustls::group_name(want);
         if want != r.group {
-            return Err(format!("negotiated {} but --expect-group {want}", r.group).into());
+            return Err(Failure::other(format!(
+                "{address}: negotiated {} but --expect-group {want}",
+                r.group
+            )));
         }
     }
     Ok(())
 }
 
+/// A TCP connection to `host:port` within `timeout` (each address the name resolves to).
+fn connect(host: &str, port: u16, timeout: Duration) -> std::io::Result<TcpStream> {
+    use std::net::ToSocketAddrs;
+    let mut last = std::io::Error::new(std::io::ErrorKind::NotFound, "no address");
+    for addr in (host, port).to_socket_addrs()? {
+        match TcpStream::connect_timeout(&addr, timeout) {
+            Ok(s) => return Ok(s),
+            Err(e) => last = e,
+        }
+    }
+    Err(last)
+}
+
 /// `pqkit pki init`.
-pub(crate) fn pki_init(sig: &str, dir: &Path) -> Result<()> {
+pub(crate) fn pki_init(sig: &str, dir: &Path, overwrite: Overwrite) -> Result<()> {
     let alg = find_signature(sig)?;
-    let paths = Pki::generate(alg)?.write(dir)?;
+    let paths = Pki::generate(alg)?.write(dir, overwrite)?;
     println!("{} PKI written to {}:", alg.name, dir.display());
     for (what, path) in [
         ("root CA certificate", &paths.ca_cert),
@@ -317,18 +470,20 @@ fn find_group(name: &str) -> Result<&'static dyn SupportedKxGroup> {
     }
     pqkit_rustls::find_group(name).map_err(|e| {
         let known: Vec<&str> = catalogue::groups().iter().map(|g| g.name).collect();
-        format!(
-            "{e}; named groups: {}, X25519, secp256r1, secp384r1",
+        Failure::usage(format!(
+            "{e}; named groups: {}, X25519, secp256r1, secp384r1 (or code points such as 0x11ec)",
             known.join(", ")
-        )
-        .into()
+        ))
     })
 }
 
 fn find_signature(name: &str) -> Result<&'static SignatureAlgorithm> {
     catalogue::signature(name).map_err(|e| {
         let known: Vec<&str> = catalogue::signatures().iter().map(|a| a.name).collect();
-        format!("{e}; signature algorithms: {}", known.join(", ")).into()
+        Failure::usage(format!(
+            "{e}; signature algorithms: {} (or OIDs and TLS code points, see `pqkit list`)",
+            known.join(", ")
+        ))
     })
 }
 
@@ -347,8 +502,17 @@ fn read_chain(path: &Path) -> Result<Vec<CertificateDer<'static>>> {
         .collect())
 }
 
+/// A PKCS#8 key file for TLS, checked when read: decoded and validated against its public
+/// part (pqkit-pki), so a damaged key is refused here with the file's name, not at the first
+/// handshake.
 fn read_key(path: &Path) -> Result<PrivateKeyDer<'static>> {
     let der = pem::read_private_key(path)?;
+    if matches!(
+        pqkit_pki::key::pkcs8_algorithm(&der).about(path.display())?,
+        pqkit_pki::key::Algorithm::Signature(_)
+    ) {
+        pqkit_pki::key::signing_key_from_pkcs8(&der).about(path.display())?;
+    }
     Ok(PrivateKeyDer::Pkcs8(PrivatePkcs8KeyDer::from(der.to_vec())))
 }
 

@@ -5,9 +5,11 @@ use std::path::Path;
 use std::time::Duration;
 
 use pqkit_pki::cert::{Issuer, Profile};
-use pqkit_pki::{csr, key, pem};
+use pqkit_pki::output::{self, Overwrite, PendingOutput, Sensitivity};
+use pqkit_pki::{csr, pem};
 
 use crate::commands::Result;
+use crate::failure::{Context, Failure};
 
 pub(crate) fn parse_profile(s: &str) -> std::result::Result<Profile, String> {
     match s.to_ascii_lowercase().as_str() {
@@ -23,7 +25,7 @@ pub(crate) fn parse_profile(s: &str) -> std::result::Result<Profile, String> {
 
 pub(crate) fn read_csr(path: &Path) -> Result<csr::VerifiedCsr> {
     let der = crate::files::read_pem(path, pem::CERTIFICATE_REQUEST)?;
-    Ok(csr::verify(&der).map_err(|e| format!("{}: {e}", path.display()))?)
+    csr::verify(&der).about(path.display())
 }
 
 /// `pqkit csr create`.
@@ -33,10 +35,14 @@ pub(crate) fn create(
     dns: &[String],
     ips: &[IpAddr],
     out: &Path,
+    overwrite: Overwrite,
 ) -> Result<()> {
-    let key = key::signing_key_from_pkcs8(&pem::read_private_key(key_path)?)?;
-    let der = csr::create(&key, subject, dns, ips)?;
-    pem::write(out, &pem::encode(pem::CERTIFICATE_REQUEST, &der)?, false)?;
+    output::check_not_input(out, &[key_path])?;
+    let claim = PendingOutput::claim(out, Sensitivity::Public, overwrite)?;
+    let key = crate::files::load_signing_key(key_path)?;
+    let der = csr::create(&key, subject, dns, ips)
+        .map_err(|e| Failure::usage(format!("--subject {subject:?}: {e}")))?;
+    claim.commit(pem::encode(pem::CERTIFICATE_REQUEST, &der)?.as_bytes())?;
     println!(
         "{} CSR for {subject} ({} bytes) written to {}",
         key.algorithm().name,
@@ -103,20 +109,23 @@ pub(crate) fn sign(
     profile: Profile,
     days: u64,
     out: &Path,
+    overwrite: Overwrite,
 ) -> Result<()> {
+    output::check_not_input(out, &[csr_path, ca_cert, ca_key])?;
+    let claim = PendingOutput::claim(out, Sensitivity::Public, overwrite)?;
     let csr = read_csr(csr_path)?;
-    let ca = pem::read_certificates(ca_cert)?
-        .into_iter()
-        .next()
-        .ok_or("CA certificate file is empty")?;
-    let ca_key = key::signing_key_from_pkcs8(&pem::read_private_key(ca_key)?)?;
+    let ca = pem::read_certificates(ca_cert)?.swap_remove(0);
+    pqkit_pki::path::check_can_issue(&ca, profile.is_ca(), std::time::SystemTime::now())
+        .map_err(|e| Failure::usage(format!("{}: {e}", ca_cert.display())))?;
+    let ca_key_path = ca_key;
+    let ca_key = crate::files::load_signing_key(ca_key)?;
     let issuer = Issuer {
         certificate: &ca,
         key: &ca_key,
     };
     let validity = Duration::from_secs(days.saturating_mul(24 * 3600));
-    let der = csr::issue(&csr, profile, validity, issuer)?;
-    pem::write(out, &pem::encode(pem::CERTIFICATE, &der)?, false)?;
+    let der = csr::issue(&csr, profile, validity, issuer).about(ca_key_path.display())?;
+    claim.commit(pem::encode(pem::CERTIFICATE, &der)?.as_bytes())?;
     println!(
         "{profile:?} certificate for {} ({} key, {} bytes), signed by {}, valid {days} days, \
          written to {}",

@@ -1,22 +1,28 @@
 //! File operations: keys, signatures, KEM encapsulation, certificates and chains.
+//!
+//! Every input may be PEM or DER (told apart by its bytes) and `-` for standard input; every
+//! output goes through [`pqkit_pki::output`]: claimed before the work (an existing file is an
+//! error without `--force`, a missing directory fails before a key is used), secrets created
+//! 0600, and no output may name one of the command's inputs.
 
 use std::io::Read;
 use std::path::Path;
+use std::time::SystemTime;
 
 use der::{Decode, Encode};
 use pqkit_core::catalogue;
 use pqkit_core::prehash::PreHash;
-use pqkit_core::sig::{SigningRandomness, VerifyingKey};
-use pqkit_pki::cert;
+use pqkit_core::sig::{Family, SigningKey, SigningRandomness, VerifyingKey};
 use pqkit_pki::key::{self, Algorithm, KeyFormat, PublicKey};
+use pqkit_pki::output::{self, Overwrite, PendingOutput, Sensitivity};
+use pqkit_pki::path::{Purpose, TrustAnchors};
 use pqkit_pki::{Pki, pem};
+use rustls_pki_types::CertificateDer;
 use x509_cert::Certificate;
+use zeroize::Zeroizing;
 
 use crate::commands::Result;
-
-const PRIVATE_KEY: &str = "PRIVATE KEY";
-const PUBLIC_KEY: &str = "PUBLIC KEY";
-const CERTIFICATE: &str = "CERTIFICATE";
+use crate::failure::{Context, Failure};
 
 fn note_round3(name: &str) {
     if let Some(note) = catalogue::round3_note(name) {
@@ -24,7 +30,8 @@ fn note_round3(name: &str) {
     }
 }
 
-fn algorithm(name: &str) -> Result<Algorithm> {
+/// A signature or KEM algorithm by name, alias, OID or TLS code point (`pqkit list`).
+pub(crate) fn algorithm(name: &str) -> Result<Algorithm> {
     note_round3(name);
     if let Ok(a) = catalogue::signature(name) {
         return Ok(Algorithm::Signature(a));
@@ -34,12 +41,12 @@ fn algorithm(name: &str) -> Result<Algorithm> {
     }
     let sigs: Vec<&str> = catalogue::signatures().iter().map(|a| a.name).collect();
     let kems: Vec<&str> = catalogue::kems().iter().map(|k| k.name).collect();
-    Err(format!(
-        "unknown algorithm {name:?}; signatures: {}; KEMs: {} (see `pqkit list`)",
+    Err(Failure::usage(format!(
+        "unknown algorithm {name:?}; signatures: {}; KEMs: {} (names, aliases, OIDs and TLS \
+         code points as `pqkit list` shows them)",
         sigs.join(", "),
         kems.join(", ")
-    )
-    .into())
+    )))
 }
 
 pub(crate) fn parse_format(s: &str) -> std::result::Result<KeyFormat, String> {
@@ -51,6 +58,17 @@ pub(crate) fn parse_format(s: &str) -> std::result::Result<KeyFormat, String> {
     }
 }
 
+/// The signing key in a PKCS#8 file (PEM or DER), checked against its public part.
+pub(crate) fn load_signing_key(path: &Path) -> Result<SigningKey> {
+    let der = pem::read_private_key(path)?;
+    key::signing_key_from_pkcs8(&der).about(path.display())
+}
+
+/// The certificates in a PEM or DER file, in order.
+pub(crate) fn load_certificates(path: &Path) -> Result<Vec<Vec<u8>>> {
+    Ok(pem::read_certificates(path)?)
+}
+
 /// `pqkit keygen`.
 pub(crate) fn keygen(
     alg: &str,
@@ -58,12 +76,19 @@ pub(crate) fn keygen(
     format: KeyFormat,
     out: &Path,
     public_out: Option<&Path>,
+    overwrite: Overwrite,
 ) -> Result<()> {
     let seed = seed
-        .map(|h| hex::decode(h).map_err(|e| format!("--seed: not hex ({e})")))
+        .map(|h| hex::decode(h).map_err(|e| Failure::usage(format!("--seed: not hex ({e})"))))
         .transpose()?
-        .map(zeroize::Zeroizing::new);
-    let (der, spki, name) = match algorithm(alg)? {
+        .map(Zeroizing::new);
+    let alg = algorithm(alg)?;
+    // Both outputs are claimed before the key exists.
+    let key_out = PendingOutput::claim(out, Sensitivity::Secret, overwrite)?;
+    let pub_out = public_out
+        .map(|p| PendingOutput::claim(p, Sensitivity::Public, overwrite))
+        .transpose()?;
+    let (der, spki, name) = match alg {
         Algorithm::Signature(a) => {
             let key = match &seed {
                 Some(s) => a.signing_key_from_seed(s)?,
@@ -87,15 +112,16 @@ pub(crate) fn keygen(
             )
         }
     };
-    pem::write(out, &pem::encode(PRIVATE_KEY, &der)?, true)?;
-    println!(
+    let text = Zeroizing::new(pem::encode(pem::PRIVATE_KEY, &der)?);
+    key_out.commit(text.as_bytes())?;
+    eprintln!(
         "{name} private key ({} bytes of PKCS#8) written to {}",
         der.len(),
         out.display()
     );
-    if let Some(p) = public_out {
-        pem::write(p, &pem::encode(PUBLIC_KEY, &spki)?, false)?;
-        println!(
+    if let (Some(claim), Some(p)) = (pub_out, public_out) {
+        claim.commit(pem::encode(pem::PUBLIC_KEY, &spki)?.as_bytes())?;
+        eprintln!(
             "public key ({} bytes of SPKI) written to {}",
             spki.len(),
             p.display()
@@ -104,39 +130,57 @@ pub(crate) fn keygen(
     Ok(())
 }
 
+/// The first object labelled `label` in a PEM or DER file.
 pub(crate) fn read_pem(path: &Path, label: &'static str) -> Result<Vec<u8>> {
-    let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
-    pem::decode_all(&text, label)?
-        .into_iter()
-        .next()
-        .ok_or_else(|| format!("{}: no PEM block labelled {label}", path.display()).into())
+    Ok(pem::read_one(path, label)?.to_vec())
 }
 
 /// The SPKI DER of a private key file.
 fn public_of_private(path: &Path) -> Result<Vec<u8>> {
     let der = pem::read_private_key(path)?;
-    Ok(match key::pkcs8_algorithm(&der)? {
-        Algorithm::Signature(_) => {
-            key::spki_der(&key::signing_key_from_pkcs8(&der)?.verifying_key())?
-        }
-        Algorithm::Kem(_) => key::encapsulation_key_spki_der(
-            key::decapsulation_key_from_pkcs8(&der)?.encapsulation_key(),
+    let spki = match key::pkcs8_algorithm(&der).about(path.display())? {
+        Algorithm::Signature(_) => key::spki_der(
+            &key::signing_key_from_pkcs8(&der)
+                .about(path.display())?
+                .verifying_key(),
         )?,
-    })
+        Algorithm::Kem(_) => key::encapsulation_key_spki_der(
+            key::decapsulation_key_from_pkcs8(&der)
+                .about(path.display())?
+                .encapsulation_key(),
+        )?,
+    };
+    Ok(spki)
 }
 
 /// `pqkit pubkey`.
-pub(crate) fn pubkey(key_path: &Path, out: Option<&Path>) -> Result<()> {
+pub(crate) fn pubkey(key_path: &Path, out: Option<&Path>, overwrite: Overwrite) -> Result<()> {
+    let out = out.unwrap_or(Path::new("-"));
+    output::check_not_input(out, &[key_path])?;
+    let claim = PendingOutput::claim(out, Sensitivity::Public, overwrite)?;
     let spki = public_of_private(key_path)?;
-    let text = pem::encode(PUBLIC_KEY, &spki)?;
-    match out {
-        Some(p) => {
-            pem::write(p, &text, false)?;
-            println!("public key written to {}", p.display());
-        }
-        None => print!("{text}"),
+    claim.commit(pem::encode(pem::PUBLIC_KEY, &spki)?.as_bytes())?;
+    if out.as_os_str() != "-" {
+        eprintln!("public key written to {}", out.display());
     }
     Ok(())
+}
+
+/// RSA padding asked for with `--padding`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Padding {
+    /// RSASSA-PSS (RFC 8017 §8.1), the default.
+    Pss,
+    /// RSASSA-PKCS1-v1_5 (RFC 8017 §8.2).
+    Pkcs1,
+}
+
+pub(crate) fn parse_padding(s: &str) -> std::result::Result<Padding, String> {
+    match s.to_ascii_lowercase().as_str() {
+        "pss" => Ok(Padding::Pss),
+        "pkcs1" | "pkcs1v15" | "pkcs1-v1_5" | "pkcs1-v1.5" => Ok(Padding::Pkcs1),
+        _ => Err(format!("{s:?}: expected pss or pkcs1")),
+    }
 }
 
 /// Options of `pqkit sign` and `pqkit verify`.
@@ -145,16 +189,50 @@ pub(crate) struct SignOptions {
     pub(crate) prehash: Option<PreHash>,
     pub(crate) external_mu: bool,
     pub(crate) deterministic: bool,
+    pub(crate) padding: Option<Padding>,
+}
+
+/// The catalogue entry of the same RSA key size with the padding asked for; other keys
+/// refuse `--padding`.
+fn with_padding(
+    alg: &'static pqkit_core::sig::SignatureAlgorithm,
+    padding: Option<Padding>,
+) -> Result<&'static pqkit_core::sig::SignatureAlgorithm> {
+    let Some(padding) = padding else {
+        return Ok(alg);
+    };
+    if alg.family != Family::Rsa {
+        return Err(Failure::usage(format!(
+            "--padding is for RSA keys; this is a {} key",
+            alg.name
+        )));
+    }
+    let pss = padding == Padding::Pss;
+    catalogue::signatures()
+        .iter()
+        .copied()
+        .find(|a| {
+            a.family == Family::Rsa
+                && a.verifying_key_size == alg.verifying_key_size
+                && a.name.contains("PSS") == pss
+        })
+        .ok_or_else(|| Failure::usage(format!("no {padding:?} variant of {}", alg.name)))
+}
+
+fn open_input(path: &Path) -> Result<Box<dyn Read>> {
+    if path.as_os_str() == "-" {
+        return Ok(Box::new(std::io::stdin()));
+    }
+    let file = std::fs::File::open(path).about(path.display())?;
+    Ok(Box::new(file))
 }
 
 fn hash_file(path: &Path, mut update: impl FnMut(&[u8])) -> Result<u64> {
-    let mut file = std::fs::File::open(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    let mut file = open_input(path)?;
     let mut buf = vec![0u8; 1 << 16];
     let mut total = 0u64;
     loop {
-        let n = file
-            .read(&mut buf)
-            .map_err(|e| format!("{}: {e}", path.display()))?;
+        let n = file.read(&mut buf).about(path.display())?;
         if n == 0 {
             return Ok(total);
         }
@@ -163,9 +241,27 @@ fn hash_file(path: &Path, mut update: impl FnMut(&[u8])) -> Result<u64> {
     }
 }
 
+fn read_all(path: &Path) -> Result<Zeroizing<Vec<u8>>> {
+    Ok(pem::read_input(path)?)
+}
+
 /// `pqkit sign`.
-pub(crate) fn sign(key_path: &Path, file: &Path, out: &Path, o: &SignOptions) -> Result<()> {
-    let key = key::signing_key_from_pkcs8(&pem::read_private_key(key_path)?)?;
+pub(crate) fn sign(
+    key_path: &Path,
+    file: &Path,
+    out: &Path,
+    o: &SignOptions,
+    overwrite: Overwrite,
+) -> Result<()> {
+    output::check_not_input(out, &[key_path, file])?;
+    let claim = PendingOutput::claim(out, Sensitivity::Public, overwrite)?;
+    let mut key = load_signing_key(key_path)?;
+    let alg = with_padding(key.algorithm(), o.padding)?;
+    if !core::ptr::eq(alg, key.algorithm()) {
+        key = alg
+            .signing_key_from_pkcs8(&pem::read_private_key(key_path)?)
+            .about(key_path.display())?;
+    }
     let randomness = if o.deterministic {
         SigningRandomness::Deterministic
     } else {
@@ -198,14 +294,14 @@ pub(crate) fn sign(key_path: &Path, file: &Path, out: &Path, o: &SignOptions) ->
             ),
         )
     } else {
-        let msg = std::fs::read(file).map_err(|e| format!("{}: {e}", file.display()))?;
+        let msg = read_all(file)?;
         (
             key.sign_with(&msg, &o.context, randomness)?,
             format!("pure: all {} message bytes entered the signer", msg.len()),
         )
     };
-    std::fs::write(out, &sig).map_err(|e| format!("{}: {e}", out.display()))?;
-    println!(
+    claim.commit(&sig)?;
+    eprintln!(
         "{name} signature ({} bytes) written to {}\n{how}",
         sig.len(),
         out.display()
@@ -213,24 +309,53 @@ pub(crate) fn sign(key_path: &Path, file: &Path, out: &Path, o: &SignOptions) ->
     Ok(())
 }
 
-/// The verifying key in a public-key, certificate or private-key PEM file.
+/// The verifying key in a public-key, certificate or private-key file (PEM or DER).
 fn verifying_key_of(path: &Path) -> Result<VerifyingKey> {
-    let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
-    if let Some(der) = pem::decode_all(&text, PUBLIC_KEY)?.into_iter().next() {
-        return Ok(key::verifying_key_from_spki(&der)?);
+    let bytes = read_all(path)?;
+    let text = core::str::from_utf8(&bytes).ok();
+    let has = |label: &str| text.is_some_and(|t| t.contains(&format!("-----BEGIN {label}-----")));
+    if has(pem::PUBLIC_KEY) {
+        let der = pem::read_one(path, pem::PUBLIC_KEY)?;
+        return key::verifying_key_from_spki(&der).about(path.display());
     }
-    if let Some(der) = pem::decode_all(&text, CERTIFICATE)?.into_iter().next() {
-        let cert = Certificate::from_der(&der)?;
-        let spki = cert.tbs_certificate.subject_public_key_info.to_der()?;
-        return Ok(key::verifying_key_from_spki(&spki)?);
+    if has(pem::CERTIFICATE) {
+        let der = load_certificates(path)?.swap_remove(0);
+        return verifying_key_of_certificate(&der).about(path.display());
     }
-    Ok(key::verifying_key_from_spki(&public_of_private(path)?)?)
+    if has(pem::PRIVATE_KEY) {
+        return key::verifying_key_from_spki(&public_of_private(path)?).about(path.display());
+    }
+    // DER: an SPKI, a certificate, or a private key.
+    if let Ok(k) = key::verifying_key_from_spki(&bytes) {
+        return Ok(k);
+    }
+    if let Ok(k) = verifying_key_of_certificate(&bytes) {
+        return Ok(k);
+    }
+    Ok(key::signing_key_from_pkcs8(&bytes)
+        .map_err(|_| {
+            Failure::other(format!(
+                "{}: neither a public key, a certificate nor a private key (PEM or DER)",
+                path.display()
+            ))
+        })?
+        .verifying_key())
+}
+
+fn verifying_key_of_certificate(der: &[u8]) -> Result<VerifyingKey> {
+    let cert = Certificate::from_der(der)?;
+    let spki = cert.tbs_certificate.subject_public_key_info.to_der()?;
+    Ok(key::verifying_key_from_spki(&spki)?)
 }
 
 /// `pqkit verify`.
 pub(crate) fn verify(public: &Path, file: &Path, signature: &Path, o: &SignOptions) -> Result<()> {
-    let vk = verifying_key_of(public)?;
-    let sig = std::fs::read(signature).map_err(|e| format!("{}: {e}", signature.display()))?;
+    let mut vk = verifying_key_of(public)?;
+    let alg = with_padding(vk.algorithm(), o.padding)?;
+    if !core::ptr::eq(alg, vk.algorithm()) {
+        vk = alg.verifying_key(vk.as_bytes())?;
+    }
+    let sig = read_all(signature)?;
     let result = if o.external_mu {
         let mut h = vk.mu_hasher(&o.context)?;
         hash_file(file, |b| h.update(b))?;
@@ -240,24 +365,43 @@ pub(crate) fn verify(public: &Path, file: &Path, signature: &Path, o: &SignOptio
         hash_file(file, |b| h.update(b))?;
         vk.verify_prehashed(ph, &h.finalize(), &o.context, &sig)
     } else {
-        let msg = std::fs::read(file).map_err(|e| format!("{}: {e}", file.display()))?;
+        let msg = read_all(file)?;
         vk.verify(&msg, &o.context, &sig)
     };
-    result.map_err(|e| format!("{}: {e}", vk.algorithm().name))?;
+    result.about(format!(
+        "{}: {} signature over {} under {}",
+        signature.display(),
+        vk.algorithm().name,
+        file.display(),
+        public.display()
+    ))?;
     println!("{} signature OK", vk.algorithm().name);
     Ok(())
 }
 
 /// `pqkit kem encapsulate`.
-pub(crate) fn encapsulate(public: &Path, ciphertext: &Path, secret: &Path) -> Result<()> {
-    let der = read_pem(public, PUBLIC_KEY)?;
-    let PublicKey::Encapsulation(ek) = key::public_key_from_spki(&der)? else {
-        return Err(format!("{}: not an ML-KEM encapsulation key", public.display()).into());
+pub(crate) fn encapsulate(
+    public: &Path,
+    ciphertext: &Path,
+    secret: &Path,
+    overwrite: Overwrite,
+) -> Result<()> {
+    output::check_not_input(ciphertext, &[public])?;
+    output::check_not_input(secret, &[public])?;
+    let ct_out = PendingOutput::claim(ciphertext, Sensitivity::Public, overwrite)?;
+    let ss_out = PendingOutput::claim(secret, Sensitivity::Secret, overwrite)?;
+    let der = read_pem(public, pem::PUBLIC_KEY)?;
+    let PublicKey::Encapsulation(ek) = key::public_key_from_spki(&der).about(public.display())?
+    else {
+        return Err(Failure::other(format!(
+            "{}: not an ML-KEM encapsulation key",
+            public.display()
+        )));
     };
     let (ct, ss) = ek.encapsulate()?;
-    std::fs::write(ciphertext, &ct).map_err(|e| format!("{}: {e}", ciphertext.display()))?;
-    pem::write(secret, &format!("{}\n", hex::encode(ss.as_bytes())), true)?;
-    println!(
+    ct_out.commit(&ct)?;
+    ss_out.commit(Zeroizing::new(format!("{}\n", hex::encode(ss.as_bytes()))).as_bytes())?;
+    eprintln!(
         "{}: ciphertext ({} bytes) written to {}; shared secret ({} bytes, hex) to {}",
         ek.algorithm().name,
         ct.len(),
@@ -269,12 +413,20 @@ pub(crate) fn encapsulate(public: &Path, ciphertext: &Path, secret: &Path) -> Re
 }
 
 /// `pqkit kem decapsulate`.
-pub(crate) fn decapsulate(key_path: &Path, ciphertext: &Path, secret: &Path) -> Result<()> {
-    let dk = key::decapsulation_key_from_pkcs8(&pem::read_private_key(key_path)?)?;
-    let ct = std::fs::read(ciphertext).map_err(|e| format!("{}: {e}", ciphertext.display()))?;
-    let ss = dk.decapsulate(&ct)?;
-    pem::write(secret, &format!("{}\n", hex::encode(ss.as_bytes())), true)?;
-    println!(
+pub(crate) fn decapsulate(
+    key_path: &Path,
+    ciphertext: &Path,
+    secret: &Path,
+    overwrite: Overwrite,
+) -> Result<()> {
+    output::check_not_input(secret, &[key_path, ciphertext])?;
+    let ss_out = PendingOutput::claim(secret, Sensitivity::Secret, overwrite)?;
+    let dk = key::decapsulation_key_from_pkcs8(&pem::read_private_key(key_path)?)
+        .about(key_path.display())?;
+    let ct = read_all(ciphertext)?;
+    let ss = dk.decapsulate(&ct).about(ciphertext.display())?;
+    ss_out.commit(Zeroizing::new(format!("{}\n", hex::encode(ss.as_bytes()))).as_bytes())?;
+    eprintln!(
         "{}: shared secret ({} bytes, hex) written to {}",
         dk.algorithm().name,
         ss.as_bytes().len(),
@@ -284,22 +436,25 @@ pub(crate) fn decapsulate(key_path: &Path, ciphertext: &Path, secret: &Path) -> 
 }
 
 /// `pqkit pki issue`: root → intermediate → server and client leaves, any algorithm per level.
-pub(crate) fn pki_issue(dir: &Path, root: &str, intermediate: &str, leaf: &str) -> Result<()> {
+pub(crate) fn pki_issue(
+    dir: &Path,
+    root: &str,
+    intermediate: &str,
+    leaf: &str,
+    overwrite: Overwrite,
+) -> Result<()> {
     let find = |n: &str| -> Result<_> {
         note_round3(n);
-        Ok(catalogue::signature(n).map_err(|e| format!("{e} (see `pqkit list`)"))?)
+        catalogue::signature(n).map_err(|e| Failure::usage(format!("{e} (see `pqkit list`)")))
     };
     let (root_alg, int_alg, leaf_alg) = (find(root)?, find(intermediate)?, find(leaf)?);
     let pki = Pki::generate_chain(root_alg, Some(int_alg), leaf_alg)?;
-    let paths = pki.write(dir)?;
+    let paths = pki.write(dir, overwrite)?;
     for (stem, chain) in [
         ("server", pki.server_chain()),
         ("client", pki.client_chain()),
     ] {
-        let ders: Vec<_> = chain
-            .into_iter()
-            .map(rustls_pki_types::CertificateDer::from)
-            .collect();
+        let ders: Vec<_> = chain.into_iter().map(CertificateDer::from).collect();
         if let Err(e) = pqkit_rustls::check_chain_fits(&ders, leaf_alg.signature_size) {
             eprintln!("warning: {stem}.pem: {e}");
         }
@@ -478,52 +633,68 @@ pub(crate) fn x509_show(path: &Path, json: bool) -> Result<()> {
     Ok(())
 }
 
-/// `pqkit x509 verify`: each certificate signed by the next, the last by a CA in `ca`, every
-/// one within its validity period.
-pub(crate) fn x509_verify(chain_path: &Path, ca_path: &Path) -> Result<()> {
-    let chain = pem::read_certificates(chain_path)?;
-    let roots = pem::read_certificates(ca_path)?;
-    let now = std::time::SystemTime::now();
-    for (i, der) in chain.iter().enumerate() {
-        let cert = Certificate::from_der(der)?;
-        let v = &cert.tbs_certificate.validity;
-        if now < v.not_before.to_system_time() || now > v.not_after.to_system_time() {
-            return Err(format!("certificate {i}: outside its validity period").into());
-        }
-        // The next certificate in the chain must have signed this one; the last must be signed
-        // by one of the CAs. Each signature is checked once.
-        let signer = match chain.get(i + 1) {
-            Some(next) => {
-                cert::verify_signed_by(der, next).map_err(|e| format!("certificate {i}: {e}"))?;
-                next
-            }
-            None => roots
-                .iter()
-                .find(|r| cert::verify_signed_by(der, r).is_ok())
-                .ok_or_else(|| {
-                    format!(
-                        "certificate {i}: not signed by any CA in {}",
-                        ca_path.display()
-                    )
-                })?,
-        };
+/// `pqkit x509 verify`: RFC 5280 §6 path validation of `chain_path` (the leaf first, then
+/// intermediate CAs in any order) against the CA certificates in `ca_path`, for `purpose` at
+/// `at` — the validator every pqkit tool uses ([`pqkit_pki::path`]).
+pub(crate) fn x509_verify(
+    chain_path: &Path,
+    ca_path: &Path,
+    purpose: Purpose,
+    at: SystemTime,
+) -> Result<()> {
+    let chain = load_certificates(chain_path)?;
+    let roots = load_certificates(ca_path)?;
+    let anchors = TrustAnchors::new(&roots).about(ca_path.display())?;
+    let ders: Vec<CertificateDer<'_>> =
+        chain.iter().map(|c| CertificateDer::from(&c[..])).collect();
+    let path = anchors
+        .verify(&ders, purpose, at)
+        .map_err(|e| Failure::verification(format!("{}: {e}", chain_path.display())))?;
+    let certs = &path.certificates;
+    for (i, der) in certs.iter().enumerate() {
+        let issuer = certs.get(i + 1).unwrap_or(der);
         let info = cert_info(
             der,
             Some(
-                &Certificate::from_der(signer)?
+                &Certificate::from_der(issuer)?
                     .tbs_certificate
                     .subject_public_key_info,
             ),
         )?;
+        let role = if i + 1 == certs.len() {
+            "trust anchor"
+        } else if i == 0 {
+            "leaf"
+        } else {
+            "intermediate"
+        };
         println!(
-            "certificate {i}: {} signed by {} — OK",
+            "certificate {i} ({role}): {} signed by {} — OK",
             info.subject, info.signature_algorithm
         );
     }
     println!(
-        "chain OK ({} certificates, anchored in {})",
-        chain.len(),
+        "chain OK for {purpose} ({} certificates, anchored in {})",
+        certs.len(),
         ca_path.display()
     );
     Ok(())
+}
+
+/// A time for `--at`: RFC 3339 (`2030-01-01T00:00:00Z`), a date (`2030-01-01`, midnight UTC) or
+/// seconds since the Unix epoch.
+pub(crate) fn parse_time(s: &str) -> std::result::Result<SystemTime, String> {
+    use std::time::{Duration, UNIX_EPOCH};
+    if let Ok(secs) = s.parse::<u64>() {
+        return Ok(UNIX_EPOCH + Duration::from_secs(secs));
+    }
+    let full = if s.len() == 10 {
+        format!("{s}T00:00:00Z")
+    } else {
+        s.to_owned()
+    };
+    use std::str::FromStr;
+    let t = der::DateTime::from_str(&full)
+        .map_err(|e| format!("{s:?}: not an RFC 3339 time, a date or Unix seconds ({e})"))?;
+    Ok(UNIX_EPOCH + t.unix_duration())
 }

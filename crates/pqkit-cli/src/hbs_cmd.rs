@@ -9,9 +9,11 @@ use pqkit_hbs::public::PublicKey;
 use pqkit_hbs::state::StatefulKey;
 use pqkit_hbs::xmss::{XMSS, XMSS_MT, XmssParams};
 use pqkit_pki::cert::{CertRequest, Profile};
+use pqkit_pki::output::{self, Overwrite, PendingOutput, Sensitivity};
 use pqkit_pki::pem;
 
 use crate::commands::Result;
+use crate::failure::{Context, Failure};
 
 /// `pqkit hbs params`: the presets' signature sizes and counts, computed from the
 /// implementation's parameter sets.
@@ -78,23 +80,33 @@ fn threads(requested: Option<usize>) -> usize {
         .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
 }
 
-/// `pqkit hbs keygen`: an HSS shape ("L2_H10_W4") or an XMSS / XMSS^MT set name.
+/// `pqkit hbs keygen`: an HSS shape ("L2_H10_W4") or an XMSS / XMSS^MT set name. The state
+/// file is never overwritten, `--force` or not: it is a key whose counter may be in use.
 pub(crate) fn keygen(
     preset: &str,
     state: &Path,
     public: &Path,
     threads_opt: Option<usize>,
+    overwrite: Overwrite,
 ) -> Result<()> {
     let start = std::time::Instant::now();
     let xmss = preset.to_ascii_uppercase().starts_with("XMSS");
     // The leaves key generation computes: one tree per level / layer on the first path.
     let leaves = if xmss {
-        let p = pqkit_hbs::xmss::by_name(preset)?;
+        let p = pqkit_hbs::xmss::by_name(preset).map_err(|e| Failure::usage(e.to_string()))?;
         u64::from(p.d) << p.tree_height()
     } else {
-        let s = Shape::parse(preset)?;
+        let s = Shape::parse(preset).map_err(|e| Failure::usage(e.to_string()))?;
         u64::from(s.levels) << s.height
     };
+    if std::fs::symlink_metadata(state).is_ok() {
+        return Err(Failure::other(format!(
+            "{}: a state file exists already; refusing to overwrite a key (even with --force)",
+            state.display()
+        )));
+    }
+    output::check_not_input(public, &[state])?;
+    let pub_out = PendingOutput::claim(public, Sensitivity::Public, overwrite)?;
     let (key, name, signatures, signature_len) = with_progress(leaves, || {
         Ok(if xmss {
             let p = pqkit_hbs::xmss::by_name(preset)?;
@@ -107,11 +119,12 @@ pub(crate) fn keygen(
         })
     })?;
     let pem = key.public_key().to_pem()?;
-    std::fs::write(public, &pem).map_err(|e| format!("{}: {e}", public.display()))?;
+    pub_out.commit(pem.as_bytes())?;
     eprintln!(
         "{name}: {signatures} signatures of {signature_len} bytes; key generated in {:.2} s on \
-         {} threads; state {} (secret), tree cache {} (public nodes, so that opening the key \
-         computes no trees), public key {} (PEM SubjectPublicKeyInfo, RFC 9802)",
+         {} threads; state {} (secret, mode 0600; never copy it), tree cache {} (public nodes, \
+         so that opening the key computes no trees), public key {} (PEM SubjectPublicKeyInfo, \
+         RFC 9802)",
         start.elapsed().as_secs_f64(),
         threads(threads_opt),
         state.display(),
@@ -154,55 +167,66 @@ pub(crate) enum SignOutput<'a> {
     Dir(&'a Path),
 }
 
-/// Writes `bytes` to `path` through a temporary file and a rename, so a process killed
-/// mid-write leaves no partial signature under the final name. A path that exists and is not
-/// a regular file (/dev/stdout, a FIFO) is written in place: renaming over it would replace
-/// the device.
-fn write_whole(path: &Path, bytes: &[u8]) -> Result<()> {
-    let err = |e: std::io::Error| format!("{}: {e}", path.display());
-    if std::fs::metadata(path).is_ok_and(|m| !m.is_file()) {
-        return Ok(std::fs::write(path, bytes).map_err(err)?);
-    }
-    let mut tmp = path.as_os_str().to_owned();
-    tmp.push(format!(".tmp-{}", std::process::id()));
-    std::fs::write(&tmp, bytes).map_err(err)?;
-    std::fs::rename(&tmp, path).map_err(err)?;
-    Ok(())
-}
-
-/// `pqkit hbs sign`: signs each file in turn; with `reserve` > 1, reserves that many one-time
-/// keys on disk at once (fewer writes; unused ones are skipped after the process ends).
+/// `pqkit hbs sign`: signs each file in turn. Every input is opened and every output claimed
+/// before the key is opened, so a missing file or output directory spends no one-time key.
+/// `reserve` > 1 reserves that many one-time keys on disk at once (fewer writes), but never
+/// more than there are files to sign: a reserved key left unused is skipped for good.
 pub(crate) fn sign(
     state: &Path,
     files: &[std::path::PathBuf],
     out: SignOutput<'_>,
     reserve: u64,
     threads_opt: Option<usize>,
+    overwrite: Overwrite,
 ) -> Result<()> {
     if let SignOutput::File(_) = out
         && files.len() != 1
     {
-        return Err("-o takes one file to sign; use --out-dir for several".into());
-    }
-    let mut key = StatefulKey::open(state, threads(threads_opt))?;
-    if reserve > 1 {
-        key.reserve(reserve)?;
+        return Err(Failure::usage(
+            "-o takes one file to sign; use --out-dir for several",
+        ));
     }
     for file in files {
-        let message = std::fs::read(file).map_err(|e| format!("{}: {e}", file.display()))?;
-        let signature = key.sign(&message)?;
+        std::fs::File::open(file).about(file.display())?;
+    }
+    let mut claims = Vec::with_capacity(files.len());
+    for file in files {
         let dest = match out {
             SignOutput::File(p) => p.to_path_buf(),
             SignOutput::Dir(d) => {
                 let mut name = file
                     .file_name()
-                    .ok_or_else(|| format!("{}: not a file name", file.display()))?
+                    .ok_or_else(|| Failure::usage(format!("{}: not a file name", file.display())))?
                     .to_owned();
                 name.push(".sig");
                 d.join(name)
             }
         };
-        write_whole(&dest, &signature)?;
+        let mut inputs: Vec<&Path> = files.iter().map(|f| f.as_path()).collect();
+        inputs.push(state);
+        output::check_not_input(&dest, &inputs)?;
+        claims.push(PendingOutput::claim(&dest, Sensitivity::Public, overwrite)?);
+    }
+    let count = u64::try_from(files.len()).unwrap_or(u64::MAX);
+    let before = pqkit_hbs::state::status(state)?;
+    if count > before.remaining {
+        return Err(Failure::other(format!(
+            "{}: {count} files to sign but only {} one-time keys remain (of {})",
+            state.display(),
+            before.remaining,
+            before.capacity
+        )));
+    }
+    let mut key = StatefulKey::open(state, threads(threads_opt))?;
+    let remaining = key.status().remaining;
+    let reserve = reserve.min(count).min(remaining);
+    if reserve > 1 {
+        key.reserve(reserve)?;
+    }
+    for (file, claim) in files.iter().zip(claims) {
+        let message = std::fs::read(file).about(file.display())?;
+        let signature = key.sign(&message)?;
+        claim.commit(&signature)?;
     }
     let status = key.status();
     eprintln!(
@@ -216,11 +240,23 @@ pub(crate) fn sign(
 
 /// `pqkit hbs verify`.
 pub(crate) fn verify(public: &Path, file: &Path, signature: &Path) -> Result<()> {
-    let pk = std::fs::read_to_string(public).map_err(|e| format!("{}: {e}", public.display()))?;
-    let pk = PublicKey::from_pem(&pk).map_err(|e| format!("{}: {e}", public.display()))?;
-    let message = std::fs::read(file).map_err(|e| format!("{}: {e}", file.display()))?;
-    let sig = std::fs::read(signature).map_err(|e| format!("{}: {e}", signature.display()))?;
-    pk.verify(&message, &sig)?;
+    let pk = pem::read_input(public)?;
+    let pk = std::str::from_utf8(&pk)
+        .ok()
+        .filter(|t| t.contains("-----BEGIN"))
+        .map_or_else(|| PublicKey::from_spki_der(&pk), PublicKey::from_pem)
+        .map_err(|e| Failure::other(format!("{}: {e}", public.display())))?;
+    let message = pem::read_input(file)?;
+    let sig = pem::read_input(signature)?;
+    pk.verify(&message, &sig).map_err(|e| {
+        Failure::verification(format!(
+            "{}: {} signature over {} under {}: {e}",
+            signature.display(),
+            pk.name(),
+            file.display(),
+            public.display()
+        ))
+    })?;
     println!(
         "OK: {} verifies under {}",
         signature.display(),
@@ -229,41 +265,74 @@ pub(crate) fn verify(public: &Path, file: &Path, signature: &Path) -> Result<()>
     Ok(())
 }
 
-/// `pqkit hbs status`.
+/// `pqkit hbs status`: reads the state file; takes no lock, writes nothing, builds no tree.
 pub(crate) fn status(state: &Path, json: bool) -> Result<()> {
-    let key = StatefulKey::open(state, threads(None))?;
-    let s = key.status();
+    let s = pqkit_hbs::state::status(state)?;
     if json {
         let v = serde_json::json!({
             "state": state.display().to_string(),
             "used": s.used,
             "remaining": s.remaining,
             "capacity": s.capacity,
-            "cache_bytes": key.cache_bytes(),
         });
         println!("{}", serde_json::to_string_pretty(&v)?);
     } else {
         println!(
-            "{}: {} used, {} remaining of {} signatures (tree nodes kept in memory: {} bytes)",
+            "{}: {} used, {} remaining of {} signatures",
             state.display(),
             s.used,
             s.remaining,
             s.capacity,
-            key.cache_bytes()
         );
     }
     Ok(())
 }
 
+/// `pqkit hbs adopt`: the state file's present place becomes its own, after a copy, a restore
+/// or a move; `skip` moves the counter past one-time keys the original may have used since.
+pub(crate) fn adopt(state: &Path, skip: u64) -> Result<()> {
+    let done = StatefulKey::adopt(state, skip)?;
+    eprintln!("{ADOPT_WARNING}");
+    match &done.was {
+        Some(why) => eprintln!("{}: adopted ({why})", state.display()),
+        None => eprintln!("{}: adopted", state.display()),
+    }
+    println!(
+        "{}: next one-time key {} (was {}), {} remaining of {}",
+        state.display(),
+        done.next,
+        done.next_before,
+        done.capacity - done.next,
+        done.capacity
+    );
+    Ok(())
+}
+
+/// What `pqkit hbs adopt` risks, printed each time it runs.
+pub(crate) const ADOPT_WARNING: &str = "\
+warning: a stateful key (LMS/HSS, XMSS) must never sign twice with one one-time key; two \
+signatures from the same one-time key can let anyone forge signatures. This file is now \
+the key. Make sure that (1) every other copy of it is destroyed and will never sign, and \
+(2) the key has not signed since this copy was made — a backup's counter is behind the \
+original's. If it may have, move the counter past those signatures with --skip N.";
+
 /// `pqkit hbs ca`: a self-signed root CA certificate for a stateful key (RFC 9802). Spends
 /// one one-time key.
-pub(crate) fn ca(state: &Path, subject: &str, days: u64, out: &Path) -> Result<()> {
+pub(crate) fn ca(
+    state: &Path,
+    subject: &str,
+    days: u64,
+    out: &Path,
+    overwrite: Overwrite,
+) -> Result<()> {
+    output::check_not_input(out, &[state])?;
+    let claim = PendingOutput::claim(out, Sensitivity::Public, overwrite)?;
     let mut key = StatefulKey::open(state, threads(None))?;
     let mut request = CertRequest::new(Profile::RootCa, "root");
     request.subject = subject.to_owned();
     request.validity = Duration::from_secs(days.saturating_mul(24 * 3600));
     let der = pqkit_pki::stateful::issue_self_signed(&request, &mut key)?;
-    pem::write(out, &pem::encode(pem::CERTIFICATE, &der)?, false)?;
+    claim.commit(pem::encode(pem::CERTIFICATE, &der)?.as_bytes())?;
     let status = key.status();
     println!(
         "root CA {subject} ({}, {} bytes), valid {days} days, written to {}; {} one-time keys \
@@ -299,7 +368,9 @@ impl<'a> Subject<'a> {
         match (csr, public, subject) {
             (Some(c), None, _) => Ok(Self::Csr(c)),
             (None, Some(p), Some(s)) => Ok(Self::Key(p, s)),
-            _ => Err("give --csr FILE, or --pub FILE with --subject NAME".into()),
+            _ => Err(Failure::usage(
+                "give --csr FILE, or --pub FILE with --subject NAME",
+            )),
         }
     }
 }
@@ -313,11 +384,14 @@ pub(crate) fn issue(
     profile: Profile,
     days: u64,
     out: &Path,
+    overwrite: Overwrite,
 ) -> Result<()> {
-    let ca = pem::read_certificates(ca_cert)?
-        .into_iter()
-        .next()
-        .ok_or("CA certificate file is empty")?;
+    output::check_not_input(out, &[state, ca_cert])?;
+    let claim = PendingOutput::claim(out, Sensitivity::Public, overwrite)?;
+    let ca = pem::read_certificates(ca_cert)?.swap_remove(0);
+    // A CA certificate that could not issue is refused before a one-time key is spent.
+    pqkit_pki::path::check_can_issue(&ca, profile.is_ca(), std::time::SystemTime::now())
+        .map_err(|e| Failure::usage(format!("{}: {e}", ca_cert.display())))?;
     let (request, spki_der) = match subject {
         Subject::Csr(path) => {
             let csr = crate::csr_cmd::read_csr(path)?;
@@ -342,7 +416,7 @@ pub(crate) fn issue(
     };
     let mut key = StatefulKey::open(state, threads(None))?;
     let der = pqkit_pki::stateful::issue(&request, &spki_der, &ca, &mut key)?;
-    pem::write(out, &pem::encode(pem::CERTIFICATE, &der)?, false)?;
+    claim.commit(pem::encode(pem::CERTIFICATE, &der)?.as_bytes())?;
     println!(
         "{profile:?} certificate for {} ({} bytes), signed by {}, valid {days} days, written to \
          {}; {} one-time keys remaining",

@@ -4,31 +4,52 @@ mod bench_cmd;
 mod catalogue_cmd;
 mod commands;
 mod csr_cmd;
+mod failure;
 mod files;
 mod hbs_cmd;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
+use std::time::Duration;
 
 use clap::{Args, Parser, Subcommand};
+use pqkit_pki::output::Overwrite;
+
+use crate::failure::Failure;
 
 /// pqkit — post-quantum TLS 1.3, PKI and measurement.
 #[derive(Parser)]
-#[command(name = "pqkit", version, after_help = EXAMPLES)]
+#[command(name = "pqkit", version, after_help = AFTER_HELP)]
 struct Cli {
+    /// Replace output files that exist (never a stateful key's state file, never an input).
+    #[arg(long, global = true)]
+    force: bool,
     #[command(subcommand)]
     command: Command,
 }
 
-const EXAMPLES: &str = "\
-Examples:
-  pqkit demo                                   # PQ TLS 1.3 in one process, print the table
-  pqkit pki init --sig ML-DSA-65 --dir pki     # CA, server and client certificates
-  pqkit server --cert pki/server.pem --key pki/server.key --ca pki/ca.pem --mutual --port 4433
-  pqkit client --ca pki/ca.pem --cert pki/client.pem --key pki/client.key --port 4433
-  pqkit list                                   # every algorithm, code point, OID and size
-  pqkit sizes --markdown                       # artifact sizes measured from real keys
-  pqkit keygen --alg ML-DSA-65 -o key.pem && pqkit sign --key key.pem -o doc.sig doc.pdf";
+/// The examples, the file conventions and the exit statuses, after `--help`.
+const AFTER_HELP: &str = concat!(
+    "Examples:\n",
+    "  pqkit demo                                   # PQ TLS 1.3 in one process, print the table\n",
+    "  pqkit pki init --sig ML-DSA-65 --dir pki     # CA, server and client certificates\n",
+    "  pqkit server --cert pki/server.pem --key pki/server.key --ca pki/ca.pem --mutual --port 4433\n",
+    "  pqkit client --ca pki/ca.pem --cert pki/client.pem --key pki/client.key --port 4433\n",
+    "  pqkit x509 verify --ca pki/ca.pem --purpose serverAuth pki/server.pem\n",
+    "  pqkit list                                   # every algorithm, code point, OID and size\n",
+    "  pqkit sizes --markdown                       # artifact sizes measured from real keys\n",
+    "  pqkit keygen --alg ML-DSA-65 -o key.pem && pqkit sign --key key.pem -o doc.sig doc.pdf\n",
+    "\n",
+    "Files: every input may be PEM or DER, and - is standard input; - as an output is standard\n",
+    "output. No command overwrites an existing file without --force; keys and other secrets\n",
+    "are created with mode 0600.\n",
+    "\n",
+    "Exit status:\n",
+    "  0  success\n",
+    "  1  verification failed (signature, certificate chain, TLS peer)\n",
+    "  2  usage error (unknown option, algorithm or name; options that do not go together)\n",
+    "  3  any other failure (a file that cannot be read or written, malformed input, network)"
+);
 
 #[derive(Subcommand)]
 enum Command {
@@ -182,6 +203,9 @@ struct ModeArgs {
     /// ML-DSA external μ: compute μ outside the signer; the signer sees 64 bytes.
     #[arg(long)]
     external_mu: bool,
+    /// RSA keys: pss (RSASSA-PSS, the default) or pkcs1 (RSASSA-PKCS1-v1_5, RFC 8017 §8.2).
+    #[arg(long, value_parser = files::parse_padding)]
+    padding: Option<files::Padding>,
 }
 
 #[derive(Subcommand)]
@@ -485,6 +509,22 @@ enum HbsCommand {
         #[arg(long)]
         json: bool,
     },
+    /// Make a copied, restored or moved state file the key again (read the warning it prints:
+    /// two copies that sign reuse one-time keys).
+    #[command(
+        after_help = "A state file records the file it is (device, inode, path); a copy, a \
+                      restored backup or a moved file refuses to sign until adopted.\n\n\
+                      Example:\n  pqkit hbs adopt --state fw.hss --skip 100"
+    )]
+    Adopt {
+        /// State file.
+        #[arg(long)]
+        state: PathBuf,
+        /// Move the counter on by this many one-time keys first: those the original may have
+        /// used since this copy was taken.
+        #[arg(long, default_value_t = 0)]
+        skip: u64,
+    },
 }
 
 #[derive(Subcommand)]
@@ -559,13 +599,26 @@ enum X509Command {
         #[arg(long)]
         json: bool,
     },
-    /// Verify a chain (leaf first) against CA certificates.
-    #[command(after_help = "Example:\n  pqkit x509 verify --ca pki/ca.pem pki/server.pem")]
+    /// Validate a certificate path (RFC 5280 §6): the leaf first, then intermediate CAs, to a
+    /// trusted CA — names, signatures, validity, basicConstraints and pathLenConstraint,
+    /// keyUsage, extendedKeyUsage for --purpose, name constraints, critical extensions.
+    #[command(
+        after_help = "Examples:\n  pqkit x509 verify --ca pki/ca.pem pki/server.pem\n  \
+                      pqkit x509 verify --ca ca.pem --purpose codeSigning --at 2030-01-01 fw.pem\n\n\
+                      Exit status 1 when the path does not validate; the message names the \
+                      certificate and the rule."
+    )]
     Verify {
-        /// Trusted CA certificate(s) PEM.
+        /// Trusted CA certificate(s), PEM or DER.
         #[arg(long)]
         ca: PathBuf,
-        /// Chain PEM, leaf first.
+        /// What the leaf is for: serverAuth, clientAuth, codeSigning or any.
+        #[arg(long, default_value = "any", value_parser = pqkit_pki::path::Purpose::from_name)]
+        purpose: pqkit_pki::path::Purpose,
+        /// Validate at this time instead of now: RFC 3339, a date, or Unix seconds.
+        #[arg(long, value_parser = files::parse_time)]
+        at: Option<std::time::SystemTime>,
+        /// The chain (PEM or DER): the leaf first, then intermediate CAs.
         chain: PathBuf,
     },
 }
@@ -623,6 +676,15 @@ struct ServerArgs {
     /// One JSON line per connection instead of text.
     #[arg(long)]
     json: bool,
+    /// Connections served at once; the next waits in the listen queue.
+    #[arg(long, default_value_t = 256)]
+    max_connections: usize,
+    /// Seconds a client has to complete its handshake (from its first byte).
+    #[arg(long, default_value_t = 10.0)]
+    handshake_timeout: f64,
+    /// Seconds the server waits for a client's message or close after the handshake.
+    #[arg(long, default_value_t = 20.0)]
+    idle_timeout: f64,
 }
 
 #[derive(Args)]
@@ -662,6 +724,9 @@ struct ClientArgs {
     /// Print JSON instead of text.
     #[arg(long)]
     json: bool,
+    /// Seconds allowed to connect, to complete the handshake, and for each later wait.
+    #[arg(long, default_value_t = 10.0)]
+    timeout: f64,
 }
 
 #[derive(Subcommand)]
@@ -708,47 +773,60 @@ impl ModeArgs {
                 .prehash
                 .as_deref()
                 .map(pqkit_core::prehash::PreHash::from_name)
-                .transpose()?,
+                .transpose()
+                .map_err(|e| Failure::usage(format!("--prehash: {e}")))?,
             external_mu: self.external_mu,
             deterministic,
+            padding: self.padding,
         })
     }
 }
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    let overwrite = Overwrite::from_force(cli.force);
     let result = match cli.command {
         Command::Demo(a) => commands::demo(&a.group, &a.sig, a.dir.as_deref(), a.json),
-        Command::Server(a) => commands::server(&commands::ServerOptions {
-            cert: a.cert,
-            key: a.key,
-            ca: a.ca,
-            mutual: a.mutual,
-            groups: a.groups,
-            host: a.host,
-            port: a.port,
-            count: a.count,
-            reply: a.reply,
-            json: a.json,
+        Command::Server(a) => {
+            seconds(a.handshake_timeout, "--handshake-timeout").and_then(|handshake| {
+                let idle = seconds(a.idle_timeout, "--idle-timeout")?;
+                commands::server(&commands::ServerOptions {
+                    cert: a.cert,
+                    key: a.key,
+                    ca: a.ca,
+                    mutual: a.mutual,
+                    groups: a.groups,
+                    host: a.host,
+                    port: a.port,
+                    count: a.count,
+                    reply: a.reply,
+                    json: a.json,
+                    max_connections: a.max_connections,
+                    timeouts: pqkit_bench::session::Timeouts { handshake, idle },
+                })
+            })
+        }
+        Command::Client(a) => seconds(a.timeout, "--timeout").and_then(|timeout| {
+            commands::client(&commands::ClientOptions {
+                ca: a.ca,
+                auth: a.cert.zip(a.key),
+                groups: a.groups,
+                host: a.host,
+                port: a.port,
+                server_name: a.server_name,
+                message: a.message,
+                expect_group: a.expect_group,
+                json: a.json,
+                timeout,
+            })
         }),
-        Command::Client(a) => commands::client(&commands::ClientOptions {
-            ca: a.ca,
-            auth: a.cert.zip(a.key),
-            groups: a.groups,
-            host: a.host,
-            port: a.port,
-            server_name: a.server_name,
-            message: a.message,
-            expect_group: a.expect_group,
-            json: a.json,
-        }),
-        Command::Pki(PkiCommand::Init { sig, dir }) => commands::pki_init(&sig, &dir),
+        Command::Pki(PkiCommand::Init { sig, dir }) => commands::pki_init(&sig, &dir, overwrite),
         Command::Pki(PkiCommand::Issue {
             root,
             intermediate,
             leaf,
             dir,
-        }) => files::pki_issue(&dir, &root, &intermediate, &leaf),
+        }) => files::pki_issue(&dir, &root, &intermediate, &leaf, overwrite),
         Command::Bench(BenchCommand::Crypto {
             alg,
             deterministic,
@@ -818,14 +896,14 @@ fn main() -> ExitCode {
         }) => bench_cmd::budget(budget.min_time, budget.min_iters).and_then(|budget| {
             bench_cmd::print(pqkit_bench::suite::boundary(&sizes, budget), &output.get())
         }),
-        Command::Report { out, quick } => bench_cmd::report(&out, quick),
+        Command::Report { out, quick } => bench_cmd::report(&out, quick, overwrite),
         Command::Hbs(HbsCommand::Params { json }) => hbs_cmd::params(json),
         Command::Hbs(HbsCommand::Keygen {
             preset,
             state,
             public,
             threads,
-        }) => hbs_cmd::keygen(&preset, &state, &public, threads),
+        }) => hbs_cmd::keygen(&preset, &state, &public, threads, overwrite),
         Command::Hbs(HbsCommand::Sign {
             state,
             out,
@@ -840,6 +918,7 @@ fn main() -> ExitCode {
                 hbs_cmd::SignOutput::File(o),
                 reserve,
                 threads,
+                overwrite,
             ),
             (None, Some(d)) => hbs_cmd::sign(
                 &state,
@@ -847,8 +926,9 @@ fn main() -> ExitCode {
                 hbs_cmd::SignOutput::Dir(d),
                 reserve,
                 threads,
+                overwrite,
             ),
-            (None, None) => Err("give -o FILE or --out-dir DIR".into()),
+            (None, None) => Err(Failure::usage("give -o FILE or --out-dir DIR")),
         },
         Command::Hbs(HbsCommand::Verify {
             public,
@@ -856,12 +936,13 @@ fn main() -> ExitCode {
             file,
         }) => hbs_cmd::verify(&public, &file, &signature),
         Command::Hbs(HbsCommand::Status { state, json }) => hbs_cmd::status(&state, json),
+        Command::Hbs(HbsCommand::Adopt { state, skip }) => hbs_cmd::adopt(&state, skip),
         Command::Hbs(HbsCommand::Ca {
             state,
             subject,
             days,
             out,
-        }) => hbs_cmd::ca(&state, &subject, days, &out),
+        }) => hbs_cmd::ca(&state, &subject, days, &out, overwrite),
         Command::Hbs(HbsCommand::Issue {
             state,
             ca,
@@ -872,14 +953,16 @@ fn main() -> ExitCode {
             days,
             out,
         }) => hbs_cmd::Subject::from_args(csr.as_deref(), public.as_deref(), subject.as_deref())
-            .and_then(|subject| hbs_cmd::issue(&state, &ca, subject, profile, days, &out)),
+            .and_then(|subject| {
+                hbs_cmd::issue(&state, &ca, subject, profile, days, &out, overwrite)
+            }),
         Command::Csr(CsrCommand::Create {
             key,
             subject,
             dns,
             ip,
             out,
-        }) => csr_cmd::create(&key, &subject, &dns, &ip, &out),
+        }) => csr_cmd::create(&key, &subject, &dns, &ip, &out, overwrite),
         Command::Csr(CsrCommand::Show { csr, json }) => csr_cmd::show(&csr, json),
         Command::Csr(CsrCommand::Sign {
             ca,
@@ -888,7 +971,7 @@ fn main() -> ExitCode {
             days,
             csr,
             out,
-        }) => csr_cmd::sign(&csr, &ca, &ca_key, profile, days, &out),
+        }) => csr_cmd::sign(&csr, &ca, &ca_key, profile, days, &out, overwrite),
         Command::List { json } => catalogue_cmd::list(json),
         Command::Sizes { json, markdown } => catalogue_cmd::sizes(json, markdown),
         Command::Keygen {
@@ -897,8 +980,15 @@ fn main() -> ExitCode {
             format,
             out,
             public,
-        } => files::keygen(&alg, seed.as_deref(), format, &out, public.as_deref()),
-        Command::Pubkey { key, out } => files::pubkey(&key, out.as_deref()),
+        } => files::keygen(
+            &alg,
+            seed.as_deref(),
+            format,
+            &out,
+            public.as_deref(),
+            overwrite,
+        ),
+        Command::Pubkey { key, out } => files::pubkey(&key, out.as_deref(), overwrite),
         Command::Sign {
             key,
             out,
@@ -909,7 +999,7 @@ fn main() -> ExitCode {
         } => {
             pqkit_core::slh_dsa::set_signing_threads(threads);
             mode.options(deterministic)
-                .and_then(|o| files::sign(&key, &file, &out, &o))
+                .and_then(|o| files::sign(&key, &file, &out, &o, overwrite))
         }
         Command::Verify {
             public,
@@ -923,22 +1013,37 @@ fn main() -> ExitCode {
             public,
             out,
             secret,
-        }) => files::encapsulate(&public, &out, &secret),
+        }) => files::encapsulate(&public, &out, &secret, overwrite),
         Command::Kem(KemCommand::Decapsulate {
             key,
             ciphertext,
             secret,
-        }) => files::decapsulate(&key, &ciphertext, &secret),
+        }) => files::decapsulate(&key, &ciphertext, &secret, overwrite),
         Command::X509(X509Command::Show { cert, json }) => files::x509_show(&cert, json),
-        Command::X509(X509Command::Verify { ca, chain }) => files::x509_verify(&chain, &ca),
+        Command::X509(X509Command::Verify {
+            ca,
+            purpose,
+            at,
+            chain,
+        }) => files::x509_verify(
+            &chain,
+            &ca,
+            purpose,
+            at.unwrap_or_else(std::time::SystemTime::now),
+        ),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("pqkit: {e}");
-            ExitCode::FAILURE
+            e.exit_code()
         }
     }
+}
+
+/// `s` seconds from a command-line flag.
+fn seconds(s: f64, flag: &str) -> commands::Result<Duration> {
+    bench_cmd::seconds(s, flag)
 }
 
 /// The user's list, or the default when they gave none.

@@ -136,14 +136,32 @@ fn a_chain_mixing_algorithms_works_in_tls_and_x509_verify() {
         text.contains("signed by Falcon-512") && text.contains("signed by ML-DSA-87"),
         "{text}"
     );
-    // Not anchored in the intermediate alone.
+    // Not anchored in another CA: the leaf's issuer is the subject of no trusted certificate.
     let out = pqkit()
         .args(["x509", "verify", "--ca"])
-        .arg(dir.join("intermediate.pem"))
         .arg(dir.join("ca.pem"))
+        .arg(dir.join("client.pem"))
         .output()
         .expect("run");
-    fails_cleanly(&out, "not signed by any CA");
+    assert!(out.status.success());
+    let other = scratch("chain-other");
+    run_ok(
+        pqkit()
+            .args(["pki", "init", "--sig", "ML-DSA-44", "--dir"])
+            .arg(&other),
+    );
+    let out = pqkit()
+        .args(["x509", "verify", "--ca"])
+        .arg(other.join("ca.pem"))
+        .arg(dir.join("server.pem"))
+        .output()
+        .expect("run");
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "a path that does not validate: exit 1"
+    );
+    fails_cleanly(&out, "is the subject of no CA certificate");
 
     let port = free_port();
     let server = pqkit_server(&dir, port, "X25519MLKEM768", 1, true);
@@ -171,16 +189,17 @@ fn sign_verify(dir: &Path, alg: &str, mode: &[&str]) {
         dir.join("doc"),
         dir.join("s"),
     );
+    // Each call replaces the previous algorithm's files: --force.
     run_ok(
         pqkit()
-            .args(["keygen", "--alg", alg, "-o"])
+            .args(["keygen", "--force", "--alg", alg, "-o"])
             .arg(&key)
             .arg("--pub")
             .arg(&public),
     );
     run_ok(
         pqkit()
-            .args(["sign", "--key"])
+            .args(["sign", "--force", "--key"])
             .arg(&key)
             .args(mode)
             .arg("-o")
@@ -242,7 +261,7 @@ fn sign_and_verify_files_in_every_mode() {
     let key = dir.join("k.pem");
     run_ok(
         pqkit()
-            .args(["keygen", "--alg", "ML-DSA-65", "-o"])
+            .args(["keygen", "--force", "--alg", "ML-DSA-65", "-o"])
             .arg(&key),
     );
     let sig = |mode: &[&str], out: &str| {
@@ -261,7 +280,7 @@ fn sign_and_verify_files_in_every_mode() {
     // Errors: no pre-hash for Falcon, a KEM key cannot sign, a truncated key file.
     run_ok(
         pqkit()
-            .args(["keygen", "--alg", "Falcon-512", "-o"])
+            .args(["keygen", "--force", "--alg", "Falcon-512", "-o"])
             .arg(&key),
     );
     let out = pqkit()
@@ -318,7 +337,7 @@ fn kem_files_and_key_formats() {
         );
         run_ok(
             pqkit()
-                .args(["kem", "encapsulate", "--pub"])
+                .args(["kem", "encapsulate", "--force", "--pub"])
                 .arg(&public)
                 .arg("-o")
                 .arg(dir.join("ct"))
@@ -327,7 +346,7 @@ fn kem_files_and_key_formats() {
         );
         run_ok(
             pqkit()
-                .args(["kem", "decapsulate", "--key"])
+                .args(["kem", "decapsulate", "--force", "--key"])
                 .arg(&key)
                 .arg("--ciphertext")
                 .arg(dir.join("ct"))
@@ -427,7 +446,7 @@ fn csr_create_show_sign_and_serve() {
     );
     run_ok(
         pqkit()
-            .args(["keygen", "--alg", "Falcon-512", "-o"])
+            .args(["keygen", "--force", "--alg", "Falcon-512", "-o"])
             .arg(&key),
     );
     run_ok(

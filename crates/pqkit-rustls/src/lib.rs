@@ -21,13 +21,12 @@ pub mod verify;
 
 use std::sync::Arc;
 
-use rustls::client::WebPkiServerVerifier;
 use rustls::crypto::{CryptoProvider, SupportedKxGroup, aws_lc_rs};
-use rustls::server::WebPkiClientVerifier;
-use rustls::{ClientConfig, Error, RootCertStore, ServerConfig};
+use rustls::{ClientConfig, Error, ServerConfig};
 use rustls_pki_types::{CertificateDer, PrivateKeyDer};
 
-use crate::observe::{ObservingClientVerifier, ObservingServerVerifier, PeerScheme};
+use crate::observe::PeerScheme;
+use crate::verify::{ClientVerifier, ServerVerifier};
 
 /// The pqkit provider: every pqkit named group (hybrids first), then X25519, secp256r1 and
 /// secp384r1; pqkit's signature schemes before aws-lc-rs's.
@@ -100,10 +99,7 @@ pub fn server_config(
         .with_protocol_versions(&[&rustls::version::TLS13])?;
     let (config, seen) = match client_roots {
         Some(roots) => {
-            let inner = WebPkiClientVerifier::builder_with_provider(roots_of(roots)?, provider)
-                .build()
-                .map_err(|e| Error::General(e.to_string()))?;
-            let (verifier, seen) = ObservingClientVerifier::new(inner);
+            let (verifier, seen) = ClientVerifier::new(roots)?;
             (builder.with_client_cert_verifier(Arc::new(verifier)), seen)
         }
         None => (
@@ -190,10 +186,7 @@ pub fn client_config(
     roots: &[CertificateDer<'static>],
     auth: Option<(Vec<CertificateDer<'static>>, PrivateKeyDer<'static>)>,
 ) -> Result<(ClientConfig, Arc<PeerScheme>), Error> {
-    let inner = WebPkiServerVerifier::builder_with_provider(roots_of(roots)?, provider.clone())
-        .build()
-        .map_err(|e| Error::General(e.to_string()))?;
-    let (verifier, seen) = ObservingServerVerifier::new(inner);
+    let (verifier, seen) = ServerVerifier::new(roots)?;
     let builder = ClientConfig::builder_with_provider(provider)
         .with_protocol_versions(&[&rustls::version::TLS13])?
         .dangerous()
@@ -206,14 +199,6 @@ pub fn client_config(
         None => builder.with_no_client_auth(),
     };
     Ok((config, seen))
-}
-
-fn roots_of(certs: &[CertificateDer<'static>]) -> Result<Arc<RootCertStore>, Error> {
-    let mut store = RootCertStore::empty();
-    for cert in certs {
-        store.add(cert.clone())?;
-    }
-    Ok(Arc::new(store))
 }
 
 /// Classical groups from rustls's aws-lc-rs provider, by the names users type.

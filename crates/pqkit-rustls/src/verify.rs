@@ -1,47 +1,248 @@
 //! Certificate-chain and CertificateVerify verification for pqkit's signature schemes.
+//!
+//! Chains are validated by [`pqkit_pki::path`] — the validator every pqkit tool uses (RFC 5280
+//! §6 on rustls-webpki, plus keyUsage and the trust anchor's own checks) — with the purpose
+//! serverAuth or clientAuth; the server's name is then checked by webpki (RFC 6125).
+//! CertificateVerify signatures go through rustls's own functions with
+//! [`supported_algorithms`].
 
-use std::sync::OnceLock;
+use std::sync::{Arc, OnceLock};
+use std::time::{Duration, UNIX_EPOCH};
 
-use pqkit_core::sig::SignatureAlgorithm;
-use rustls::SignatureScheme;
+use pqkit_pki::path::{PathError, Purpose, Rule, TrustAnchors};
+use rustls::client::danger::{HandshakeSignatureValid, ServerCertVerified, ServerCertVerifier};
 use rustls::crypto::WebPkiSupportedAlgorithms;
-use rustls_pki_types::{AlgorithmIdentifier, InvalidSignature, SignatureVerificationAlgorithm};
+use rustls::server::danger::{ClientCertVerified, ClientCertVerifier};
+use rustls::{
+    CertificateError, DigitallySignedStruct, DistinguishedName, Error, OtherError, SignatureScheme,
+};
+use rustls_pki_types::{CertificateDer, ServerName, SignatureVerificationAlgorithm, UnixTime};
 
+pub use pqkit_pki::path::PqVerify;
+
+use crate::observe::PeerScheme;
 use crate::scheme::schemes;
 
-/// A catalogue signature algorithm as a webpki verification algorithm.
-///
-/// webpki compares [`Self::public_key_alg_id`] byte for byte with the certificate's SPKI
-/// `AlgorithmIdentifier` contents, and [`Self::signature_alg_id`] with its signature algorithm.
-pub struct PqVerify(pub &'static SignatureAlgorithm);
+/// Verifies a TLS server's chain with [`pqkit_pki::path`] (purpose serverAuth) and its name.
+/// What it saw of the server lands in its [`PeerScheme`].
+#[derive(Debug)]
+pub struct ServerVerifier {
+    anchors: TrustAnchors,
+    seen: Arc<PeerScheme>,
+}
 
-impl SignatureVerificationAlgorithm for PqVerify {
-    /// Pure verification with an empty context; any failure is the opaque `InvalidSignature`.
-    fn verify_signature(
-        &self,
-        public_key: &[u8],
-        message: &[u8],
-        signature: &[u8],
-    ) -> Result<(), InvalidSignature> {
-        self.0
-            .verifying_key(public_key)
-            .and_then(|key| key.verify(message, &[], signature))
-            .map_err(|_| InvalidSignature)
-    }
-
-    fn public_key_alg_id(&self) -> AlgorithmIdentifier {
-        AlgorithmIdentifier::from_slice(self.0.spki_algorithm_id)
-    }
-
-    fn signature_alg_id(&self) -> AlgorithmIdentifier {
-        AlgorithmIdentifier::from_slice(self.0.signature_algorithm_id)
+impl ServerVerifier {
+    /// Trusts `roots` (DER CA certificates).
+    ///
+    /// # Errors
+    /// [`Error::General`] naming a root that does not decode.
+    pub fn new(roots: &[CertificateDer<'_>]) -> Result<(Self, Arc<PeerScheme>), Error> {
+        let seen = Arc::new(PeerScheme::default());
+        Ok((
+            Self {
+                anchors: anchors(roots)?,
+                seen: seen.clone(),
+            },
+            seen,
+        ))
     }
 }
 
-impl core::fmt::Debug for PqVerify {
-    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        write!(f, "PqVerify({})", self.0.name)
+impl ServerCertVerifier for ServerVerifier {
+    fn verify_server_cert(
+        &self,
+        end_entity: &CertificateDer<'_>,
+        intermediates: &[CertificateDer<'_>],
+        server_name: &ServerName<'_>,
+        _ocsp_response: &[u8],
+        now: UnixTime,
+    ) -> Result<ServerCertVerified, Error> {
+        verify_chain(
+            &self.anchors,
+            end_entity,
+            intermediates,
+            Purpose::ServerAuth,
+            now,
+            &self.seen,
+        )?;
+        let name_ok = webpki::EndEntityCert::try_from(end_entity)
+            .is_ok_and(|leaf| leaf.verify_is_valid_for_subject_name(server_name).is_ok());
+        if !name_ok {
+            return Err(refused(
+                &PathError {
+                    certificate: "certificate 0 (leaf)".to_owned(),
+                    rule: Rule::WrongName {
+                        name: server_name.to_str().into_owned(),
+                    },
+                },
+                &self.seen,
+            ));
+        }
+        Ok(ServerCertVerified::assertion())
     }
+
+    fn verify_tls12_signature(
+        &self,
+        message: &[u8],
+        cert: &CertificateDer<'_>,
+        dss: &DigitallySignedStruct,
+    ) -> Result<HandshakeSignatureValid, Error> {
+        rustls::crypto::verify_tls12_signature(message, cert, dss, &supported_algorithms())
+    }
+
+    fn verify_tls13_signature(
+        &self,
+        message: &[u8],
+        cert: &CertificateDer<'_>,
+        dss: &DigitallySignedStruct,
+    ) -> Result<HandshakeSignatureValid, Error> {
+        tls13_signature(message, cert, dss, &self.seen)
+    }
+
+    fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
+        supported_algorithms().supported_schemes()
+    }
+}
+
+/// Verifies a TLS client's chain with [`pqkit_pki::path`] (purpose clientAuth); client
+/// authentication is offered and mandatory. What it saw lands in its [`PeerScheme`].
+#[derive(Debug)]
+pub struct ClientVerifier {
+    anchors: TrustAnchors,
+    hints: Vec<DistinguishedName>,
+    seen: Arc<PeerScheme>,
+}
+
+impl ClientVerifier {
+    /// Trusts `roots` (DER CA certificates); their subjects are the CertificateRequest's
+    /// certificate_authorities.
+    ///
+    /// # Errors
+    /// [`Error::General`] naming a root that does not decode.
+    pub fn new(roots: &[CertificateDer<'_>]) -> Result<(Self, Arc<PeerScheme>), Error> {
+        let anchors = anchors(roots)?;
+        let hints = anchors
+            .subjects()
+            .iter()
+            .map(|s| DistinguishedName::in_sequence(s))
+            .collect();
+        let seen = Arc::new(PeerScheme::default());
+        Ok((
+            Self {
+                anchors,
+                hints,
+                seen: seen.clone(),
+            },
+            seen,
+        ))
+    }
+}
+
+impl ClientCertVerifier for ClientVerifier {
+    fn root_hint_subjects(&self) -> &[DistinguishedName] {
+        &self.hints
+    }
+
+    fn verify_client_cert(
+        &self,
+        end_entity: &CertificateDer<'_>,
+        intermediates: &[CertificateDer<'_>],
+        now: UnixTime,
+    ) -> Result<ClientCertVerified, Error> {
+        verify_chain(
+            &self.anchors,
+            end_entity,
+            intermediates,
+            Purpose::ClientAuth,
+            now,
+            &self.seen,
+        )?;
+        Ok(ClientCertVerified::assertion())
+    }
+
+    fn verify_tls12_signature(
+        &self,
+        message: &[u8],
+        cert: &CertificateDer<'_>,
+        dss: &DigitallySignedStruct,
+    ) -> Result<HandshakeSignatureValid, Error> {
+        rustls::crypto::verify_tls12_signature(message, cert, dss, &supported_algorithms())
+    }
+
+    fn verify_tls13_signature(
+        &self,
+        message: &[u8],
+        cert: &CertificateDer<'_>,
+        dss: &DigitallySignedStruct,
+    ) -> Result<HandshakeSignatureValid, Error> {
+        tls13_signature(message, cert, dss, &self.seen)
+    }
+
+    fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
+        supported_algorithms().supported_schemes()
+    }
+}
+
+/// A TLS 1.3 CertificateVerify, checked by rustls with [`supported_algorithms`]; its scheme is
+/// recorded when it verifies.
+fn tls13_signature(
+    message: &[u8],
+    cert: &CertificateDer<'_>,
+    dss: &DigitallySignedStruct,
+    seen: &PeerScheme,
+) -> Result<HandshakeSignatureValid, Error> {
+    let valid =
+        rustls::crypto::verify_tls13_signature(message, cert, dss, &supported_algorithms())?;
+    seen.set(dss.scheme);
+    Ok(valid)
+}
+
+fn anchors(roots: &[CertificateDer<'_>]) -> Result<TrustAnchors, Error> {
+    let ders: Vec<Vec<u8>> = roots.iter().map(|c| c.to_vec()).collect();
+    TrustAnchors::new(&ders).map_err(|e| Error::General(e.to_string()))
+}
+
+fn verify_chain(
+    anchors: &TrustAnchors,
+    end_entity: &CertificateDer<'_>,
+    intermediates: &[CertificateDer<'_>],
+    purpose: Purpose,
+    now: UnixTime,
+    seen: &PeerScheme,
+) -> Result<(), Error> {
+    let mut chain = Vec::with_capacity(1 + intermediates.len());
+    chain.push(CertificateDer::from(end_entity.as_ref()));
+    chain.extend(
+        intermediates
+            .iter()
+            .map(|c| CertificateDer::from(c.as_ref())),
+    );
+    let time = UNIX_EPOCH + Duration::from_secs(now.as_secs());
+    anchors
+        .verify(&chain, purpose, time)
+        .map(|_| ())
+        .map_err(|e| refused(&e, seen))
+}
+
+/// The one place a path-validation failure becomes a rustls error, and so a TLS alert
+/// (rustls maps the variant: certificate_expired, unknown_ca, decrypt_error,
+/// unsupported_certificate, bad_certificate, certificate_unknown). Rules without a variant of
+/// their own travel as `Other`, whose text is the [`PathError`] — the certificate and the rule
+/// in words.
+fn refused(e: &PathError, seen: &PeerScheme) -> Error {
+    let variant = match &e.rule {
+        Rule::Expired { .. } => CertificateError::Expired,
+        Rule::NotYetValid { .. } => CertificateError::NotValidYet,
+        Rule::UnknownIssuer { .. } => CertificateError::UnknownIssuer,
+        Rule::BadSignature { .. } => CertificateError::BadSignature,
+        Rule::WrongPurpose { .. } => CertificateError::InvalidPurpose,
+        Rule::WrongName { .. } => CertificateError::NotValidForName,
+        Rule::UnknownCriticalExtension { .. } => CertificateError::UnhandledCriticalExtension,
+        Rule::Malformed { .. } => CertificateError::BadEncoding,
+        _ => CertificateError::Other(OtherError(Arc::new(e.clone()))),
+    };
+    seen.set_rejection(e.to_string());
+    Error::InvalidCertificate(variant)
 }
 
 /// pqkit's verification algorithms followed by every algorithm of rustls's aws-lc-rs provider

@@ -1,0 +1,142 @@
+//! Why a command failed, in words, and the exit status that says which kind of failure it was.
+//!
+//! | status | meaning |
+//! |---|---|
+//! | 0 | success |
+//! | 1 | verification failed: a signature, a certificate chain, a handshake's peer |
+//! | 2 | usage: an unknown option, algorithm or name, options that do not go together |
+//! | 3 | anything else: a file that cannot be read or written, a malformed input, the network |
+//!
+//! Every message names what it is about (the file, the host:port, the certificate) and says
+//! what went wrong in words; no `Debug` dump of a library's error reaches the user.
+
+use std::error::Error;
+use std::fmt;
+use std::process::ExitCode;
+
+/// The kinds of failure, each with its exit status.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Kind {
+    /// Exit status 1.
+    Verification,
+    /// Exit status 2.
+    Usage,
+    /// Exit status 3.
+    Other,
+}
+
+/// A failed command: its kind and a one-line message.
+#[derive(Debug)]
+pub(crate) struct Failure {
+    kind: Kind,
+    message: String,
+}
+
+impl Failure {
+    /// A usage error (exit status 2).
+    pub(crate) fn usage(message: impl Into<String>) -> Self {
+        Self {
+            kind: Kind::Usage,
+            message: message.into(),
+        }
+    }
+
+    /// A failed verification (exit status 1).
+    pub(crate) fn verification(message: impl Into<String>) -> Self {
+        Self {
+            kind: Kind::Verification,
+            message: message.into(),
+        }
+    }
+
+    /// Any other failure (exit status 3).
+    pub(crate) fn other(message: impl Into<String>) -> Self {
+        Self {
+            kind: Kind::Other,
+            message: message.into(),
+        }
+    }
+
+    /// The same failure, its message prefixed by what it is about (a file, a host:port).
+    pub(crate) fn about(self, what: impl fmt::Display) -> Self {
+        Self {
+            kind: self.kind,
+            message: format!("{what}: {}", self.message),
+        }
+    }
+
+    /// The exit status of this failure.
+    pub(crate) fn exit_code(&self) -> ExitCode {
+        ExitCode::from(match self.kind {
+            Kind::Verification => 1,
+            Kind::Usage => 2,
+            Kind::Other => 3,
+        })
+    }
+}
+
+impl fmt::Display for Failure {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+/// Any library error: its message, and its kind from what it is (a signature that did not
+/// verify, a certificate path that broke a rule, an unknown algorithm name).
+impl<E: Error + 'static> From<E> for Failure {
+    fn from(e: E) -> Self {
+        Self {
+            kind: kind_of(&e),
+            message: e.to_string(),
+        }
+    }
+}
+
+/// Extension for `Result`s: name the file or peer an error is about.
+pub(crate) trait Context<T> {
+    /// Prefixes the error's message with `what` (unless it names it already).
+    fn about(self, what: impl fmt::Display) -> Result<T, Failure>;
+}
+
+impl<T, E: Into<Failure>> Context<T> for Result<T, E> {
+    fn about(self, what: impl fmt::Display) -> Result<T, Failure> {
+        self.map_err(|e| {
+            let f: Failure = e.into();
+            let what = what.to_string();
+            if f.message.starts_with(&what) {
+                f
+            } else {
+                f.about(what)
+            }
+        })
+    }
+}
+
+fn kind_of(e: &(dyn Error + 'static)) -> Kind {
+    let mut cur: Option<&(dyn Error + 'static)> = Some(e);
+    while let Some(err) = cur {
+        if let Some(core) = err.downcast_ref::<pqkit_core::Error>() {
+            match core {
+                pqkit_core::Error::BadSignature => return Kind::Verification,
+                pqkit_core::Error::UnknownAlgorithm(_) => return Kind::Usage,
+                _ => {}
+            }
+        }
+        if let Some(pki) = err.downcast_ref::<pqkit_pki::Error>() {
+            match pki {
+                pqkit_pki::Error::Path(_) => return Kind::Verification,
+                pqkit_pki::Error::Crypto(pqkit_core::Error::BadSignature) => {
+                    return Kind::Verification;
+                }
+                _ => {}
+            }
+        }
+        if let Some(hbs) = err.downcast_ref::<pqkit_hbs::Error>()
+            && matches!(hbs, pqkit_hbs::Error::Invalid)
+        {
+            return Kind::Verification;
+        }
+        cur = err.source();
+    }
+    Kind::Other
+}
