@@ -116,7 +116,7 @@ pub(crate) fn sign(
     let csr = read_csr(csr_path)?;
     let ca = pem::read_certificates(ca_cert)?.swap_remove(0);
     pqkit_pki::path::check_can_issue(&ca, profile.is_ca(), std::time::SystemTime::now())
-        .map_err(|e| Failure::usage(format!("{}: {e}", ca_cert.display())))?;
+        .map_err(|e| Failure::other(format!("{}: {e}", ca_cert.display())))?;
     let ca_key_path = ca_key;
     let ca_key = crate::files::load_signing_key(ca_key)?;
     let issuer = Issuer {

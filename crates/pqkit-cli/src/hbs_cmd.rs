@@ -391,7 +391,7 @@ pub(crate) fn issue(
     let ca = pem::read_certificates(ca_cert)?.swap_remove(0);
     // A CA certificate that could not issue is refused before a one-time key is spent.
     pqkit_pki::path::check_can_issue(&ca, profile.is_ca(), std::time::SystemTime::now())
-        .map_err(|e| Failure::usage(format!("{}: {e}", ca_cert.display())))?;
+        .map_err(|e| Failure::other(format!("{}: {e}", ca_cert.display())))?;
     let (request, spki_der) = match subject {
         Subject::Csr(path) => {
             let csr = crate::csr_cmd::read_csr(path)?;

@@ -138,7 +138,10 @@ pub enum Rule {
     /// (§4.1.1.2).
     SignatureAlgorithmMismatch,
     /// The signature algorithm is unknown or not one the issuer's key makes.
-    UnsupportedSignatureAlgorithm,
+    UnsupportedSignatureAlgorithm {
+        /// The issuer whose key was tried.
+        issuer: String,
+    },
     /// Used as an issuer but not a CA: basicConstraints cA is absent or false (§4.2.1.9,
     /// §6.1.4 (k)).
     NotACa,
@@ -205,9 +208,10 @@ impl fmt::Display for Rule {
                 "the signature algorithm in the TBSCertificate differs from the certificate's \
                  (RFC 5280 §4.1.1.2)",
             ),
-            Self::UnsupportedSignatureAlgorithm => f.write_str(
-                "signed with an algorithm pqkit does not know, or one its issuer's key does not \
-                 make",
+            Self::UnsupportedSignatureAlgorithm { issuer } => write!(
+                f,
+                "its signature algorithm is not one the key of \"{issuer}\" makes (or pqkit does \
+                 not know it): another CA of that name, or the wrong CA certificate"
             ),
             Self::NotACa => f.write_str(
                 "issues a certificate but is not a CA: basicConstraints cA is absent or false \
@@ -736,33 +740,34 @@ fn locate(e: &webpki::Error, view: &ChainView, purpose: Purpose, time: SystemTim
                 },
             )
         }
-        W::InvalidSignatureForPublicKey => {
+        W::InvalidSignatureForPublicKey
+        | W::UnsupportedSignatureAlgorithmContext(_)
+        | W::UnsupportedSignatureAlgorithmForPublicKeyContext(_) => {
+            // The first certificate on the name path whose signature fails under its issuer.
             for pair in path.windows(2) {
                 let (c, i) = (view.at(pair[0]), view.at(pair[1]));
-                if crate::cert::verify_signed_by(&c.der, &i.der).is_err() {
-                    return at(
-                        pair[0],
-                        Rule::BadSignature {
-                            issuer: i.cert.tbs_certificate.subject.to_string(),
-                        },
-                    );
+                let issuer = i.cert.tbs_certificate.subject.to_string();
+                match crate::cert::verify_signed_by(&c.der, &i.der) {
+                    Ok(()) => {}
+                    Err(Error::UnknownAlgorithm(_)) => {
+                        return at(pair[0], Rule::UnsupportedSignatureAlgorithm { issuer });
+                    }
+                    Err(_) => return at(pair[0], Rule::BadSignature { issuer }),
                 }
             }
-            at(
-                Position::Chain(0),
-                Rule::BadSignature {
-                    issuer: view.leaf().cert.tbs_certificate.issuer.to_string(),
-                },
-            )
+            let issuer = view.leaf().cert.tbs_certificate.issuer.to_string();
+            if matches!(e, W::InvalidSignatureForPublicKey) {
+                at(Position::Chain(0), Rule::BadSignature { issuer })
+            } else {
+                at(
+                    Position::Chain(0),
+                    Rule::UnsupportedSignatureAlgorithm { issuer },
+                )
+            }
         }
         W::SignatureAlgorithmMismatch => at(
             find(&|c| c.cert.signature_algorithm != c.cert.tbs_certificate.signature),
             Rule::SignatureAlgorithmMismatch,
-        ),
-        W::UnsupportedSignatureAlgorithmContext(_)
-        | W::UnsupportedSignatureAlgorithmForPublicKeyContext(_) => at(
-            path.first().copied().unwrap_or(Position::Chain(0)),
-            Rule::UnsupportedSignatureAlgorithm,
         ),
         W::UnsupportedCriticalExtension => {
             let p = find(&|c| unknown_critical_extension(&c.cert).is_some());

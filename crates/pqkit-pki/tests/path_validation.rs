@@ -34,7 +34,7 @@ fn rule_name(rule: &Rule) -> &'static str {
         Rule::UnknownIssuer { .. } => "UnknownIssuer",
         Rule::BadSignature { .. } => "BadSignature",
         Rule::SignatureAlgorithmMismatch => "SignatureAlgorithmMismatch",
-        Rule::UnsupportedSignatureAlgorithm => "UnsupportedSignatureAlgorithm",
+        Rule::UnsupportedSignatureAlgorithm { .. } => "UnsupportedSignatureAlgorithm",
         Rule::NotACa => "NotACa",
         Rule::CaAsLeaf => "CaAsLeaf",
         Rule::PathLenExceeded => "PathLenExceeded",
