@@ -5,7 +5,7 @@ use std::path::Path;
 use std::time::Duration;
 
 use pqkit_pki::cert::{Issuer, Profile};
-use pqkit_pki::output::{self, Overwrite, PendingOutput, Sensitivity};
+use pqkit_pki::output::{Outputs, Overwrite, Sensitivity};
 use pqkit_pki::{csr, pem};
 
 use crate::commands::Result;
@@ -37,8 +37,7 @@ pub(crate) fn create(
     out: &Path,
     overwrite: Overwrite,
 ) -> Result<()> {
-    output::check_not_input(out, &[key_path])?;
-    let claim = PendingOutput::claim(out, Sensitivity::Public, overwrite)?;
+    let claim = Outputs::new(overwrite, &[key_path]).claim(out, Sensitivity::Public)?;
     let key = crate::files::load_signing_key(key_path)?;
     let der = csr::create(&key, subject, dns, ips)
         .map_err(|e| Failure::usage(format!("--subject {subject:?}: {e}")))?;
@@ -111,8 +110,8 @@ pub(crate) fn sign(
     out: &Path,
     overwrite: Overwrite,
 ) -> Result<()> {
-    output::check_not_input(out, &[csr_path, ca_cert, ca_key])?;
-    let claim = PendingOutput::claim(out, Sensitivity::Public, overwrite)?;
+    let claim =
+        Outputs::new(overwrite, &[csr_path, ca_cert, ca_key]).claim(out, Sensitivity::Public)?;
     let csr = read_csr(csr_path)?;
     let ca = pem::read_certificates(ca_cert)?.swap_remove(0);
     pqkit_pki::path::check_can_issue(&ca, profile.is_ca(), std::time::SystemTime::now())

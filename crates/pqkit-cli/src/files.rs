@@ -14,7 +14,7 @@ use pqkit_core::catalogue;
 use pqkit_core::prehash::PreHash;
 use pqkit_core::sig::{Family, SigningKey, SigningRandomness, VerifyingKey};
 use pqkit_pki::key::{self, Algorithm, KeyFormat, PublicKey};
-use pqkit_pki::output::{self, Overwrite, PendingOutput, Sensitivity};
+use pqkit_pki::output::{Outputs, Overwrite, Sensitivity};
 use pqkit_pki::path::{Purpose, TrustAnchors};
 use pqkit_pki::{Pki, pem};
 use rustls_pki_types::CertificateDer;
@@ -84,9 +84,10 @@ pub(crate) fn keygen(
         .map(Zeroizing::new);
     let alg = algorithm(alg)?;
     // Both outputs are claimed before the key exists.
-    let key_out = PendingOutput::claim(out, Sensitivity::Secret, overwrite)?;
+    let outputs = Outputs::new(overwrite, &[]);
+    let key_out = outputs.claim(out, Sensitivity::Secret)?;
     let pub_out = public_out
-        .map(|p| PendingOutput::claim(p, Sensitivity::Public, overwrite))
+        .map(|p| outputs.claim(p, Sensitivity::Public))
         .transpose()?;
     let (der, spki, name) = match alg {
         Algorithm::Signature(a) => {
@@ -156,8 +157,7 @@ fn public_of_private(path: &Path) -> Result<Vec<u8>> {
 /// `pqkit pubkey`.
 pub(crate) fn pubkey(key_path: &Path, out: Option<&Path>, overwrite: Overwrite) -> Result<()> {
     let out = out.unwrap_or(Path::new("-"));
-    output::check_not_input(out, &[key_path])?;
-    let claim = PendingOutput::claim(out, Sensitivity::Public, overwrite)?;
+    let claim = Outputs::new(overwrite, &[key_path]).claim(out, Sensitivity::Public)?;
     let spki = public_of_private(key_path)?;
     claim.commit(pem::encode(pem::PUBLIC_KEY, &spki)?.as_bytes())?;
     if out.as_os_str() != "-" {
@@ -253,8 +253,7 @@ pub(crate) fn sign(
     o: &SignOptions,
     overwrite: Overwrite,
 ) -> Result<()> {
-    output::check_not_input(out, &[key_path, file])?;
-    let claim = PendingOutput::claim(out, Sensitivity::Public, overwrite)?;
+    let claim = Outputs::new(overwrite, &[key_path, file]).claim(out, Sensitivity::Public)?;
     let mut key = load_signing_key(key_path)?;
     let alg = with_padding(key.algorithm(), o.padding)?;
     if !core::ptr::eq(alg, key.algorithm()) {
@@ -386,10 +385,10 @@ pub(crate) fn encapsulate(
     secret: &Path,
     overwrite: Overwrite,
 ) -> Result<()> {
-    output::check_not_input(ciphertext, &[public])?;
-    output::check_not_input(secret, &[public])?;
-    let ct_out = PendingOutput::claim(ciphertext, Sensitivity::Public, overwrite)?;
-    let ss_out = PendingOutput::claim(secret, Sensitivity::Secret, overwrite)?;
+    let inputs = [public];
+    let outputs = Outputs::new(overwrite, &inputs);
+    let ct_out = outputs.claim(ciphertext, Sensitivity::Public)?;
+    let ss_out = outputs.claim(secret, Sensitivity::Secret)?;
     let der = read_pem(public, pem::PUBLIC_KEY)?;
     let PublicKey::Encapsulation(ek) = key::public_key_from_spki(&der).about(public.display())?
     else {
@@ -419,8 +418,8 @@ pub(crate) fn decapsulate(
     secret: &Path,
     overwrite: Overwrite,
 ) -> Result<()> {
-    output::check_not_input(secret, &[key_path, ciphertext])?;
-    let ss_out = PendingOutput::claim(secret, Sensitivity::Secret, overwrite)?;
+    let ss_out =
+        Outputs::new(overwrite, &[key_path, ciphertext]).claim(secret, Sensitivity::Secret)?;
     let dk = key::decapsulation_key_from_pkcs8(&pem::read_private_key(key_path)?)
         .about(key_path.display())?;
     let ct = read_all(ciphertext)?;

@@ -9,7 +9,7 @@ use pqkit_hbs::public::PublicKey;
 use pqkit_hbs::state::StatefulKey;
 use pqkit_hbs::xmss::{XMSS, XMSS_MT, XmssParams};
 use pqkit_pki::cert::{CertRequest, Profile};
-use pqkit_pki::output::{self, Overwrite, PendingOutput, Sensitivity};
+use pqkit_pki::output::{Outputs, Overwrite, Sensitivity};
 use pqkit_pki::pem;
 
 use crate::commands::Result;
@@ -105,8 +105,7 @@ pub(crate) fn keygen(
             state.display()
         )));
     }
-    output::check_not_input(public, &[state])?;
-    let pub_out = PendingOutput::claim(public, Sensitivity::Public, overwrite)?;
+    let pub_out = Outputs::new(overwrite, &[state]).claim(public, Sensitivity::Public)?;
     let (key, name, signatures, signature_len) = with_progress(leaves, || {
         Ok(if xmss {
             let p = pqkit_hbs::xmss::by_name(preset)?;
@@ -189,6 +188,9 @@ pub(crate) fn sign(
     for file in files {
         std::fs::File::open(file).about(file.display())?;
     }
+    let mut inputs: Vec<&Path> = files.iter().map(|f| f.as_path()).collect();
+    inputs.push(state);
+    let outputs = Outputs::new(overwrite, &inputs);
     let mut claims = Vec::with_capacity(files.len());
     for file in files {
         let dest = match out {
@@ -202,10 +204,7 @@ pub(crate) fn sign(
                 d.join(name)
             }
         };
-        let mut inputs: Vec<&Path> = files.iter().map(|f| f.as_path()).collect();
-        inputs.push(state);
-        output::check_not_input(&dest, &inputs)?;
-        claims.push(PendingOutput::claim(&dest, Sensitivity::Public, overwrite)?);
+        claims.push(outputs.claim(&dest, Sensitivity::Public)?);
     }
     let count = u64::try_from(files.len()).unwrap_or(u64::MAX);
     let before = pqkit_hbs::state::status(state)?;
@@ -325,8 +324,7 @@ pub(crate) fn ca(
     out: &Path,
     overwrite: Overwrite,
 ) -> Result<()> {
-    output::check_not_input(out, &[state])?;
-    let claim = PendingOutput::claim(out, Sensitivity::Public, overwrite)?;
+    let claim = Outputs::new(overwrite, &[state]).claim(out, Sensitivity::Public)?;
     let mut key = StatefulKey::open(state, threads(None))?;
     let mut request = CertRequest::new(Profile::RootCa, "root");
     request.subject = subject.to_owned();
@@ -386,8 +384,7 @@ pub(crate) fn issue(
     out: &Path,
     overwrite: Overwrite,
 ) -> Result<()> {
-    output::check_not_input(out, &[state, ca_cert])?;
-    let claim = PendingOutput::claim(out, Sensitivity::Public, overwrite)?;
+    let claim = Outputs::new(overwrite, &[state, ca_cert]).claim(out, Sensitivity::Public)?;
     let ca = pem::read_certificates(ca_cert)?.swap_remove(0);
     // A CA certificate that could not issue is refused before a one-time key is spent.
     pqkit_pki::path::check_can_issue(&ca, profile.is_ca(), std::time::SystemTime::now())

@@ -515,11 +515,22 @@ mod fips {
         })
     }
 
+    /// pk = ρ ‖ t1 with t = A·s1 + s2 recomputed from an expanded key.
+    ///
+    /// fips204 compares the t0 it recomputes with the key's in a `debug_assert!`: a damaged
+    /// key panics where debug assertions are on (tests, fuzzing) and passes in release builds
+    /// — where the caller's tr check and verify-after-sign catch it. The panic is caught and
+    /// is the same error here.
     pub(super) fn public_from_expanded(level: Level, sk: &[u8]) -> Result<Vec<u8>, Error> {
-        with_level!(level, m => {
-            let sk = private_key!(m, Secret::Expanded(sk));
-            Ok(sk.get_public_key().into_bytes().to_vec())
-        })
+        let derive = || -> Result<Vec<u8>, Error> {
+            with_level!(level, m => {
+                let sk = private_key!(m, Secret::Expanded(sk));
+                Ok(sk.get_public_key().into_bytes().to_vec())
+            })
+        };
+        std::panic::catch_unwind(derive).unwrap_or(Err(Error::InvalidKey(
+            "ML-DSA expanded private key (t0 does not match ρ, s1 and s2: the key is damaged)",
+        )))
     }
 
     pub(super) fn sign(

@@ -50,6 +50,31 @@ impl Overwrite {
     }
 }
 
+/// The outputs of one command: how an existing file is treated, and the command's inputs, which
+/// no output may be (`pqkit sign --key k.pem -o k.pem` must not replace the key with its
+/// signature, `--force` or not).
+#[derive(Clone, Copy, Debug)]
+pub struct Outputs<'a> {
+    overwrite: Overwrite,
+    inputs: &'a [&'a Path],
+}
+
+impl<'a> Outputs<'a> {
+    /// Outputs of a command that reads `inputs`.
+    pub fn new(overwrite: Overwrite, inputs: &'a [&'a Path]) -> Self {
+        Self { overwrite, inputs }
+    }
+
+    /// Claims `path` ([`PendingOutput::claim`]) after checking it is none of the inputs.
+    ///
+    /// # Errors
+    /// [`Error::SameFile`], and the errors of [`PendingOutput::claim`].
+    pub fn claim(&self, path: &Path, sensitivity: Sensitivity) -> Result<PendingOutput, Error> {
+        check_not_input(path, self.inputs)?;
+        PendingOutput::claim(path, sensitivity, self.overwrite)
+    }
+}
+
 /// An output file claimed before its contents exist. See the module docs.
 #[derive(Debug)]
 pub struct PendingOutput {
@@ -196,13 +221,8 @@ pub fn write(
     PendingOutput::claim(path, sensitivity, overwrite)?.commit(bytes)
 }
 
-/// Refuses an output that is one of the command's inputs (the same file, under any name),
-/// whatever `--force` says: `pqkit sign --key k.pem -o k.pem` must not replace the key with its
-/// signature.
-///
-/// # Errors
-/// [`Error::SameFile`].
-pub fn check_not_input(output: &Path, inputs: &[&Path]) -> Result<(), Error> {
+/// Refuses an output that is one of the inputs (the same file, under any name).
+fn check_not_input(output: &Path, inputs: &[&Path]) -> Result<(), Error> {
     let Some(out) = file_id(output) else {
         return Ok(());
     };

@@ -49,13 +49,19 @@ fn rule_name(rule: &Rule) -> &'static str {
     }
 }
 
-fn run(case: &Case) -> Result<(), PathError> {
+/// The case's trust anchors and chain as the validator takes them.
+fn prepared(case: &Case) -> (TrustAnchors, Vec<CertificateDer<'_>>) {
     let anchors = TrustAnchors::new(&case.anchors).expect("anchors");
-    let chain: Vec<CertificateDer<'_>> = case
+    let chain = case
         .chain
         .iter()
         .map(|c| CertificateDer::from(&c[..]))
         .collect();
+    (anchors, chain)
+}
+
+fn run(case: &Case) -> Result<(), PathError> {
+    let (anchors, chain) = prepared(case);
     anchors
         .verify(&chain, case.purpose, chains::at())
         .map(|_| ())
@@ -111,13 +117,7 @@ fn the_rules_name_the_certificate_that_broke_them() {
     assert!(message("issuer-name-matches-no-ca").contains("CN=nobody"));
     assert!(message("leaf-expired").contains("certificate 0 (leaf)"));
     // Valid at a time inside its window, not after.
-    let case = find("good");
-    let anchors = TrustAnchors::new(&case.anchors).expect("anchors");
-    let chain: Vec<CertificateDer<'_>> = case
-        .chain
-        .iter()
-        .map(|c| CertificateDer::from(&c[..]))
-        .collect();
+    let (anchors, chain) = prepared(find("good"));
     let late = UNIX_EPOCH + Duration::from_secs(chains::NOT_AFTER + 1);
     let e = anchors
         .verify(&chain, Purpose::ServerAuth, late)

@@ -23,6 +23,35 @@ pub use pqkit_pki::path::PqVerify;
 use crate::observe::PeerScheme;
 use crate::scheme::schemes;
 
+/// The handshake-signature methods both verifiers share: rustls's own checks with
+/// [`supported_algorithms`], recording the scheme of a TLS 1.3 CertificateVerify that
+/// verified.
+macro_rules! handshake_signatures {
+    () => {
+        fn verify_tls12_signature(
+            &self,
+            message: &[u8],
+            cert: &CertificateDer<'_>,
+            dss: &DigitallySignedStruct,
+        ) -> Result<HandshakeSignatureValid, Error> {
+            rustls::crypto::verify_tls12_signature(message, cert, dss, &supported_algorithms())
+        }
+
+        fn verify_tls13_signature(
+            &self,
+            message: &[u8],
+            cert: &CertificateDer<'_>,
+            dss: &DigitallySignedStruct,
+        ) -> Result<HandshakeSignatureValid, Error> {
+            tls13_signature(message, cert, dss, &self.seen)
+        }
+
+        fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
+            supported_algorithms().supported_schemes()
+        }
+    };
+}
+
 /// Verifies a TLS server's chain with [`pqkit_pki::path`] (purpose serverAuth) and its name.
 /// What it saw of the server lands in its [`PeerScheme`].
 #[derive(Debug)]
@@ -81,27 +110,7 @@ impl ServerCertVerifier for ServerVerifier {
         Ok(ServerCertVerified::assertion())
     }
 
-    fn verify_tls12_signature(
-        &self,
-        message: &[u8],
-        cert: &CertificateDer<'_>,
-        dss: &DigitallySignedStruct,
-    ) -> Result<HandshakeSignatureValid, Error> {
-        rustls::crypto::verify_tls12_signature(message, cert, dss, &supported_algorithms())
-    }
-
-    fn verify_tls13_signature(
-        &self,
-        message: &[u8],
-        cert: &CertificateDer<'_>,
-        dss: &DigitallySignedStruct,
-    ) -> Result<HandshakeSignatureValid, Error> {
-        tls13_signature(message, cert, dss, &self.seen)
-    }
-
-    fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
-        supported_algorithms().supported_schemes()
-    }
+    handshake_signatures!();
 }
 
 /// Verifies a TLS client's chain with [`pqkit_pki::path`] (purpose clientAuth); client
@@ -160,27 +169,7 @@ impl ClientCertVerifier for ClientVerifier {
         Ok(ClientCertVerified::assertion())
     }
 
-    fn verify_tls12_signature(
-        &self,
-        message: &[u8],
-        cert: &CertificateDer<'_>,
-        dss: &DigitallySignedStruct,
-    ) -> Result<HandshakeSignatureValid, Error> {
-        rustls::crypto::verify_tls12_signature(message, cert, dss, &supported_algorithms())
-    }
-
-    fn verify_tls13_signature(
-        &self,
-        message: &[u8],
-        cert: &CertificateDer<'_>,
-        dss: &DigitallySignedStruct,
-    ) -> Result<HandshakeSignatureValid, Error> {
-        tls13_signature(message, cert, dss, &self.seen)
-    }
-
-    fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
-        supported_algorithms().supported_schemes()
-    }
+    handshake_signatures!();
 }
 
 /// A TLS 1.3 CertificateVerify, checked by rustls with [`supported_algorithms`]; its scheme is
