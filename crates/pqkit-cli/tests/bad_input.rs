@@ -131,3 +131,73 @@ fn bad_key_shares_get_illegal_parameter_and_the_server_keeps_serving() {
     assert_eq!(lines[2]["group"], "X25519MLKEM768");
     println!("2 forged key shares rejected with illegal_parameter; the 3rd connection served");
 }
+
+/// The TLS records in `bytes`: (content type, payload length).
+fn records(mut bytes: &[u8]) -> Vec<(u8, usize)> {
+    let mut out = Vec::new();
+    while bytes.len() >= 5 {
+        let len = usize::from(u16::from_be_bytes([bytes[3], bytes[4]]));
+        out.push((bytes[0], len));
+        bytes = &bytes[(5 + len).min(bytes.len())..];
+    }
+    out
+}
+
+/// A handshake that fails after the server has queued its first flight — here a plaintext
+/// handshake record right behind the ClientHello, in the same TCP segment — must still end with
+/// the fatal alert. pqkit's counting socket used to forward only `write`, so rustls's error path
+/// (one `write_tls`, one `write_vectored` of every queued record) sent the ServerHello alone
+/// and closed. Now the whole flight and the encrypted alert (a 19-byte record: 2 bytes of
+/// alert, the inner content type and a 16-byte AEAD tag) reach the client.
+#[test]
+fn a_failed_handshake_after_the_server_hello_still_sends_the_alert() {
+    use std::io::{Read, Write};
+    let dir = scratch("alert-after-flight");
+    let pki = dir.join("pki");
+    run_ok(
+        pqkit()
+            .args(["pki", "init", "--sig", "ML-DSA-44", "--dir"])
+            .arg(&pki),
+    );
+    let ca: Vec<CertificateDer<'static>> = pqkit_pki::pem::read_certificates(&pki.join("ca.pem"))
+        .expect("ca")
+        .into_iter()
+        .map(CertificateDer::from)
+        .collect();
+    let port = free_port();
+    let server = pqkit_server(&pki, port, "X25519MLKEM768", 1, false);
+    let provider = Arc::new(pqkit_rustls::provider_with_groups(vec![
+        pqkit_rustls::find_group("X25519MLKEM768").expect("group"),
+    ]));
+    let (config, _) = pqkit_rustls::client_config(provider, &ca, None).expect("config");
+    let mut conn = ClientConnection::new(Arc::new(config), "localhost".try_into().expect("name"))
+        .expect("client");
+    let mut hello = Vec::new();
+    conn.write_tls(&mut hello).expect("ClientHello");
+    // A second ClientHello in plaintext where the client's encrypted Finished belongs.
+    hello.extend_from_slice(&[0x16, 0x03, 0x03, 0x00, 0x04, 0x01, 0x00, 0x00, 0x00]);
+    let mut sock = TcpStream::connect(("127.0.0.1", port)).expect("connect");
+    sock.set_read_timeout(Some(std::time::Duration::from_secs(20)))
+        .expect("timeout");
+    sock.write_all(&hello).expect("write");
+    let mut got = Vec::new();
+    let _ = sock.read_to_end(&mut got);
+    let recs = records(&got);
+    assert_eq!(
+        recs.first().map(|r| r.0),
+        Some(0x16),
+        "ServerHello first: {recs:?}"
+    );
+    assert!(
+        recs.len() >= 3,
+        "the whole flight, not the ServerHello alone: {recs:?}"
+    );
+    assert_eq!(
+        recs.last().copied(),
+        Some((0x17, 19)),
+        "the last record is the encrypted fatal alert: {recs:?}"
+    );
+    let out = server.wait();
+    let lines = json_lines(&out.stdout);
+    assert!(lines[0]["error"].is_string(), "{lines:?}");
+}
