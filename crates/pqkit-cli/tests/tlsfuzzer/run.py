@@ -8,8 +8,8 @@ The expectations file (TOML) lists the PKIs, the server configurations, every sc
 server, arguments and timeout, or `skip` with the reason) and each run's expected failures with a
 category and a one-line reason. This driver creates the PKIs with `pqkit pki init` in a temporary
 directory, starts one `pqkit server` per configuration on a free 127.0.0.1 port, runs the scripts
-(the runs of one server one after another: the server serves one connection at a time; different
-servers in parallel, --jobs at once), parses the failing test names, and prints a summary.
+(the runs of one server one after another, so that one script's connections do not race
+another's; different servers in parallel, --jobs at once), parses the failing test names, and prints a summary.
 
 Exit status: 0 when every failure is expected and every expected failure that ran still fails;
 1 when a failure is not expected, an expected failure now passes (stale entry), a failure's error
@@ -17,7 +17,7 @@ no longer contains the expected `error` text, or a script timed out or crashed; 
 
 --update rewrites the expectations file from this run: entries that still fail keep their category
 and reason, entries that ran and passed are dropped, new failures are added as "unclassified" with
-reason "TODO", entries of tests that did not run (sampled with -n) are kept.
+reason "TODO", entries of tests that did not run (sampled with -n) and `flaky` ones are kept.
 
 Needs Python >= 3.11 (tomllib) and, for tlsfuzzer, tlslite-ng 0.9.0b2, ecdsa, kyber-py and
 dilithium-py (pip install tlslite-ng==0.9.0b2 ecdsa kyber-py dilithium-py).
@@ -241,6 +241,8 @@ def compare(verdict: Verdict, xfails: list[dict]) -> None:
         if entry.get("error") and entry["error"] not in err:
             verdict.changed.append((name, entry["error"], err))
     for x in xfails:
+        if x.get("flaky"):
+            continue  # may pass or fail
         if "name" in x:
             if x["name"] in ran and x["name"] not in failed:
                 verdict.stale.append(x["name"])
@@ -271,7 +273,9 @@ def updated_xfails(verdict: Verdict, xfails: list[dict]) -> list[dict]:
     for i, x in enumerate(xfails):
         if i in used:
             continue
-        if "name" in x and x["name"] not in ran:
+        if x.get("flaky"):
+            keep.append(x)  # passed this time, may fail the next
+        elif "name" in x and x["name"] not in ran:
             keep.append(x)  # not sampled this time
         elif "regex" in x and not any(entry_matches(x, n) for n in ran):
             keep.append(x)
@@ -314,6 +318,7 @@ class Server:
         return cmd
 
     def start(self, timeout: float = 30.0) -> None:
+        offset = self.log.stat().st_size if self.log.exists() else 0  # a restart appends
         log = open(self.log, "ab")
         # stdout (one line per connection) and stderr (listening line, failures) go to a file:
         # a pipe nobody drains would block the server.
@@ -322,7 +327,9 @@ class Server:
         log.close()
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
-            m = LISTENING.search(self.log.read_text(errors="replace"))
+            with open(self.log, "rb") as f:
+                f.seek(offset)
+                m = LISTENING.search(f.read().decode(errors="replace"))
             if m:
                 self.port = int(m.group(2))
                 return
@@ -566,10 +573,7 @@ def main() -> int:
         runner.kill_children()
         for s in servers.values():
             s.stop()
-        if not args.logs:
-            shutil.rmtree(tmp, ignore_errors=True)
-        else:
-            shutil.rmtree(tmp / "pki", ignore_errors=True)
+        shutil.rmtree(tmp, ignore_errors=True)  # the PKIs (and the logs unless --logs)
 
     print_summary(verdicts, skipped, time.monotonic() - wall_start)
 
