@@ -64,12 +64,13 @@ pub struct Timeouts {
     /// The whole handshake, from the first byte read (server) or the connection (client) to
     /// the last handshake message: a peer that sends a byte at a time cannot stretch it.
     pub handshake: Duration,
-    /// Each wait for the peer after the handshake (its message, its reply, its close).
+    /// The rest of the connection after the handshake — the message, the reply and the close
+    /// together: a peer that trickles a byte at a time cannot stretch it.
     pub idle: Duration,
 }
 
 impl Default for Timeouts {
-    /// 10 s for the handshake, 20 s for each later wait.
+    /// 10 s for the handshake, 20 s for the rest.
     fn default() -> Self {
         Self {
             handshake: Duration::from_secs(10),
@@ -102,10 +103,10 @@ pub fn run_client(
     let start = Instant::now();
     let mut conn = ClientConnection::new(config, server_name).map_err(io::Error::other)?;
     finish_handshake(&mut conn, &mut sock, start + timeouts.handshake)?;
-    sock.get_ref().set_read_timeout(Some(timeouts.idle))?;
+    let deadline = Instant::now() + timeouts.idle;
     let handshake = start.elapsed();
     conn.writer().write_all(message)?;
-    let received = read_message(&mut conn, &mut sock)?;
+    let received = read_message(&mut conn, &mut sock, deadline)?;
     if received.is_empty() {
         return Err(io::Error::new(
             io::ErrorKind::UnexpectedEof,
@@ -113,7 +114,7 @@ pub fn run_client(
         ));
     }
     conn.send_close_notify();
-    drain(&mut conn, &mut sock)?;
+    drain(&mut conn, &mut sock, deadline)?;
     let r = report("client", &conn, &mut sock, handshake, seen, received);
     seen.clear();
     Ok(r)
@@ -149,12 +150,12 @@ pub fn run_server(
     let start = Instant::now();
     process(&mut conn, &mut sock)?;
     finish_handshake(&mut conn, &mut sock, deadline)?;
-    sock.get_ref().set_read_timeout(Some(timeouts.idle))?;
+    let deadline = Instant::now() + timeouts.idle;
     let handshake = start.elapsed();
-    let received = read_message(&mut conn, &mut sock)?;
+    let received = read_message(&mut conn, &mut sock, deadline)?;
     conn.writer().write_all(reply.unwrap_or(&received))?;
     conn.send_close_notify();
-    drain(&mut conn, &mut sock)?;
+    drain(&mut conn, &mut sock, deadline)?;
     let r = report("server", &conn, &mut sock, handshake, seen, received);
     seen.clear();
     Ok(r)
@@ -167,16 +168,30 @@ fn counting(socket: TcpStream, record: bool, timeouts: Timeouts) -> io::Result<S
     Ok(Counting::new(socket, record))
 }
 
-/// The next read waits at most until `deadline`; past it, `TimedOut`.
+/// The next read or write waits at most until `deadline`; past it, `TimedOut`.
 fn set_deadline(sock: &Socket, deadline: Instant) -> io::Result<()> {
     let left = deadline.saturating_duration_since(Instant::now());
     if left.is_zero() {
         return Err(io::Error::new(
             io::ErrorKind::TimedOut,
-            "the handshake took longer than its timeout",
+            "the peer took longer than the timeout",
         ));
     }
-    sock.get_ref().set_read_timeout(Some(left))
+    sock.get_ref().set_read_timeout(Some(left))?;
+    sock.get_ref().set_write_timeout(Some(left))
+}
+
+/// Writes every queued record, by `deadline`.
+fn flush<D: SideData>(
+    conn: &mut ConnectionCommon<D>,
+    sock: &mut Socket,
+    deadline: Instant,
+) -> io::Result<()> {
+    while conn.wants_write() {
+        set_deadline(sock, deadline)?;
+        conn.write_tls(sock)?;
+    }
+    Ok(())
 }
 
 /// Draws once from every random number generator a handshake uses, so that their one-time
@@ -202,9 +217,7 @@ fn finish_handshake<D: SideData>(
     deadline: Instant,
 ) -> io::Result<()> {
     while conn.is_handshaking() {
-        while conn.wants_write() {
-            conn.write_tls(sock)?;
-        }
+        flush(conn, sock, deadline)?;
         if !conn.is_handshaking() {
             break;
         }
@@ -217,10 +230,7 @@ fn finish_handshake<D: SideData>(
         }
         process(conn, sock)?;
     }
-    while conn.wants_write() {
-        conn.write_tls(sock)?;
-    }
-    Ok(())
+    flush(conn, sock, deadline)
 }
 
 /// Processes received records; on a TLS error, sends the queued alert before returning it.
@@ -246,17 +256,17 @@ fn process<D: SideData>(
 fn read_message<D: SideData>(
     conn: &mut ConnectionCommon<D>,
     sock: &mut Socket,
+    deadline: Instant,
 ) -> io::Result<Vec<u8>> {
     loop {
-        while conn.wants_write() {
-            conn.write_tls(sock)?;
-        }
+        flush(conn, sock, deadline)?;
         let mut buf = [0u8; 16 * 1024];
         match conn.reader().read(&mut buf) {
             Ok(n) => return Ok(buf[..n].to_vec()),
             Err(e) if e.kind() == io::ErrorKind::WouldBlock => {}
             Err(e) => return Err(e),
         }
+        set_deadline(sock, deadline)?;
         if conn.read_tls(sock)? == 0 {
             return Err(io::Error::new(
                 io::ErrorKind::UnexpectedEof,
@@ -268,12 +278,17 @@ fn read_message<D: SideData>(
 }
 
 /// Flushes what is queued, then reads until the peer closes (close_notify, TCP EOF, reset, or
-/// the idle timeout of silence: the exchange itself is complete by then).
-fn drain<D: SideData>(conn: &mut ConnectionCommon<D>, sock: &mut Socket) -> io::Result<()> {
-    while conn.wants_write() {
-        conn.write_tls(sock)?;
-    }
+/// the deadline: the exchange itself is complete by then).
+fn drain<D: SideData>(
+    conn: &mut ConnectionCommon<D>,
+    sock: &mut Socket,
+    deadline: Instant,
+) -> io::Result<()> {
+    flush(conn, sock, deadline)?;
     loop {
+        if set_deadline(sock, deadline).is_err() {
+            return Ok(());
+        }
         match conn.read_tls(sock) {
             Ok(0) => return Ok(()),
             Ok(_) => {

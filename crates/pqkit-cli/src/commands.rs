@@ -111,22 +111,24 @@ pub(crate) fn server(o: &ServerOptions) -> Result<()> {
     let reply = o.reply.clone().map(String::into_bytes).map(Arc::new);
     let mut accepted = 0u64;
     while o.count == 0 || accepted < o.count {
-        slots.acquire(o.max_connections);
+        let slot = Slot::acquire(&slots, o.max_connections);
         let (socket, peer) = match listener.accept() {
             Ok(c) => c,
             Err(e) => {
-                slots.release();
+                // Out of file descriptors, say: wait a moment instead of spinning.
                 eprintln!("{address}: accept failed: {e}");
+                std::thread::sleep(Duration::from_millis(100));
                 continue;
             }
         };
         accepted += 1;
-        let (config, seen, slots, reply) =
-            (config.clone(), seen.clone(), slots.clone(), reply.clone());
+        let (config, seen, reply) = (config.clone(), seen.clone(), reply.clone());
         let (json, timeouts) = (o.json, o.timeouts);
         let spawned = std::thread::Builder::new()
             .name(format!("pqkit-conn-{peer}"))
             .spawn(move || {
+                // Given back when the thread ends, however it ends.
+                let _slot = slot;
                 let result = session::run_server(
                     socket,
                     config,
@@ -136,7 +138,6 @@ pub(crate) fn server(o: &ServerOptions) -> Result<()> {
                 );
                 report_connection(peer, result, &seen, json);
                 seen.clear();
-                slots.release();
             });
         if let Err(e) = spawned {
             eprintln!("{peer}: cannot start a thread for the connection: {e}");
@@ -153,38 +154,45 @@ struct Slots {
     changed: std::sync::Condvar,
 }
 
-impl Slots {
-    /// Waits until fewer than `max` connections are in progress, then counts one more.
-    fn acquire(&self, max: usize) {
-        let Ok(mut active) = self.active.lock() else {
-            return;
-        };
+/// One connection's place among the [`Slots`], given back when dropped (a connection thread
+/// that panics, or one that could not be started, gives it back too).
+struct Slot(Arc<Slots>);
+
+impl Slot {
+    /// Waits until fewer than `max` connections are in progress, then takes a place.
+    fn acquire(slots: &Arc<Slots>, max: usize) -> Self {
+        // A poisoned lock (a thread panicked while holding it) still holds a valid count.
+        let mut active = slots.active.lock().unwrap_or_else(|e| e.into_inner());
         while *active >= max {
-            active = match self.changed.wait(active) {
-                Ok(a) => a,
-                Err(_) => return,
-            };
+            active = slots
+                .changed
+                .wait(active)
+                .unwrap_or_else(|e| e.into_inner());
         }
         *active += 1;
+        drop(active);
+        Self(slots.clone())
     }
+}
 
+impl Drop for Slot {
+    fn drop(&mut self) {
+        self.0.release();
+    }
+}
+
+impl Slots {
     fn release(&self) {
-        if let Ok(mut active) = self.active.lock() {
-            *active = active.saturating_sub(1);
-            self.changed.notify_all();
-        }
+        let mut active = self.active.lock().unwrap_or_else(|e| e.into_inner());
+        *active = active.saturating_sub(1);
+        self.changed.notify_all();
     }
 
     /// Waits until no connection is in progress.
     fn wait_idle(&self) {
-        let Ok(mut active) = self.active.lock() else {
-            return;
-        };
+        let mut active = self.active.lock().unwrap_or_else(|e| e.into_inner());
         while *active > 0 {
-            active = match self.changed.wait(active) {
-                Ok(a) => a,
-                Err(_) => return,
-            };
+            active = self.changed.wait(active).unwrap_or_else(|e| e.into_inner());
         }
     }
 }

@@ -110,6 +110,7 @@ pub(crate) fn sign(
     out: &Path,
     overwrite: Overwrite,
 ) -> Result<()> {
+    crate::files::one_stdin(&[csr_path, ca_cert, ca_key])?;
     let claim =
         Outputs::new(overwrite, &[csr_path, ca_cert, ca_key]).claim(out, Sensitivity::Public)?;
     let csr = read_csr(csr_path)?;

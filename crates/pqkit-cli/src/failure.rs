@@ -118,13 +118,17 @@ fn kind_of(e: &(dyn Error + 'static)) -> Kind {
         if let Some(core) = err.downcast_ref::<pqkit_core::Error>() {
             match core {
                 pqkit_core::Error::BadSignature => return Kind::Verification,
-                pqkit_core::Error::UnknownAlgorithm(_) => return Kind::Usage,
+                pqkit_core::Error::UnknownAlgorithm(_)
+                | pqkit_core::Error::AmbiguousName { .. } => return Kind::Usage,
                 _ => {}
             }
         }
         if let Some(pki) = err.downcast_ref::<pqkit_pki::Error>() {
             match pki {
                 pqkit_pki::Error::Path(_) => return Kind::Verification,
+                pqkit_pki::Error::SameFile { .. } | pqkit_pki::Error::DuplicateOutput(_) => {
+                    return Kind::Usage;
+                }
                 pqkit_pki::Error::Crypto(pqkit_core::Error::BadSignature) => {
                     return Kind::Verification;
                 }

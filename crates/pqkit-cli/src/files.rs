@@ -33,8 +33,10 @@ fn note_round3(name: &str) {
 /// A signature or KEM algorithm by name, alias, OID or TLS code point (`pqkit list`).
 pub(crate) fn algorithm(name: &str) -> Result<Algorithm> {
     note_round3(name);
-    if let Ok(a) = catalogue::signature(name) {
-        return Ok(Algorithm::Signature(a));
+    match catalogue::signature(name) {
+        Ok(a) => return Ok(Algorithm::Signature(a)),
+        Err(e @ pqkit_core::Error::AmbiguousName { .. }) => return Err(e.into()),
+        Err(_) => {}
     }
     if let Ok(k) = catalogue::kem(name) {
         return Ok(Algorithm::Kem(k));
@@ -56,6 +58,17 @@ pub(crate) fn parse_format(s: &str) -> std::result::Result<KeyFormat, String> {
         "both" => Ok(KeyFormat::Both),
         _ => Err(format!("{s:?}: expected seed, expanded or both")),
     }
+}
+
+/// Refuses `-` (standard input) for more than one input of a command: the first would read it
+/// all and the second get nothing.
+pub(crate) fn one_stdin(inputs: &[&Path]) -> Result<()> {
+    if inputs.iter().filter(|p| p.as_os_str() == "-").count() > 1 {
+        return Err(Failure::usage(
+            "- (standard input) is given for more than one input",
+        ));
+    }
+    Ok(())
 }
 
 /// The signing key in a PKCS#8 file (PEM or DER), checked against its public part.
@@ -253,6 +266,7 @@ pub(crate) fn sign(
     o: &SignOptions,
     overwrite: Overwrite,
 ) -> Result<()> {
+    one_stdin(&[key_path, file])?;
     let claim = Outputs::new(overwrite, &[key_path, file]).claim(out, Sensitivity::Public)?;
     let mut key = load_signing_key(key_path)?;
     let alg = with_padding(key.algorithm(), o.padding)?;
@@ -273,7 +287,7 @@ pub(crate) fn sign(
         let n = hash_file(file, |b| h.update(b))?;
         let mu = h.finalize();
         (
-            key.sign_mu(&mu, randomness)?,
+            key.sign_mu(&mu, randomness).about(key_path.display())?,
             format!(
                 "external μ: {n} message bytes hashed outside the signer; the signer received \
                  the 64-byte μ only (FIPS 204 Algorithm 7)"
@@ -284,7 +298,8 @@ pub(crate) fn sign(
         let n = hash_file(file, |b| h.update(b))?;
         let digest = h.finalize();
         (
-            key.sign_prehashed(ph, &digest, &o.context, randomness)?,
+            key.sign_prehashed(ph, &digest, &o.context, randomness)
+                .about(key_path.display())?,
             format!(
                 "pre-hash {}: {n} message bytes hashed outside the signer; the signer received \
                  a {}-byte digest",
@@ -295,7 +310,8 @@ pub(crate) fn sign(
     } else {
         let msg = read_all(file)?;
         (
-            key.sign_with(&msg, &o.context, randomness)?,
+            key.sign_with(&msg, &o.context, randomness)
+                .about(key_path.display())?,
             format!("pure: all {} message bytes entered the signer", msg.len()),
         )
     };
@@ -349,6 +365,7 @@ fn verifying_key_of_certificate(der: &[u8]) -> Result<VerifyingKey> {
 
 /// `pqkit verify`.
 pub(crate) fn verify(public: &Path, file: &Path, signature: &Path, o: &SignOptions) -> Result<()> {
+    one_stdin(&[public, file, signature])?;
     let mut vk = verifying_key_of(public)?;
     let alg = with_padding(vk.algorithm(), o.padding)?;
     if !core::ptr::eq(alg, vk.algorithm()) {
@@ -418,6 +435,7 @@ pub(crate) fn decapsulate(
     secret: &Path,
     overwrite: Overwrite,
 ) -> Result<()> {
+    one_stdin(&[key_path, ciphertext])?;
     let ss_out =
         Outputs::new(overwrite, &[key_path, ciphertext]).claim(secret, Sensitivity::Secret)?;
     let dk = key::decapsulation_key_from_pkcs8(&pem::read_private_key(key_path)?)
@@ -603,8 +621,12 @@ pub(crate) fn x509_show(path: &Path, json: bool) -> Result<()> {
         let issuer = certs
             .get(i + 1)
             .map(|d| Certificate::from_der(d).map(|c| c.tbs_certificate.subject_public_key_info))
-            .transpose()?;
-        infos.push(cert_info(der, issuer.as_ref())?);
+            .transpose()
+            .about(format!("{}: certificate {}", path.display(), i + 1))?;
+        infos.push(
+            cert_info(der, issuer.as_ref())
+                .about(format!("{}: certificate {i}", path.display()))?,
+        );
     }
     if json {
         println!("{}", serde_json::to_string_pretty(&infos)?);
@@ -641,14 +663,21 @@ pub(crate) fn x509_verify(
     purpose: Purpose,
     at: SystemTime,
 ) -> Result<()> {
+    one_stdin(&[chain_path, ca_path])?;
     let chain = load_certificates(chain_path)?;
     let roots = load_certificates(ca_path)?;
     let anchors = TrustAnchors::new(&roots).about(ca_path.display())?;
     let ders: Vec<CertificateDer<'_>> =
         chain.iter().map(|c| CertificateDer::from(&c[..])).collect();
-    let path = anchors
-        .verify(&ders, purpose, at)
-        .map_err(|e| Failure::verification(format!("{}: {e}", chain_path.display())))?;
+    let path = anchors.verify(&ders, purpose, at).map_err(|e| {
+        let message = format!("{}: {e}", chain_path.display());
+        // A certificate that does not decode is a bad input, not a failed verification.
+        if matches!(e.rule, pqkit_pki::path::Rule::Malformed { .. }) {
+            Failure::other(message)
+        } else {
+            Failure::verification(message)
+        }
+    })?;
     let certs = &path.certificates;
     for (i, der) in certs.iter().enumerate() {
         let issuer = certs.get(i + 1).unwrap_or(der);

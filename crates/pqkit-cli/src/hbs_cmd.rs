@@ -289,9 +289,24 @@ pub(crate) fn status(state: &Path, json: bool) -> Result<()> {
 
 /// `pqkit hbs adopt`: the state file's present place becomes its own, after a copy, a restore
 /// or a move; `skip` moves the counter past one-time keys the original may have used since.
-pub(crate) fn adopt(state: &Path, skip: u64) -> Result<()> {
-    let done = StatefulKey::adopt(state, skip)?;
+/// The risk is printed first, and nothing changes without `yes`.
+pub(crate) fn adopt(state: &Path, skip: u64, yes: bool) -> Result<()> {
     eprintln!("{ADOPT_WARNING}");
+    if !yes {
+        let s = pqkit_hbs::state::status(state)?;
+        return Err(Failure::usage(format!(
+            "{}: not adopted ({} used of {}); re-run with --yes to adopt it{}",
+            state.display(),
+            s.used,
+            s.capacity,
+            if skip > 0 {
+                format!(", moving the counter on by {skip}")
+            } else {
+                String::new()
+            }
+        )));
+    }
+    let done = StatefulKey::adopt(state, skip)?;
     match &done.was {
         Some(why) => eprintln!("{}: adopted ({why})", state.display()),
         None => eprintln!("{}: adopted", state.display()),

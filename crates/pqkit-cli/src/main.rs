@@ -459,7 +459,7 @@ enum HbsCommand {
         #[arg(long)]
         subject: String,
         /// Validity in days from now.
-        #[arg(long, default_value_t = 3650)]
+        #[arg(long, default_value_t = 3650, value_parser = parse_days)]
         days: u64,
         /// Output certificate (PEM).
         #[arg(short, long)]
@@ -493,7 +493,7 @@ enum HbsCommand {
         #[arg(long, default_value = "code-signing", value_parser = csr_cmd::parse_profile)]
         profile: pqkit_pki::cert::Profile,
         /// Validity in days from now.
-        #[arg(long, default_value_t = 365)]
+        #[arg(long, default_value_t = 365, value_parser = parse_days)]
         days: u64,
         /// Output certificate (PEM).
         #[arg(short, long)]
@@ -514,7 +514,7 @@ enum HbsCommand {
     #[command(
         after_help = "A state file records the file it is (device, inode, path); a copy, a \
                       restored backup or a moved file refuses to sign until adopted.\n\n\
-                      Example:\n  pqkit hbs adopt --state fw.hss --skip 100"
+                      Example:\n  pqkit hbs adopt --state fw.hss --skip 100 --yes"
     )]
     Adopt {
         /// State file.
@@ -524,6 +524,9 @@ enum HbsCommand {
         /// used since this copy was taken.
         #[arg(long, default_value_t = 0)]
         skip: u64,
+        /// Adopt it (without --yes, only the warning is printed and nothing changes).
+        #[arg(long)]
+        yes: bool,
     },
 }
 
@@ -578,7 +581,7 @@ enum CsrCommand {
         #[arg(long, default_value = "server", value_parser = csr_cmd::parse_profile)]
         profile: pqkit_pki::cert::Profile,
         /// Validity in days from now.
-        #[arg(long, default_value_t = 365)]
+        #[arg(long, default_value_t = 365, value_parser = parse_days)]
         days: u64,
         /// CSR (PEM).
         csr: PathBuf,
@@ -679,10 +682,11 @@ struct ServerArgs {
     /// Connections served at once; the next waits in the listen queue.
     #[arg(long, default_value_t = 256)]
     max_connections: usize,
-    /// Seconds a client has to complete its handshake (from its first byte).
+    /// Seconds a client has to complete its handshake, from its connection.
     #[arg(long, default_value_t = 10.0)]
     handshake_timeout: f64,
-    /// Seconds the server waits for a client's message or close after the handshake.
+    /// Seconds the rest of a connection may take after the handshake (the client's message,
+    /// the reply and the close, together).
     #[arg(long, default_value_t = 20.0)]
     idle_timeout: f64,
 }
@@ -724,7 +728,8 @@ struct ClientArgs {
     /// Print JSON instead of text.
     #[arg(long)]
     json: bool,
-    /// Seconds allowed to connect, to complete the handshake, and for each later wait.
+    /// Seconds allowed to connect, to complete the handshake, and for the rest of the
+    /// connection (each, not in all).
     #[arg(long, default_value_t = 10.0)]
     timeout: f64,
 }
@@ -936,7 +941,7 @@ fn main() -> ExitCode {
             file,
         }) => hbs_cmd::verify(&public, &file, &signature),
         Command::Hbs(HbsCommand::Status { state, json }) => hbs_cmd::status(&state, json),
-        Command::Hbs(HbsCommand::Adopt { state, skip }) => hbs_cmd::adopt(&state, skip),
+        Command::Hbs(HbsCommand::Adopt { state, skip, yes }) => hbs_cmd::adopt(&state, skip, yes),
         Command::Hbs(HbsCommand::Ca {
             state,
             subject,
@@ -1041,9 +1046,23 @@ fn main() -> ExitCode {
     }
 }
 
-/// `s` seconds from a command-line flag.
+/// A timeout of `s` seconds from a command-line flag: more than 0.
 fn seconds(s: f64, flag: &str) -> commands::Result<Duration> {
-    bench_cmd::seconds(s, flag)
+    let d = bench_cmd::seconds(s, flag)?;
+    if d.is_zero() {
+        return Err(Failure::usage(format!(
+            "{flag} must be more than 0 seconds"
+        )));
+    }
+    Ok(d)
+}
+
+/// Certificate validity in days: 1 to 36 500 (100 years).
+fn parse_days(s: &str) -> Result<u64, String> {
+    match s.parse::<u64>() {
+        Ok(d) if (1..=36_500).contains(&d) => Ok(d),
+        _ => Err(format!("{s:?}: a number of days from 1 to 36500")),
+    }
 }
 
 /// The user's list, or the default when they gave none.

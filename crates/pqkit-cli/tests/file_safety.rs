@@ -57,7 +57,7 @@ fn secrets_are_private_and_never_overwritten_without_force() {
         .arg("-o")
         .arg(&key)
         .arg(dir.join("doc")));
-    fails(&out, 3, "refusing to overwrite an input");
+    fails(&out, 2, "refusing to overwrite an input");
     assert_eq!(std::fs::read(&key).expect("key"), before);
     // With --force a key is replaced, still 0600.
     std::fs::set_permissions(&key, std::os::unix::fs::PermissionsExt::from_mode(0o644))
@@ -239,6 +239,39 @@ fn exit_statuses_tell_usage_from_verification_from_other_failures() {
             .arg(&doc)),
         1,
         "verification failed",
+    );
+    // Two outputs that are one file, standard input for two inputs, a zero timeout, a
+    // validity of no days: usage errors, before anything is written.
+    fails(
+        &run(pqkit()
+            .args(["keygen", "--force", "--alg", "Ed25519", "-o"])
+            .arg(dir.join("n.key"))
+            .arg("--pub")
+            .arg(dir.join("n.key"))),
+        2,
+        "named as two outputs",
+    );
+    assert!(!dir.join("n.key").exists());
+    fails(
+        &run(pqkit()
+            .args(["sign", "--key", "-", "-o"])
+            .arg(dir.join("x"))
+            .arg("-")),
+        2,
+        "more than one input",
+    );
+    fails(
+        &run(pqkit().args(["client", "--timeout", "0", "--ca", "x"])),
+        2,
+        "more than 0",
+    );
+    assert_eq!(
+        run(pqkit().args([
+            "csr", "sign", "--days", "0", "--ca", "a", "--ca-key", "b", "c", "-o", "d"
+        ]))
+        .status
+        .code(),
+        Some(2)
     );
     let help = run_ok(pqkit().arg("--help"));
     assert!(String::from_utf8_lossy(&help.stdout).contains("Exit status:"));
@@ -467,12 +500,23 @@ fn hbs_sign_spends_no_one_time_key_on_a_mistake() {
         .arg(dir.join("c.sig"))
         .arg(&files[0]));
     fails(&out, 3, "hbs adopt");
-    let out = run_ok(
+    // Without --yes: the warning, and nothing changes. With it, while the original is still
+    // there and the same key: refused. Once the original is gone: adopted, past its counter.
+    let out = run(pqkit()
+        .args(["hbs", "adopt", "--skip", "2", "--state"])
+        .arg(&copy));
+    fails(&out, 2, "--yes");
+    assert!(String::from_utf8_lossy(&out.stderr).contains("must never sign twice"));
+    let out = run(pqkit()
+        .args(["hbs", "adopt", "--yes", "--state"])
+        .arg(&copy));
+    fails(&out, 3, "still exists and is the same key");
+    std::fs::rename(&state, dir.join("retired.hss")).expect("mv");
+    run_ok(
         pqkit()
-            .args(["hbs", "adopt", "--skip", "2", "--state"])
+            .args(["hbs", "adopt", "--yes", "--skip", "2", "--state"])
             .arg(&copy),
     );
-    assert!(String::from_utf8_lossy(&out.stderr).contains("must never sign twice"));
     run_ok(
         pqkit()
             .args(["hbs", "sign", "--state"])
@@ -490,7 +534,7 @@ fn hbs_sign_spends_no_one_time_key_on_a_mistake() {
         .args([
             "hbs", "keygen", "--force", "--preset", "L1_H5_W8", "--state",
         ])
-        .arg(&state)
+        .arg(&copy)
         .arg("--pub")
         .arg(dir.join("other.pub")));
     fails(&out, 3, "refusing to overwrite a key");

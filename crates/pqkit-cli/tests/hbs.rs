@@ -218,15 +218,31 @@ fn an_hss_ca_issues_firmware_and_client_certificates() {
         "dev.pem",
     );
 
-    for (leaf, algorithm) in [("fw.pem", "XMSSMT-SHA2_20/4_256"), ("dev.pem", "ML-DSA-65")] {
+    for (leaf, algorithm, purpose, wrong) in [
+        (
+            "fw.pem",
+            "XMSSMT-SHA2_20/4_256",
+            "codeSigning",
+            "serverAuth",
+        ),
+        ("dev.pem", "ML-DSA-65", "clientAuth", "codeSigning"),
+    ] {
         let chain = std::fs::read_to_string(p(leaf)).expect("leaf")
             + &std::fs::read_to_string(p("ca.pem")).expect("root");
         std::fs::write(p("chain.pem"), chain).expect("chain");
+        // The RFC 9802 chain validates for the leaf's purpose (the same validator as TLS), and
+        // not for another.
         let out = run_ok(
             pqkit()
-                .args(["x509", "verify", "--ca"])
+                .args(["x509", "verify", "--purpose", purpose, "--ca"])
                 .args([p("ca.pem"), p("chain.pem")]),
         );
+        let refused = pqkit()
+            .args(["x509", "verify", "--purpose", wrong, "--ca"])
+            .args([p("ca.pem"), p("chain.pem")])
+            .output()
+            .expect("run");
+        assert_eq!(refused.status.code(), Some(1), "{leaf} for {wrong}");
         assert!(
             String::from_utf8_lossy(&out.stdout).contains("chain OK"),
             "{leaf}"

@@ -205,6 +205,65 @@ fn idle_connections_do_not_delay_a_real_client() {
     );
 }
 
+/// A client that completes its handshake and then trickles an application record a byte at a
+/// time is dropped when the connection's time after the handshake (`--idle-timeout`) is up,
+/// not kept as long as it keeps sending.
+#[test]
+fn a_trickling_client_is_dropped_at_the_idle_deadline() {
+    use std::io::{Read, Write};
+    let _one = serial();
+    let dir = pki("trickle");
+    let port = free_port();
+    let mut srv = server(&dir, port, &["--idle-timeout", "2"]);
+    let (config, _) = client_config(&dir);
+    let mut sock = TcpStream::connect(("127.0.0.1", port)).expect("connect");
+    let mut conn =
+        rustls::ClientConnection::new(config, ServerName::try_from("localhost").expect("name"))
+            .expect("client");
+    while conn.is_handshaking() {
+        conn.complete_io(&mut sock).expect("handshake");
+    }
+    let start = Instant::now();
+    sock.set_read_timeout(Some(Duration::from_millis(300)))
+        .expect("timeout");
+    let mut closed = false;
+    // An application_data record header promising 1000 bytes, then a byte every 300 ms.
+    let mut trickle = vec![0x17, 0x03, 0x03, 0x03, 0xe8];
+    trickle.extend(std::iter::repeat_n(0u8, 100));
+    for byte in trickle {
+        if sock.write_all(&[byte]).is_err() {
+            closed = true;
+            break;
+        }
+        let mut buf = [0u8; 64];
+        match sock.read(&mut buf) {
+            Ok(0) => {
+                closed = true;
+                break;
+            }
+            Err(e) if e.kind() != std::io::ErrorKind::WouldBlock => {
+                closed = true;
+                break;
+            }
+            _ => {}
+        }
+        if start.elapsed() > Duration::from_secs(15) {
+            break;
+        }
+    }
+    let held = start.elapsed();
+    eprintln!("trickle: dropped after {held:?}");
+    assert!(
+        closed,
+        "the server still held the connection after {held:?}"
+    );
+    assert!(held < Duration::from_secs(5), "{held:?}");
+    assert!(
+        srv.child().try_wait().expect("wait").is_none(),
+        "the server died"
+    );
+}
+
 #[test]
 fn the_client_gives_up_on_a_silent_server() {
     let _one = serial();

@@ -114,30 +114,38 @@ pub fn kem(name: &str) -> Result<&'static KemAlgorithm, Error> {
 
 /// Finds a signature algorithm by name or alias (case-insensitively), by its TLS signature
 /// scheme's IANA name or code point ("mldsa65", "0x0905"), or by OID ("2.16.840.1.101.3.4.3.18")
-/// — as `pqkit list` shows them. An OID or code point several entries share (RSA's, for every
-/// key size) gives the first.
+/// — as `pqkit list` shows them.
 ///
 /// # Errors
-/// [`Error::UnknownAlgorithm`].
+/// [`Error::UnknownAlgorithm`]; [`Error::AmbiguousName`] for an OID, code point or scheme name
+/// several entries share (RSA's, for every key size; ECDSA's key OID).
 pub fn signature(name: &str) -> Result<&'static SignatureAlgorithm, Error> {
     if let Ok(a) = find(signatures(), name, |a| (a.name, a.aliases)) {
         return Ok(a);
     }
-    let by =
-        |pred: &dyn Fn(&SignatureAlgorithm) -> bool| signatures().iter().copied().find(|a| pred(a));
-    if let Some(a) = by(&|a| a.oid == name.trim()) {
-        return Ok(a);
+    let code = code_point(name);
+    let matches: Vec<&'static SignatureAlgorithm> = signatures()
+        .iter()
+        .copied()
+        .filter(|a| {
+            a.oid == name.trim()
+                || a.tls_scheme.is_some_and(|cp| {
+                    Some(cp.value) == code || normalize(cp.iana) == normalize(name)
+                })
+        })
+        .collect();
+    match matches[..] {
+        [] => Err(Error::UnknownAlgorithm(name.to_owned())),
+        [one] => Ok(one),
+        _ => Err(Error::AmbiguousName {
+            name: name.to_owned(),
+            candidates: matches
+                .iter()
+                .map(|a| a.name)
+                .collect::<Vec<_>>()
+                .join(", "),
+        }),
     }
-    if let Some(v) = code_point(name)
-        && let Some(a) = by(&|a| a.tls_scheme.is_some_and(|cp| cp.value == v))
-    {
-        return Ok(a);
-    }
-    by(&|a| {
-        a.tls_scheme
-            .is_some_and(|cp| normalize(cp.iana) == normalize(name))
-    })
-    .ok_or_else(|| Error::UnknownAlgorithm(name.to_owned()))
 }
 
 /// A TLS code point written as `0x` and four hex digits.

@@ -37,6 +37,14 @@ pub enum Error {
     /// A name matched no algorithm in the catalogue.
     #[error("unknown algorithm {0:?}")]
     UnknownAlgorithm(String),
+    /// An OID or a code point that several algorithms share (RSA's, for every key size).
+    #[error("{name:?} names several algorithms ({candidates}); give one of these names")]
+    AmbiguousName {
+        /// What was given.
+        name: String,
+        /// The algorithms it names, comma-separated.
+        candidates: String,
+    },
     /// The operating system's random number generator failed.
     #[error("random number generator failed")]
     Rng,

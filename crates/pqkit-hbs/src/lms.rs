@@ -538,7 +538,8 @@ impl HssPublicKey {
     /// [`Error::Malformed`] for an undecodable signature, [`Error::Invalid`] for one that does
     /// not verify.
     pub fn verify(&self, message: &[u8], signature: &[u8]) -> Result<(), Error> {
-        if u32_at(signature, 0)? + 1 != self.levels {
+        // Nspk + 1 levels; Nspk is the signer's word, so no overflow on u32::MAX.
+        if u32_at(signature, 0)?.checked_add(1) != Some(self.levels) {
             return Err(Error::Invalid);
         }
         for level in self.split(signature)? {
@@ -565,7 +566,7 @@ impl HssPublicKey {
     /// ‖ (LMS signature, LMS public key) × Nspk ‖ final LMS signature). Does not verify.
     fn split<'s>(&self, signature: &'s [u8]) -> Result<Vec<Level<'s>>, Error> {
         let nspk = u32_at(signature, 0)?;
-        if nspk + 1 != self.levels {
+        if nspk.checked_add(1) != Some(self.levels) {
             return Err(Error::Malformed("HSS signature level count"));
         }
         let mut key = self.top.clone();

@@ -18,14 +18,21 @@
 //! wrap-around.
 //!
 //! One file per key: a copy of a state file is a second key that signs with the same one-time
-//! keys. The file records where it lives — device, inode and absolute path, rewritten with
+//! keys. The file records where it lives — device, inode, creation time and absolute path, rewritten with
 //! every reservation — and [`StatefulKey::open`] refuses it ([`StateError::NotWhereRecorded`])
 //! when it is not that file: copied (`cp`, a backup restored, another machine), renamed or
 //! moved, or reached through a second hard link. [`StatefulKey::adopt`] records the new
 //! place after the user has been told what that risks: if the original, or a later copy of it,
 //! ever signed beyond this file's counter, those one-time keys will be used again unless the
 //! counter is moved past them. Every state file is created 0600, exclusively (`O_EXCL`: a
-//! symbolic link in its place is never followed).
+//! symbolic link in its place is never followed). `adopt` refuses a file with a second hard
+//! link, and a copy whose original is still where it was recorded and is the same key; no
+//! reservation is written while the file has a second hard link.
+//!
+//! What this cannot see: a whole file system or virtual machine rolled back to a snapshot (the
+//! file comes back with its old inode and creation time, at its old path); and, on a file
+//! system that keeps no creation time, a copy that lands on a path and a reused inode number
+//! the original once held. Keep state files out of snapshots that can be restored.
 //!
 //! The trees are not secret and not state: `<state>.cache` keeps them (leaves and subtree
 //! roots of the trees in use and of the next trees being built) so that opening a key
@@ -38,7 +45,7 @@
 //! u64 next ‖ SHA-256 of all before it (32), where kind 1 (HSS) has key = u8 L ‖ (u32 LMS type
 //! ‖ u32 LM-OTS type) × L ‖ I (16) ‖ SEED (m), kinds 2 (XMSS) and 3 (XMSS^MT) have key = u32
 //! OID ‖ S_XMSS (n) ‖ SK_PRF (n) ‖ SEED (n), and location = u64 device ‖ u64 inode ‖ u16 length
-//! ‖ the absolute path's bytes. Version 1 (no location) is read and must be adopted once.
+//! ‖ u64 creation time (ns) ‖ the absolute path's bytes. Version 1 (no location) is read and must be adopted once.
 
 use std::fs::{self, File, OpenOptions};
 use std::io::Write;
@@ -99,6 +106,21 @@ pub enum StateError {
         path: PathBuf,
         /// What differs.
         why: String,
+    },
+    /// [`StatefulKey::adopt`] of a copy whose original is still there: two live copies of one
+    /// key.
+    #[error(
+        "{path}: the file it was copied from, {original}, still exists and is the same key (its \
+         next one-time key is {next}); two copies would sign with the same one-time keys. \
+         Remove one of them first"
+    )]
+    OriginalExists {
+        /// The file to adopt.
+        path: PathBuf,
+        /// The recorded original.
+        original: PathBuf,
+        /// The original's counter.
+        next: u64,
     },
     /// A signing error (exhaustion among them).
     #[error(transparent)]
@@ -295,6 +317,9 @@ fn xmss_key(params: &XmssParams, s_xmss: &[u8], sk_prf: &[u8], seed: &[u8]) -> Z
 struct Location {
     device: u64,
     inode: u64,
+    /// The file's creation time in ns since the epoch (statx birth time; 0 where the file
+    /// system does not keep one): a copy that gets a reused inode number still differs here.
+    created_ns: u64,
     path: Vec<u8>,
 }
 
@@ -302,6 +327,7 @@ impl Location {
     fn encode(&self, out: &mut Vec<u8>) {
         out.extend_from_slice(&self.device.to_be_bytes());
         out.extend_from_slice(&self.inode.to_be_bytes());
+        out.extend_from_slice(&self.created_ns.to_be_bytes());
         let len = u16::try_from(self.path.len()).unwrap_or(u16::MAX);
         out.extend_from_slice(&len.to_be_bytes());
         out.extend_from_slice(&self.path[..usize::from(len)]);
@@ -309,17 +335,20 @@ impl Location {
 
     /// Parses a location at the start of `bytes`; returns it and the bytes after it.
     fn decode(bytes: &[u8]) -> Option<(Self, &[u8])> {
-        let device = u64::from_be_bytes(bytes.get(..8)?.try_into().ok()?);
-        let inode = u64::from_be_bytes(bytes.get(8..16)?.try_into().ok()?);
-        let len = usize::from(u16::from_be_bytes(bytes.get(16..18)?.try_into().ok()?));
-        let path = bytes.get(18..18 + len)?.to_vec();
+        let u64_at = |at: usize| -> Option<u64> {
+            Some(u64::from_be_bytes(bytes.get(at..at + 8)?.try_into().ok()?))
+        };
+        let (device, inode, created_ns) = (u64_at(0)?, u64_at(8)?, u64_at(16)?);
+        let len = usize::from(u16::from_be_bytes(bytes.get(24..26)?.try_into().ok()?));
+        let path = bytes.get(26..26 + len)?.to_vec();
         Some((
             Self {
                 device,
                 inode,
+                created_ns,
                 path,
             },
-            &bytes[18 + len..],
+            &bytes[26 + len..],
         ))
     }
 
@@ -330,7 +359,9 @@ impl Location {
                 "it has {links} hard links; a state file must have one name"
             ));
         }
-        if self.device != found.device || self.inode != found.inode {
+        if (self.device, self.inode, self.created_ns)
+            != (found.device, found.inode, found.created_ns)
+        {
             return Some(format!(
                 "it was written as file {}:{} at {}, this is file {}:{} at {} — a copy or a \
                  restored backup",
@@ -372,19 +403,29 @@ fn absolute(path: &Path) -> std::io::Result<Vec<u8>> {
     Ok(full.to_string_lossy().into_owned().into_bytes())
 }
 
-/// (device, inode, link count) of an open file.
-fn identity(file: &File) -> std::io::Result<(u64, u64, u64)> {
+/// The location of the open `file` at `path`, and its link count.
+fn locate(file: &File, path: &Path) -> std::io::Result<(Location, u64)> {
     let m = file.metadata()?;
+    let created_ns = m
+        .created()
+        .ok()
+        .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+        .and_then(|d| u64::try_from(d.as_nanos()).ok())
+        .unwrap_or(0);
     #[cfg(unix)]
-    {
+    let (device, inode, links) = {
         use std::os::unix::fs::MetadataExt;
-        Ok((m.dev(), m.ino(), m.nlink()))
-    }
+        (m.dev(), m.ino(), m.nlink())
+    };
     #[cfg(not(unix))]
-    {
-        let _ = m;
-        Ok((0, 0, 1))
-    }
+    let (device, inode, links) = (0, 0, 1);
+    let location = Location {
+        device,
+        inode,
+        created_ns,
+        path: absolute(path)?,
+    };
+    Ok((location, links))
 }
 
 /// The whole file: key ‖ location ‖ u64 next ‖ SHA-256.
@@ -534,14 +575,9 @@ fn open_signer(path: &Path, parsed: &Parsed, threads: usize) -> Result<(Signer, 
 fn read_state(path: &Path) -> Result<(Zeroizing<Vec<u8>>, Location, u64), StateError> {
     use std::io::Read;
     let mut file = File::open(path).map_err(io(path))?;
-    let (device, inode, links) = identity(&file).map_err(io(path))?;
+    let (found, links) = locate(&file, path).map_err(io(path))?;
     let mut bytes = Zeroizing::new(Vec::new());
     file.read_to_end(&mut bytes).map_err(io(path))?;
-    let found = Location {
-        device,
-        inode,
-        path: absolute(path).map_err(io(path))?,
-    };
     Ok((bytes, found, links))
 }
 
@@ -575,13 +611,22 @@ fn random(path: &Path, len: usize) -> Result<Zeroizing<Vec<u8>>, StateError> {
 /// file created exclusively with mode 0600 beside it, its own device and inode recorded in
 /// it (they survive the rename), fsync, rename, fsync of the directory.
 fn persist_state(path: &Path, key: &[u8], next: u64, replace: bool) -> Result<(), StateError> {
+    // A second name for the file (a hard-link snapshot taken while the key is open) would keep
+    // the old inode when the rename replaces this name: a stale copy that looks like the
+    // original. No write while one exists.
+    #[cfg(unix)]
+    if replace {
+        use std::os::unix::fs::MetadataExt;
+        let links = fs::metadata(path).map(|m| m.nlink()).unwrap_or(1);
+        if links > 1 {
+            return Err(StateError::NotWhereRecorded {
+                path: path.to_path_buf(),
+                why: format!("it has {links} hard links; a state file must have one name"),
+            });
+        }
+    }
     write_file(path, true, replace, |file| {
-        let (device, inode, _) = identity(file)?;
-        let location = Location {
-            device,
-            inode,
-            path: absolute(path)?,
-        };
+        let (location, _) = locate(file, path)?;
         Ok(encode(key, &location, next))
     })
 }
@@ -622,8 +667,16 @@ fn write_file(
         if replace {
             fs::rename(&tmp, path)?;
         } else {
-            fs::hard_link(&tmp, path)?;
-            fs::remove_file(&tmp)?;
+            match fs::hard_link(&tmp, path) {
+                Ok(()) => fs::remove_file(&tmp)?,
+                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => return Err(e),
+                // A file system without hard links: the name is checked, then taken by rename
+                // (under the key's lock; only another program could race it).
+                Err(_) if fs::symlink_metadata(path).is_ok() => {
+                    return Err(std::io::Error::from(std::io::ErrorKind::AlreadyExists));
+                }
+                Err(_) => fs::rename(&tmp, path)?,
+            }
         }
         if durable {
             File::open(&dir)?.sync_all()?;
@@ -766,6 +819,30 @@ impl StatefulKey {
         let _lock = lock(path)?;
         let (bytes, found, links) = read_state(path)?;
         let mut parsed = parse(path, &bytes)?;
+        if links > 1 {
+            return Err(StateError::NotWhereRecorded {
+                path: path.to_path_buf(),
+                why: format!(
+                    "it has {links} hard links; remove the other names before adopting it"
+                ),
+            });
+        }
+        // The file this one was copied from, still there and the same key: two live copies.
+        if let Some(original) = parsed
+            .location
+            .as_ref()
+            .map(|l| PathBuf::from(String::from_utf8_lossy(&l.path).into_owned()))
+            && let Ok((other, other_found, _)) = read_state(&original)
+            && (other_found.device, other_found.inode) != (found.device, found.inode)
+            && let Ok(other) = parse(&original, &other)
+            && other.key[MAGIC.len() + 1..] == parsed.key[MAGIC.len() + 1..]
+        {
+            return Err(StateError::OriginalExists {
+                path: path.to_path_buf(),
+                original,
+                next: other.next,
+            });
+        }
         let recorded = parsed
             .location
             .as_ref()

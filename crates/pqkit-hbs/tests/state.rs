@@ -361,6 +361,11 @@ fn a_copied_restored_or_moved_state_file_refuses_to_sign_until_adopted() {
     std::fs::copy(&path, &copy).expect("cp");
     let why = not_where(StatefulKey::open(&copy, 1));
     assert!(why.contains("copy"), "{why}");
+    // Adopting the copy while its original is still there, the same key, is refused.
+    assert!(matches!(
+        StatefulKey::adopt(&copy, 0),
+        Err(StateError::OriginalExists { .. })
+    ));
     // A backup taken now, restored after the original signed again, refuses too.
     let backup = dir.join("backup");
     std::fs::copy(&path, &backup).expect("backup");
@@ -391,6 +396,11 @@ fn a_copied_restored_or_moved_state_file_refuses_to_sign_until_adopted() {
     std::fs::hard_link(&moved, &linked).expect("ln");
     let why = not_where(StatefulKey::open(&moved, 1));
     assert!(why.contains("hard links"), "{why}");
+    // Nor is a file with a second name adopted: the other name would keep the old inode.
+    match StatefulKey::adopt(&moved, 0) {
+        Err(StateError::NotWhereRecorded { why, .. }) => assert!(why.contains("hard links")),
+        other => panic!("expected NotWhereRecorded, got {other:?}"),
+    }
     std::fs::remove_file(&linked).expect("rm");
     StatefulKey::open(&moved, 1).expect("one name again");
 }

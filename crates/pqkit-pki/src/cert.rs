@@ -50,6 +50,22 @@ impl Profile {
     }
 }
 
+/// A distinguished name from its RFC 4514 text, e.g. `CN=device 7,O=pqkit`.
+///
+/// # Errors
+/// [`Error::Malformed`] saying what was given and what is expected.
+pub fn parse_subject(text: &str) -> Result<Name, Error> {
+    Name::from_str(text).map_err(|e| {
+        Error::malformed(
+            "subject",
+            format!(
+                "{text:?} is not an RFC 4514 distinguished name such as \"CN=device 7,O=pqkit\" \
+                 ({e})"
+            ),
+        )
+    })
+}
+
 /// The subject-specific fields of a certificate to issue.
 #[derive(Clone, Debug)]
 pub struct CertRequest {
@@ -107,7 +123,7 @@ pub fn issue(
     subject_key: &VerifyingKey,
     issuer: Issuer<'_>,
 ) -> Result<Vec<u8>, Error> {
-    let subject = Name::from_str(&request.subject).map_err(|e| Error::malformed("subject", e))?;
+    let subject = parse_subject(&request.subject)?;
     issue_named(request, subject, subject_key, issuer)
 }
 
@@ -153,7 +169,7 @@ pub(crate) fn issue_named(
 /// # Errors
 /// As [`issue`].
 pub fn issue_self_signed(request: &CertRequest, key: &SigningKey) -> Result<Vec<u8>, Error> {
-    let subject = Name::from_str(&request.subject).map_err(|e| Error::malformed("subject", e))?;
+    let subject = parse_subject(&request.subject)?;
     let vk = key.verifying_key();
     let ski = key_identifier(vk.as_bytes());
     let mut sign = |tbs: &[u8]| Ok(key.sign(tbs, &[])?);

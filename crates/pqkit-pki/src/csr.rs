@@ -5,7 +5,6 @@
 //! one; ML-KEM keys need another proof (RFC 9935 §7) and are issued with [`crate::cert::issue`].
 
 use std::net::IpAddr;
-use std::str::FromStr;
 use std::time::Duration;
 
 use const_oid::AssociatedOid;
@@ -52,7 +51,7 @@ pub fn create(
     ip_addresses: &[IpAddr],
 ) -> Result<Vec<u8>, Error> {
     let enc = |e| Error::malformed("CSR", e);
-    let subject = Name::from_str(subject).map_err(|e| Error::malformed("subject", e))?;
+    let subject = cert::parse_subject(subject)?;
     let mut attributes = SetOfVec::new();
     if let Some(san) = cert::subject_alt_name(dns_names, ip_addresses)? {
         let request = Attribute::try_from(ExtensionReq(vec![san])).map_err(enc)?;

@@ -32,6 +32,9 @@ pub enum Error {
     /// An output file exists and may not be replaced (the CLI's `--force` replaces it).
     #[error("{0}: exists; refusing to overwrite it (--force replaces it)")]
     Exists(String),
+    /// One command names the same output file twice.
+    #[error("{0}: named as two outputs of one command")]
+    DuplicateOutput(String),
     /// An output names one of the command's input files.
     #[error("{output}: is the input {input}; refusing to overwrite an input")]
     SameFile {

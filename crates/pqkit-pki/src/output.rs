@@ -53,25 +53,51 @@ impl Overwrite {
 /// The outputs of one command: how an existing file is treated, and the command's inputs, which
 /// no output may be (`pqkit sign --key k.pem -o k.pem` must not replace the key with its
 /// signature, `--force` or not).
-#[derive(Clone, Copy, Debug)]
+/// Two outputs of one command may not be the same file either (`keygen -o k --pub k`).
+#[derive(Debug)]
 pub struct Outputs<'a> {
     overwrite: Overwrite,
     inputs: &'a [&'a Path],
+    claimed: std::cell::RefCell<Vec<PathBuf>>,
 }
 
 impl<'a> Outputs<'a> {
     /// Outputs of a command that reads `inputs`.
     pub fn new(overwrite: Overwrite, inputs: &'a [&'a Path]) -> Self {
-        Self { overwrite, inputs }
+        Self {
+            overwrite,
+            inputs,
+            claimed: std::cell::RefCell::new(Vec::new()),
+        }
     }
 
-    /// Claims `path` ([`PendingOutput::claim`]) after checking it is none of the inputs.
+    /// Claims `path` ([`PendingOutput::claim`]) after checking it is none of the inputs and
+    /// none of the outputs claimed before.
     ///
     /// # Errors
-    /// [`Error::SameFile`], and the errors of [`PendingOutput::claim`].
+    /// [`Error::SameFile`], [`Error::DuplicateOutput`], and the errors of
+    /// [`PendingOutput::claim`].
     pub fn claim(&self, path: &Path, sensitivity: Sensitivity) -> Result<PendingOutput, Error> {
         check_not_input(path, self.inputs)?;
-        PendingOutput::claim(path, sensitivity, self.overwrite)
+        let name = absolute(path);
+        if path.as_os_str() != "-" && self.claimed.borrow().contains(&name) {
+            return Err(Error::DuplicateOutput(path.display().to_string()));
+        }
+        let claim = PendingOutput::claim(path, sensitivity, self.overwrite)?;
+        self.claimed.borrow_mut().push(name);
+        Ok(claim)
+    }
+}
+
+/// `path` with its directory made absolute and resolved (the file itself need not exist).
+fn absolute(path: &Path) -> PathBuf {
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    };
+    match (std::fs::canonicalize(dir), path.file_name()) {
+        (Ok(d), Some(name)) => d.join(name),
+        _ => path.to_path_buf(),
     }
 }
 
@@ -114,22 +140,34 @@ impl PendingOutput {
             });
         }
         match std::fs::symlink_metadata(path) {
-            Ok(m) if m.is_dir() => {
-                return Err(Error::io(
-                    path,
-                    std::io::Error::other("is a directory, not a file name"),
-                ));
+            Ok(link) => {
+                // What the name leads to: a symbolic link to a terminal or a pipe
+                // (/dev/stdout) is written through, never replaced; a dangling link counts as
+                // an existing file.
+                let to = if link.file_type().is_symlink() {
+                    std::fs::metadata(path).ok()
+                } else {
+                    Some(link)
+                };
+                match to {
+                    Some(m) if m.is_dir() => {
+                        return Err(Error::io(
+                            path,
+                            std::io::Error::other("is a directory, not a file name"),
+                        ));
+                    }
+                    Some(m) if !m.is_file() => {
+                        return Ok(Self {
+                            dest: path.to_path_buf(),
+                            target: Target::Device,
+                        });
+                    }
+                    _ if overwrite == Overwrite::Refuse => {
+                        return Err(Error::Exists(path.display().to_string()));
+                    }
+                    _ => {}
+                }
             }
-            Ok(m) if !m.is_file() && !m.file_type().is_symlink() => {
-                return Ok(Self {
-                    dest: path.to_path_buf(),
-                    target: Target::Device,
-                });
-            }
-            Ok(_) if overwrite == Overwrite::Refuse => {
-                return Err(Error::Exists(path.display().to_string()));
-            }
-            Ok(_) => {}
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
             Err(e) => return Err(Error::io(path, e)),
         }
@@ -425,6 +463,36 @@ mod tests {
         assert!(matches!(claim.commit(b"mine"), Err(Error::Exists(_))));
         assert_eq!(std::fs::read(&out).expect("read"), b"other");
         assert_eq!(entries(&d.0), vec!["sig"]);
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_link_to_a_device_is_written_through_not_replaced() {
+        let d = Dir::new("device-link");
+        let link = d.0.join("out");
+        std::os::unix::fs::symlink("/dev/null", &link).expect("symlink");
+        write(&link, b"x", Sensitivity::Secret, Overwrite::Replace).expect("write");
+        assert!(
+            std::fs::symlink_metadata(&link)
+                .expect("stat")
+                .file_type()
+                .is_symlink()
+        );
+        assert_eq!(entries(&d.0), vec!["out"]);
+    }
+
+    #[test]
+    fn one_command_may_not_name_a_file_twice() {
+        let d = Dir::new("twice");
+        let outputs = Outputs::new(Overwrite::Replace, &[]);
+        let _first = outputs
+            .claim(&d.0.join("k"), Sensitivity::Secret)
+            .expect("claim");
+        let again = d.0.join(".").join("k");
+        assert!(matches!(
+            outputs.claim(&again, Sensitivity::Public),
+            Err(Error::DuplicateOutput(_))
+        ));
     }
 
     #[test]

@@ -276,7 +276,12 @@ impl TrustAnchors {
         for (i, der) in certificates.iter().enumerate() {
             let cert = CertificateDer::from(der.clone());
             let anchor = webpki::anchor_from_trusted_cert(&cert)
-                .map_err(|e| Error::malformed("trusted CA certificate", format!("{i}: {e}")))?
+                .map_err(|e| {
+                    Error::malformed(
+                        "trusted CA certificate",
+                        format!("certificate {i}: {}", webpki_words(&e)),
+                    )
+                })?
                 .to_owned();
             anchors.push(anchor);
             ders.push(cert);
@@ -311,14 +316,16 @@ impl TrustAnchors {
     ) -> Result<VerifiedPath, PathError> {
         let view = ChainView::new(chain, &self.certificates)?;
         let leaf = &chain[0];
-        // A trust anchor presented alone (`x509 verify --ca ca.pem ca.pem`): only its own
-        // checks apply.
-        if let Some(i) = self
-            .certificates
-            .iter()
-            .position(|c| c.as_ref() == leaf.as_ref())
+        // A trust anchor presented alone for any purpose (`x509 verify --ca ca.pem ca.pem`):
+        // only its own checks apply. For a purpose it goes through webpki like any leaf (a
+        // self-signed end-entity certificate that is trusted validates; a CA does not).
+        if purpose == Purpose::Any
+            && let Some(i) = self
+                .certificates
+                .iter()
+                .position(|c| c.as_ref() == leaf.as_ref())
         {
-            check_anchor(&view, i, time, false)?;
+            check_anchor(&view, i, time, AnchorUse::Alone)?;
             return Ok(VerifiedPath {
                 certificates: vec![leaf.to_vec()],
             });
@@ -365,11 +372,13 @@ impl TrustAnchors {
         }
     }
 
+    /// The index of the anchor webpki used: `anchor` is a reference into `self.anchors` (two
+    /// anchors may share a subject and a key — an expired root and its re-issue — and only the
+    /// one used must pass the anchor checks).
     fn anchor_index(&self, anchor: &TrustAnchor<'_>) -> Option<usize> {
-        self.anchors.iter().position(|a| {
-            a.subject == anchor.subject
-                && a.subject_public_key_info == anchor.subject_public_key_info
-        })
+        self.anchors
+            .iter()
+            .position(|a| std::ptr::addr_eq(a, anchor))
     }
 
     /// The rules webpki leaves out, on one path webpki built (leaf → intermediates → anchor).
@@ -405,33 +414,90 @@ impl TrustAnchors {
                 },
             )
         })?;
-        check_anchor(view, anchor, time, true)
+        // A trusted self-signed leaf is its own anchor: it issues nothing.
+        let used = if self.certificates[anchor].as_ref() == view.leaf().der.as_slice() {
+            AnchorUse::Alone
+        } else {
+            AnchorUse::Issuer {
+                intermediates: path.intermediate_certificates().count(),
+                purpose,
+            }
+        };
+        check_anchor(view, anchor, time, used)
     }
 }
 
-/// A trust anchor's own checks: validity, critical extensions, and — when it issues —
-/// basicConstraints and keyUsage.
+/// How a trust anchor is used on a path.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum AnchorUse {
+    /// Presented alone, validated for any purpose.
+    Alone,
+    /// Issuer of a path with this many intermediate CAs, for this purpose.
+    Issuer {
+        intermediates: usize,
+        purpose: Purpose,
+    },
+}
+
+/// A trust anchor's own checks, as OpenSSL makes them: validity and critical extensions; and
+/// when it issues, that it is a CA — basicConstraints cA, or without basicConstraints a v1
+/// certificate or one whose keyUsage has keyCertSign (OpenSSL's `X509_check_ca` tolerates
+/// both) —, keyCertSign when it has keyUsage, a pathLenConstraint that allows the
+/// intermediates below it, and an extendedKeyUsage (when present) that includes the purpose.
 fn check_anchor(
     view: &ChainView,
     index: usize,
     time: SystemTime,
-    issues: bool,
+    used: AnchorUse,
 ) -> Result<(), PathError> {
     let pos = Position::Anchor(index);
     let anchor = view.at(pos);
-    check_validity(&anchor.cert, time).map_err(|r| view.error_at(pos, r))?;
+    let fail = |rule| view.error_at(pos, rule);
+    check_validity(&anchor.cert, time).map_err(fail)?;
     if let Some(oid) = unknown_critical_extension(&anchor.cert) {
-        return Err(view.error_at(pos, Rule::UnknownCriticalExtension { oid }));
+        return Err(fail(Rule::UnknownCriticalExtension { oid }));
     }
-    if issues {
-        if basic_constraints(&anchor.cert)?.is_some_and(|bc| !bc.ca) {
-            return Err(view.error_at(pos, Rule::NotACa));
+    let AnchorUse::Issuer {
+        intermediates,
+        purpose,
+    } = used
+    else {
+        return Ok(());
+    };
+    let v1 = anchor.cert.tbs_certificate.version == x509_cert::Version::V1;
+    let bc = basic_constraints(&anchor.cert)?;
+    let ku = key_usage(&anchor.cert)?;
+    let is_ca = match &bc {
+        Some(bc) => bc.ca,
+        None => {
+            v1 || ku
+                .as_ref()
+                .is_some_and(|ku| ku.0.contains(KeyUsages::KeyCertSign))
         }
-        if let Some(ku) = key_usage(&anchor.cert)?
-            && !ku.0.contains(KeyUsages::KeyCertSign)
-        {
-            return Err(view.error_at(pos, Rule::NoKeyCertSign));
-        }
+    };
+    if !is_ca {
+        return Err(fail(Rule::NotACa));
+    }
+    if bc
+        .and_then(|bc| bc.path_len_constraint)
+        .is_some_and(|len| intermediates > usize::from(len))
+    {
+        return Err(fail(Rule::PathLenExceeded));
+    }
+    if let Some(ku) = ku
+        && !ku.0.contains(KeyUsages::KeyCertSign)
+    {
+        return Err(fail(Rule::NoKeyCertSign));
+    }
+    if let Some(wanted) = purpose.eku()
+        && let Some((_, eku)) = anchor
+            .cert
+            .tbs_certificate
+            .get::<ExtendedKeyUsage>()
+            .map_err(|e| malformed(&anchor.cert, e))?
+        && !eku.0.contains(&wanted)
+    {
+        return Err(fail(Rule::WrongPurpose { purpose }));
     }
     Ok(())
 }

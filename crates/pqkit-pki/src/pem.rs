@@ -173,7 +173,8 @@ pub fn read_one(path: &Path, label: &'static str) -> Result<Zeroizing<Vec<u8>>, 
         return Err(Error::Malformed {
             what: "private key",
             detail: format!(
-                "{}: a {other} block; pqkit reads unencrypted PKCS#8 (PRIVATE KEY): convert                  with `openssl pkcs8 -topk8 -nocrypt`",
+                "{}: the key is in a {other} block; pqkit reads unencrypted PKCS#8 (PRIVATE \
+                 KEY): convert it with `openssl pkcs8 -topk8 -nocrypt`",
                 path.display()
             ),
         });

@@ -5,7 +5,6 @@
 //! parameters absent (RFC 9802 §3–§4); the signature BIT STRING holds the RFC 8554 / RFC 8391
 //! signature.
 
-use std::str::FromStr;
 use std::time::SystemTime;
 
 use der::asn1::BitString;
@@ -14,7 +13,6 @@ use pqkit_hbs::public::{HSS_OID, PublicKey, XMSS_MT_OID, XMSS_OID};
 use pqkit_hbs::state::StatefulKey;
 use spki::{AlgorithmIdentifierOwned, SubjectPublicKeyInfoOwned};
 use x509_cert::Certificate;
-use x509_cert::name::Name;
 
 use crate::cert::{CertRequest, Signer, build, issuer_ski, key_identifier};
 use crate::error::Error;
@@ -138,7 +136,7 @@ impl std::fmt::Debug for StatefulVerify {
 /// [`Error::Malformed`] for a bad subject; the state file's errors (exhaustion, a failed
 /// write) as [`Error::Malformed`].
 pub fn issue_self_signed(request: &CertRequest, ca: &mut StatefulKey) -> Result<Vec<u8>, Error> {
-    let subject = Name::from_str(&request.subject).map_err(|e| Error::malformed("subject", e))?;
+    let subject = crate::cert::parse_subject(&request.subject)?;
     let public = ca.public_key();
     let ski = key_identifier(&public.to_bytes());
     let spki = spki(&public)?;
@@ -175,7 +173,7 @@ pub fn issue(
 ) -> Result<Vec<u8>, Error> {
     let bad = |e| Error::malformed("issuer certificate", e);
     crate::path::check_can_issue(ca_cert, request.profile.is_ca(), SystemTime::now())?;
-    let subject = Name::from_str(&request.subject).map_err(|e| Error::malformed("subject", e))?;
+    let subject = crate::cert::parse_subject(&request.subject)?;
     let subject_spki = SubjectPublicKeyInfoOwned::from_der(subject_spki)
         .map_err(|e| Error::malformed("subject SPKI", e))?;
     let ca_cert = Certificate::from_der(ca_cert).map_err(bad)?;

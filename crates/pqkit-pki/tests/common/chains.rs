@@ -622,6 +622,100 @@ pub(crate) fn cases(alg: &'static SignatureAlgorithm) -> Vec<Case> {
         Some("SignatureAlgorithmMismatch"),
     );
 
+    // The trust anchor's own constraints, as OpenSSL applies them.
+    let root_len0 = issue(
+        &Spec {
+            basic: Some((true, Some(0))),
+            ..Spec::ca("root pathlen 0")
+        },
+        alg,
+        None,
+    );
+    let int_below_len0 = issue(&Spec::ca("intermediate"), alg, Some(&root_len0));
+    let leaf_below_root_len0 = leaf(Spec::leaf("leaf", server), &int_below_len0);
+    add(
+        "root-path-length-exceeded",
+        vec![&leaf_below_root_len0, &int_below_len0],
+        vec![&root_len0],
+        Purpose::ServerAuth,
+        Some("PathLenExceeded"),
+    );
+    // Without basicConstraints: not a CA — unless its keyUsage has keyCertSign (OpenSSL's
+    // X509_check_ca tolerates that in a trust anchor).
+    let root_no_bc = issue(
+        &Spec {
+            basic: None,
+            key_usage: None,
+            ..Spec::ca("root without basicConstraints")
+        },
+        alg,
+        None,
+    );
+    let leaf_of_no_bc = leaf(Spec::leaf("leaf", server), &root_no_bc);
+    add(
+        "root-without-basic-constraints",
+        vec![&leaf_of_no_bc],
+        vec![&root_no_bc],
+        Purpose::ServerAuth,
+        Some("NotACa"),
+    );
+    let root_ku_only = issue(
+        &Spec {
+            basic: None,
+            ..Spec::ca("root with keyCertSign only")
+        },
+        alg,
+        None,
+    );
+    let leaf_of_ku_only = leaf(Spec::leaf("leaf", server), &root_ku_only);
+    add(
+        "root-keycertsign-without-basic-constraints",
+        vec![&leaf_of_ku_only],
+        vec![&root_ku_only],
+        Purpose::ServerAuth,
+        None,
+    );
+    let root_client_eku = issue(
+        &Spec {
+            eku: Some(vec![rfc5280::ID_KP_CLIENT_AUTH]),
+            ..Spec::ca("root for clients")
+        },
+        alg,
+        None,
+    );
+    let leaf_of_client_root = leaf(Spec::leaf("leaf", server), &root_client_eku);
+    add(
+        "root-eku-excludes-purpose",
+        vec![&leaf_of_client_root],
+        vec![&root_client_eku],
+        Purpose::ServerAuth,
+        Some("WrongPurpose"),
+    );
+    // A trust anchor presented as the chain: for any purpose its own checks; for a purpose,
+    // a trusted self-signed end-entity certificate validates and a CA does not.
+    add(
+        "root-alone-any-purpose",
+        vec![&root],
+        vec![&root],
+        Purpose::Any,
+        None,
+    );
+    add(
+        "root-alone-for-server",
+        vec![&root],
+        vec![&root],
+        Purpose::ServerAuth,
+        Some("CaAsLeaf"),
+    );
+    let self_signed = issue(&Spec::leaf("self-signed", server), alg, None);
+    add(
+        "trusted-self-signed-leaf",
+        vec![&self_signed],
+        vec![&self_signed],
+        Purpose::ServerAuth,
+        None,
+    );
+
     // Name constraints.
     let constrained = issue(
         &Spec {
