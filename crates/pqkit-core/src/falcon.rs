@@ -426,6 +426,9 @@ const MAX_SIGNING_RANDOMNESS_BYTES: usize = 64 * (40 + 56);
 struct AttemptsExhausted;
 
 /// An RNG that gives out at most `left` bytes, then unwinds with [`AttemptsExhausted`].
+///
+/// Needs `panic = "unwind"` (the default, and pqkit's profiles): under `panic = "abort"` the
+/// bound still holds, but ends the process instead of returning an error.
 struct BoundedRng<'a, R> {
     inner: &'a mut R,
     left: usize,
