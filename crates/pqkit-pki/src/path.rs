@@ -13,8 +13,9 @@
 //! What webpki does not check, [`TrustAnchors::verify`] checks on each path webpki builds
 //! (webpki's `verify_path` hook, so a path that fails here lets webpki try another):
 //! keyUsage keyCertSign on every issuer (§4.2.1.3, §6.1.4 (n)) and digitalSignature on the
-//! leaf for a signing purpose; and the trust anchor certificate itself — its validity, that it
-//! is a CA when it says, its keyUsage and its critical extensions — as OpenSSL does.
+//! leaf for a signing purpose; and the trust anchor certificate itself — its validity, its
+//! critical extensions and, when it issues, that it is a CA, its keyUsage, its
+//! pathLenConstraint and its extendedKeyUsage — as OpenSSL checks them.
 //!
 //! A failure is a [`PathError`]: which certificate, and which rule it broke, in words. webpki's
 //! own errors say the rule but not the certificate; [`locate`] finds the certificate by
