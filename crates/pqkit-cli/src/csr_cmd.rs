@@ -110,9 +110,8 @@ pub(crate) fn sign(
     out: &Path,
     overwrite: Overwrite,
 ) -> Result<()> {
-    crate::files::one_stdin(&[csr_path, ca_cert, ca_key])?;
-    let claim =
-        Outputs::new(overwrite, &[csr_path, ca_cert, ca_key]).claim(out, Sensitivity::Public)?;
+    let claim = crate::files::outputs(overwrite, &[csr_path, ca_cert, ca_key])?
+        .claim(out, Sensitivity::Public)?;
     let csr = read_csr(csr_path)?;
     let ca = pem::read_certificates(ca_cert)?.swap_remove(0);
     pqkit_pki::path::check_can_issue(&ca, profile.is_ca(), std::time::SystemTime::now())

@@ -71,6 +71,12 @@ pub(crate) fn one_stdin(inputs: &[&Path]) -> Result<()> {
     Ok(())
 }
 
+/// The outputs of a command that reads `inputs` (at most one of them `-`).
+pub(crate) fn outputs<'a>(overwrite: Overwrite, inputs: &'a [&'a Path]) -> Result<Outputs<'a>> {
+    one_stdin(inputs)?;
+    Ok(Outputs::new(overwrite, inputs))
+}
+
 /// The signing key in a PKCS#8 file (PEM or DER), checked against its public part.
 pub(crate) fn load_signing_key(path: &Path) -> Result<SigningKey> {
     let der = pem::read_private_key(path)?;
@@ -266,8 +272,7 @@ pub(crate) fn sign(
     o: &SignOptions,
     overwrite: Overwrite,
 ) -> Result<()> {
-    one_stdin(&[key_path, file])?;
-    let claim = Outputs::new(overwrite, &[key_path, file]).claim(out, Sensitivity::Public)?;
+    let claim = outputs(overwrite, &[key_path, file])?.claim(out, Sensitivity::Public)?;
     let mut key = load_signing_key(key_path)?;
     let alg = with_padding(key.algorithm(), o.padding)?;
     if !core::ptr::eq(alg, key.algorithm()) {
@@ -435,9 +440,7 @@ pub(crate) fn decapsulate(
     secret: &Path,
     overwrite: Overwrite,
 ) -> Result<()> {
-    one_stdin(&[key_path, ciphertext])?;
-    let ss_out =
-        Outputs::new(overwrite, &[key_path, ciphertext]).claim(secret, Sensitivity::Secret)?;
+    let ss_out = outputs(overwrite, &[key_path, ciphertext])?.claim(secret, Sensitivity::Secret)?;
     let dk = key::decapsulation_key_from_pkcs8(&pem::read_private_key(key_path)?)
         .about(key_path.display())?;
     let ct = read_all(ciphertext)?;

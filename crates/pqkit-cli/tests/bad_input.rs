@@ -68,20 +68,25 @@ fn handshake_with(share: Vec<u8>, port: u16, ca: &[CertificateDer<'static>]) -> 
     }
 }
 
-#[test]
-fn bad_key_shares_get_illegal_parameter_and_the_server_keeps_serving() {
-    let dir = scratch("bad-input");
-    let pki = dir.join("pki");
+/// An ML-DSA-44 PKI from `pqkit pki init` in a scratch directory, and its CA certificate.
+fn ml_dsa_pki(name: &str) -> (std::path::PathBuf, Vec<CertificateDer<'static>>) {
+    let pki = scratch(name).join("pki");
     run_ok(
         pqkit()
             .args(["pki", "init", "--sig", "ML-DSA-44", "--dir"])
             .arg(&pki),
     );
-    let ca: Vec<CertificateDer<'static>> = pqkit_pki::pem::read_certificates(&pki.join("ca.pem"))
+    let ca = pqkit_pki::pem::read_certificates(&pki.join("ca.pem"))
         .expect("ca")
         .into_iter()
         .map(CertificateDer::from)
         .collect();
+    (pki, ca)
+}
+
+#[test]
+fn bad_key_shares_get_illegal_parameter_and_the_server_keeps_serving() {
+    let (pki, ca) = ml_dsa_pki("bad-input");
 
     let port = free_port();
     let server = pqkit_server(&pki, port, "X25519MLKEM768", 3, false);
@@ -152,18 +157,7 @@ fn records(mut bytes: &[u8]) -> Vec<(u8, usize)> {
 #[test]
 fn a_failed_handshake_after_the_server_hello_still_sends_the_alert() {
     use std::io::{Read, Write};
-    let dir = scratch("alert-after-flight");
-    let pki = dir.join("pki");
-    run_ok(
-        pqkit()
-            .args(["pki", "init", "--sig", "ML-DSA-44", "--dir"])
-            .arg(&pki),
-    );
-    let ca: Vec<CertificateDer<'static>> = pqkit_pki::pem::read_certificates(&pki.join("ca.pem"))
-        .expect("ca")
-        .into_iter()
-        .map(CertificateDer::from)
-        .collect();
+    let (pki, ca) = ml_dsa_pki("alert-after-flight");
     let port = free_port();
     let server = pqkit_server(&pki, port, "X25519MLKEM768", 1, false);
     let provider = Arc::new(pqkit_rustls::provider_with_groups(vec![
