@@ -57,12 +57,8 @@ pub(crate) fn budget(min_time: f64, min_iterations: usize) -> Result<Budget> {
 
 /// `s` seconds as a duration.
 pub(crate) fn seconds(s: f64, flag: &str) -> Result<Duration> {
-    if !(s.is_finite() && s >= 0.0) {
-        return Err(Failure::usage(format!(
-            "{flag} must be a number of seconds, 0 or more"
-        )));
-    }
-    Ok(Duration::from_secs_f64(s))
+    Duration::try_from_secs_f64(s)
+        .map_err(|_| Failure::usage(format!("{flag}: {s} is not a number of seconds")))
 }
 
 /// `pqkit report`: refuses a directory that holds a report already (minutes of measurement

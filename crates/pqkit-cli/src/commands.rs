@@ -91,7 +91,7 @@ pub(crate) fn server(o: &ServerOptions) -> Result<()> {
     let chain = read_chain(&o.cert)?;
     let key = read_key(&o.key)?;
     let roots = match (&o.ca, o.mutual) {
-        (Some(ca), true) => Some(read_chain(ca)?),
+        (Some(ca), true) => Some(read_roots(ca)?),
         (None, true) => return Err(Failure::usage("--mutual needs --ca with the client CA")),
         (_, false) => None,
     };
@@ -267,7 +267,7 @@ pub(crate) struct ClientOptions {
 /// handshake and each wait for the server are bounded by `timeout`.
 pub(crate) fn client(o: &ClientOptions) -> Result<()> {
     let provider = provider_for(&o.groups)?;
-    let roots = read_chain(&o.ca)?;
+    let roots = read_roots(&o.ca)?;
     let auth = match &o.auth {
         Some((cert, key)) => Some((read_chain(cert)?, read_key(key)?)),
         None => None,
@@ -508,6 +508,15 @@ fn read_chain(path: &Path) -> Result<Vec<CertificateDer<'static>>> {
         .into_iter()
         .map(CertificateDer::from)
         .collect())
+}
+
+/// Trusted CA certificates for TLS, checked when read (each decodes as a trust anchor), so a
+/// bad file is named here.
+fn read_roots(path: &Path) -> Result<Vec<CertificateDer<'static>>> {
+    let roots = read_chain(path)?;
+    let ders: Vec<Vec<u8>> = roots.iter().map(|c| c.to_vec()).collect();
+    pqkit_pki::path::TrustAnchors::new(&ders).about(path.display())?;
+    Ok(roots)
 }
 
 /// A PKCS#8 key file for TLS, checked when read: decoded and validated against its public

@@ -126,7 +126,7 @@ pub(crate) fn sign(
     let der = csr::issue(&csr, profile, validity, issuer).about(ca_key_path.display())?;
     claim.commit(pem::encode(pem::CERTIFICATE, &der)?.as_bytes())?;
     println!(
-        "{profile:?} certificate for {} ({} key, {} bytes), signed by {}, valid {days} days, \
+        "{profile} certificate for {} ({} key, {} bytes), signed by {}, valid {days} days, \
          written to {}",
         csr.subject,
         csr.public_key.algorithm().name,

@@ -712,10 +712,11 @@ pub(crate) fn x509_verify(
     Ok(())
 }
 
-/// A time for `--at`: RFC 3339 (`2030-01-01T00:00:00Z`), a date (`2030-01-01`, midnight UTC) or
-/// seconds since the Unix epoch.
+/// A time for `--at`: RFC 3339 (`2030-01-01T00:00:00Z`, `2030-01-01T09:30:00.5+01:00`), a
+/// date (`2030-01-01`, midnight UTC) or seconds since the Unix epoch.
 pub(crate) fn parse_time(s: &str) -> std::result::Result<SystemTime, String> {
     use std::time::{Duration, UNIX_EPOCH};
+    let bad = || format!("{s:?}: not an RFC 3339 time, a date or Unix seconds");
     if let Ok(secs) = s.parse::<u64>() {
         return Ok(UNIX_EPOCH + Duration::from_secs(secs));
     }
@@ -724,8 +725,67 @@ pub(crate) fn parse_time(s: &str) -> std::result::Result<SystemTime, String> {
     } else {
         s.to_owned()
     };
+    // YYYY-MM-DDTHH:MM:SS, then an optional fraction, then Z or ±HH:MM.
+    let (main, rest) = full.split_at_checked(19).ok_or_else(bad)?;
+    let rest = match rest.strip_prefix('.') {
+        Some(frac) => frac.trim_start_matches(|c: char| c.is_ascii_digit()),
+        None => rest,
+    };
+    let offset_secs: i64 = match rest {
+        "Z" | "z" => 0,
+        _ => {
+            let (sign, hm) = match rest.split_at_checked(1) {
+                Some(("+", hm)) => (1, hm),
+                Some(("-", hm)) => (-1, hm),
+                _ => return Err(bad()),
+            };
+            let (h, m) = hm.split_once(':').ok_or_else(bad)?;
+            let h: i64 = h.parse().map_err(|_| bad())?;
+            let m: i64 = m.parse().map_err(|_| bad())?;
+            if h > 23 || m > 59 {
+                return Err(bad());
+            }
+            sign * (h * 3600 + m * 60)
+        }
+    };
     use std::str::FromStr;
-    let t = der::DateTime::from_str(&full)
-        .map_err(|e| format!("{s:?}: not an RFC 3339 time, a date or Unix seconds ({e})"))?;
-    Ok(UNIX_EPOCH + t.unix_duration())
+    let t = der::DateTime::from_str(&format!("{main}Z")).map_err(|_| bad())?;
+    let utc = i64::try_from(t.unix_duration().as_secs()).map_err(|_| bad())? - offset_secs;
+    let utc = u64::try_from(utc).map_err(|_| bad())?;
+    Ok(UNIX_EPOCH + Duration::from_secs(utc))
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::{Duration, UNIX_EPOCH};
+
+    use super::parse_time;
+
+    #[test]
+    fn times_in_every_form_the_help_promises() {
+        let at = |s: &str| {
+            parse_time(s)
+                .unwrap_or_else(|e| panic!("{e}"))
+                .duration_since(UNIX_EPOCH)
+                .map(|d| d.as_secs())
+                .unwrap_or(0)
+        };
+        let noon = 1_780_315_200; // 2026-06-01T12:00:00Z
+        assert_eq!(at("2026-06-01T12:00:00Z"), noon);
+        assert_eq!(at("2026-06-01T13:30:00+01:30"), noon);
+        assert_eq!(at("2026-06-01T07:00:00-05:00"), noon);
+        assert_eq!(at("2026-06-01T12:00:00.25Z"), noon);
+        assert_eq!(at("2026-06-01"), noon - 12 * 3600);
+        assert_eq!(at("1780315200"), noon);
+        for bad in [
+            "",
+            "yesterday",
+            "2026-06-01T12:00:00",
+            "2026-06-01T12:00:00+25:00",
+            "2026-13-01",
+        ] {
+            assert!(parse_time(bad).is_err(), "{bad:?}");
+        }
+        let _ = Duration::ZERO;
+    }
 }

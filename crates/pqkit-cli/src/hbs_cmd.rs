@@ -105,7 +105,8 @@ pub(crate) fn keygen(
             state.display()
         )));
     }
-    let pub_out = Outputs::new(overwrite, &[state]).claim(public, Sensitivity::Public)?;
+    let key_files = key_files(state);
+    let pub_out = Outputs::new(overwrite, &key_files.each()).claim(public, Sensitivity::Public)?;
     let (key, name, signatures, signature_len) = with_progress(leaves, || {
         Ok(if xmss {
             let p = pqkit_hbs::xmss::by_name(preset)?;
@@ -188,8 +189,9 @@ pub(crate) fn sign(
     for file in files {
         std::fs::File::open(file).about(file.display())?;
     }
+    let key_files = key_files(state);
     let mut inputs: Vec<&Path> = files.iter().map(|f| f.as_path()).collect();
-    inputs.push(state);
+    inputs.extend(key_files.each());
     let outputs = Outputs::new(overwrite, &inputs);
     let mut claims = Vec::with_capacity(files.len());
     for file in files {
@@ -235,6 +237,25 @@ pub(crate) fn sign(
         status.remaining
     );
     Ok(())
+}
+
+/// A key's state file and the files beside it (lock, cache): inputs no output may replace.
+struct KeyFiles {
+    state: std::path::PathBuf,
+    companions: [std::path::PathBuf; 2],
+}
+
+impl KeyFiles {
+    fn each(&self) -> [&Path; 3] {
+        [&self.state, &self.companions[0], &self.companions[1]]
+    }
+}
+
+fn key_files(state: &Path) -> KeyFiles {
+    KeyFiles {
+        state: state.to_path_buf(),
+        companions: pqkit_hbs::state::companion_files(state),
+    }
 }
 
 /// `pqkit hbs verify`.
@@ -292,8 +313,15 @@ pub(crate) fn status(state: &Path, json: bool) -> Result<()> {
 /// The risk is printed first, and nothing changes without `yes`.
 pub(crate) fn adopt(state: &Path, skip: u64, yes: bool) -> Result<()> {
     eprintln!("{ADOPT_WARNING}");
+    let s = pqkit_hbs::state::status(state)?;
+    if skip > s.remaining {
+        return Err(Failure::usage(format!(
+            "{}: --skip {skip} is more than the {} one-time keys left; nothing changed",
+            state.display(),
+            s.remaining
+        )));
+    }
     if !yes {
-        let s = pqkit_hbs::state::status(state)?;
         return Err(Failure::usage(format!(
             "{}: not adopted ({} used of {}); re-run with --yes to adopt it{}",
             state.display(),
@@ -325,10 +353,11 @@ pub(crate) fn adopt(state: &Path, skip: u64, yes: bool) -> Result<()> {
 /// What `pqkit hbs adopt` risks, printed each time it runs.
 pub(crate) const ADOPT_WARNING: &str = "\
 warning: a stateful key (LMS/HSS, XMSS) must never sign twice with one one-time key; two \
-signatures from the same one-time key can let anyone forge signatures. This file is now \
-the key. Make sure that (1) every other copy of it is destroyed and will never sign, and \
-(2) the key has not signed since this copy was made — a backup's counter is behind the \
-original's. If it may have, move the counter past those signatures with --skip N.";
+signatures from the same one-time key can let anyone forge signatures. Adopting makes this \
+file the key. Before adopting, make sure that (1) every other copy of it is destroyed and \
+will never sign, and (2) the key has not signed since this copy was made — a backup's \
+counter is behind the original's. If it may have, move the counter past those signatures \
+with --skip N.";
 
 /// `pqkit hbs ca`: a self-signed root CA certificate for a stateful key (RFC 9802). Spends
 /// one one-time key.
@@ -339,7 +368,10 @@ pub(crate) fn ca(
     out: &Path,
     overwrite: Overwrite,
 ) -> Result<()> {
-    let claim = Outputs::new(overwrite, &[state]).claim(out, Sensitivity::Public)?;
+    pqkit_pki::cert::parse_subject(subject)
+        .map_err(|e| Failure::usage(format!("--subject: {e}")))?;
+    let key_files = key_files(state);
+    let claim = Outputs::new(overwrite, &key_files.each()).claim(out, Sensitivity::Public)?;
     let mut key = StatefulKey::open(state, threads(None))?;
     let mut request = CertRequest::new(Profile::RootCa, "root");
     request.subject = subject.to_owned();
@@ -399,7 +431,10 @@ pub(crate) fn issue(
     out: &Path,
     overwrite: Overwrite,
 ) -> Result<()> {
-    let claim = Outputs::new(overwrite, &[state, ca_cert]).claim(out, Sensitivity::Public)?;
+    let key_files = key_files(state);
+    let mut inputs = key_files.each().to_vec();
+    inputs.push(ca_cert);
+    let claim = Outputs::new(overwrite, &inputs).claim(out, Sensitivity::Public)?;
     let ca = pem::read_certificates(ca_cert)?.swap_remove(0);
     // A CA certificate that could not issue is refused before a one-time key is spent.
     pqkit_pki::path::check_can_issue(&ca, profile.is_ca(), std::time::SystemTime::now())
@@ -417,6 +452,8 @@ pub(crate) fn issue(
             (request, pqkit_pki::key::spki_der(&csr.public_key)?)
         }
         Subject::Key(path, name) => {
+            pqkit_pki::cert::parse_subject(name)
+                .map_err(|e| Failure::usage(format!("--subject: {e}")))?;
             let mut request = CertRequest::new(profile, "subject");
             request.subject = name.to_owned();
             (request, crate::files::read_pem(path, pem::PUBLIC_KEY)?)
@@ -430,7 +467,7 @@ pub(crate) fn issue(
     let der = pqkit_pki::stateful::issue(&request, &spki_der, &ca, &mut key)?;
     claim.commit(pem::encode(pem::CERTIFICATE, &der)?.as_bytes())?;
     println!(
-        "{profile:?} certificate for {} ({} bytes), signed by {}, valid {days} days, written to \
+        "{profile} certificate for {} ({} bytes), signed by {}, valid {days} days, written to \
          {}; {} one-time keys remaining",
         request.subject,
         der.len(),

@@ -1046,12 +1046,12 @@ fn main() -> ExitCode {
     }
 }
 
-/// A timeout of `s` seconds from a command-line flag: more than 0.
+/// A timeout of `s` seconds from a command-line flag: more than 0, at most a day.
 fn seconds(s: f64, flag: &str) -> commands::Result<Duration> {
     let d = bench_cmd::seconds(s, flag)?;
-    if d.is_zero() {
+    if d.is_zero() || d > Duration::from_secs(24 * 3600) {
         return Err(Failure::usage(format!(
-            "{flag} must be more than 0 seconds"
+            "{flag} must be more than 0 seconds and at most a day (86400)"
         )));
     }
     Ok(d)

@@ -265,6 +265,16 @@ fn exit_statuses_tell_usage_from_verification_from_other_failures() {
         2,
         "more than 0",
     );
+    fails(
+        &run(pqkit().args(["client", "--timeout", "1e20", "--ca", "x"])),
+        2,
+        "not a number of seconds",
+    );
+    fails(
+        &run(pqkit().args(["client", "--timeout", "1e6", "--ca", "x"])),
+        2,
+        "at most a day",
+    );
     assert_eq!(
         run(pqkit().args([
             "csr", "sign", "--days", "0", "--ca", "a", "--ca-key", "b", "c", "-o", "d"
@@ -529,6 +539,45 @@ fn hbs_sign_spends_no_one_time_key_on_a_mistake() {
         !dir.join("copy.hss.lock").exists(),
         "the lock is gone with the signer"
     );
+    // The key's own files are never outputs: a signature named <state>.lock spends nothing;
+    // a public key named like the state's cache writes nothing.
+    let out = run(pqkit()
+        .args(["hbs", "sign", "--force", "--state"])
+        .arg(&copy)
+        .arg("-o")
+        .arg(dir.join("copy.hss.lock"))
+        .arg(&files[0]));
+    fails(&out, 2, "refusing to overwrite an input");
+    let before = std::fs::read(&copy).expect("state");
+    let out = run(pqkit()
+        .args(["hbs", "keygen", "--preset", "L1_H5_W8", "--state"])
+        .arg(dir.join("new.hss"))
+        .arg("--pub")
+        .arg(dir.join("new.hss.cache")));
+    fails(&out, 2, "refusing to overwrite an input");
+    assert!(!dir.join("new.hss").exists());
+    assert_eq!(std::fs::read(&copy).expect("state"), before);
+    // A symbolic link to a state file neither signs nor is adopted.
+    #[cfg(unix)]
+    {
+        let link = dir.join("link.hss");
+        std::os::unix::fs::symlink(&copy, &link).expect("ln -s");
+        let out = run(pqkit()
+            .args(["hbs", "adopt", "--yes", "--state"])
+            .arg(&link));
+        fails(&out, 3, "symbolic link");
+        assert!(
+            std::fs::symlink_metadata(&link)
+                .expect("stat")
+                .file_type()
+                .is_symlink()
+        );
+    }
+    // A skip past the end of the key is a typo, not an adoption.
+    let out = run(pqkit()
+        .args(["hbs", "adopt", "--yes", "--skip", "1000", "--state"])
+        .arg(&copy));
+    fails(&out, 2, "more than the");
     // hbs keygen never replaces a state file, --force or not.
     let out = run(pqkit()
         .args([

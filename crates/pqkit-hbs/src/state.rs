@@ -122,6 +122,22 @@ pub enum StateError {
         /// The original's counter.
         next: u64,
     },
+    /// The state file has a second name (a hard link): the other name would keep an old copy
+    /// when this one is rewritten. Nothing signs until it is removed.
+    #[error(
+        "{path}: the state file has {links} hard links; a state file must have one name. \
+         Remove the other names (`find / -samefile {path}` lists them)"
+    )]
+    HardLinked {
+        /// The file.
+        path: PathBuf,
+        /// Its link count.
+        links: u64,
+    },
+    /// The state file was named through a symbolic link: rewriting it would replace the link,
+    /// not the file, and leave two keys.
+    #[error("{0}: is a symbolic link; open a state file by its own name ({1})")]
+    SymbolicLink(PathBuf, PathBuf),
     /// A signing error (exhaustion among them).
     #[error(transparent)]
     Hbs(#[from] crate::Error),
@@ -170,6 +186,12 @@ pub struct StatefulKey {
 
 fn io(path: &Path) -> impl Fn(std::io::Error) -> StateError + '_ {
     move |e| StateError::Io(path.to_path_buf(), e)
+}
+
+/// The files a key keeps beside its state file: `<state>.lock` and `<state>.cache`. No other
+/// output may be written there.
+pub fn companion_files(path: &Path) -> [PathBuf; 2] {
+    [lock_path(path), cache_path(path)]
 }
 
 fn lock_path(path: &Path) -> PathBuf {
@@ -353,12 +375,7 @@ impl Location {
     }
 
     /// What differs between the recorded location and the file found, in words.
-    fn differences(&self, found: &Self, links: u64) -> Option<String> {
-        if links > 1 {
-            return Some(format!(
-                "it has {links} hard links; a state file must have one name"
-            ));
-        }
+    fn differences(&self, found: &Self) -> Option<String> {
         if (self.device, self.inode, self.created_ns)
             != (found.device, found.inode, found.created_ns)
         {
@@ -572,6 +589,23 @@ fn open_signer(path: &Path, parsed: &Parsed, threads: usize) -> Result<(Signer, 
 
 /// The state file's bytes, and the (device, inode, absolute path) and link count of the file
 /// read — one open file, so they describe the same object.
+/// A state file is opened by its own name and has no other: not through a symbolic link (a
+/// rewrite would replace the link and leave the file it named as a second key), not with a
+/// second hard link (the other name would keep the old inode).
+fn one_name(path: &Path, links: u64) -> Result<(), StateError> {
+    if fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink()) {
+        let target = fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
+        return Err(StateError::SymbolicLink(path.to_path_buf(), target));
+    }
+    if links > 1 {
+        return Err(StateError::HardLinked {
+            path: path.to_path_buf(),
+            links,
+        });
+    }
+    Ok(())
+}
+
 fn read_state(path: &Path) -> Result<(Zeroizing<Vec<u8>>, Location, u64), StateError> {
     use std::io::Read;
     let mut file = File::open(path).map_err(io(path))?;
@@ -619,9 +653,9 @@ fn persist_state(path: &Path, key: &[u8], next: u64, replace: bool) -> Result<()
         use std::os::unix::fs::MetadataExt;
         let links = fs::metadata(path).map(|m| m.nlink()).unwrap_or(1);
         if links > 1 {
-            return Err(StateError::NotWhereRecorded {
+            return Err(StateError::HardLinked {
                 path: path.to_path_buf(),
-                why: format!("it has {links} hard links; a state file must have one name"),
+                links,
             });
         }
     }
@@ -777,13 +811,14 @@ impl StatefulKey {
     pub fn open(path: &Path, threads: usize) -> Result<Self, StateError> {
         let lock = lock(path)?;
         let (bytes, found, links) = read_state(path)?;
+        one_name(path, links)?;
         let parsed = parse(path, &bytes)?;
         let why = match &parsed.location {
             None => Some(
                 "it was written by an earlier pqkit that did not record where the file lives"
                     .to_owned(),
             ),
-            Some(recorded) => recorded.differences(&found, links),
+            Some(recorded) => recorded.differences(&found),
         };
         if let Some(why) = why {
             return Err(StateError::NotWhereRecorded {
@@ -818,15 +853,8 @@ impl StatefulKey {
     pub fn adopt(path: &Path, skip: u64) -> Result<Adoption, StateError> {
         let _lock = lock(path)?;
         let (bytes, found, links) = read_state(path)?;
+        one_name(path, links)?;
         let mut parsed = parse(path, &bytes)?;
-        if links > 1 {
-            return Err(StateError::NotWhereRecorded {
-                path: path.to_path_buf(),
-                why: format!(
-                    "it has {links} hard links; remove the other names before adopting it"
-                ),
-            });
-        }
         // The file this one was copied from, still there and the same key: two live copies.
         if let Some(original) = parsed
             .location
@@ -843,10 +871,7 @@ impl StatefulKey {
                 next: other.next,
             });
         }
-        let recorded = parsed
-            .location
-            .as_ref()
-            .and_then(|r| r.differences(&found, links));
+        let recorded = parsed.location.as_ref().and_then(|r| r.differences(&found));
         let capacity = parsed.params.capacity();
         let next = parsed.next.saturating_add(skip).min(capacity);
         parsed.key[MAGIC.len()] = VERSION;

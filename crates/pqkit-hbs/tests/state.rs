@@ -394,13 +394,38 @@ fn a_copied_restored_or_moved_state_file_refuses_to_sign_until_adopted() {
     StatefulKey::adopt(&moved, 0).expect("adopt after a move");
     let linked = dir.join("linked.hss");
     std::fs::hard_link(&moved, &linked).expect("ln");
-    let why = not_where(StatefulKey::open(&moved, 1));
-    assert!(why.contains("hard links"), "{why}");
-    // Nor is a file with a second name adopted: the other name would keep the old inode.
-    match StatefulKey::adopt(&moved, 0) {
-        Err(StateError::NotWhereRecorded { why, .. }) => assert!(why.contains("hard links")),
-        other => panic!("expected NotWhereRecorded, got {other:?}"),
+    // A second hard link: no open, no adopt (the other name would keep the old inode).
+    for result in [
+        StatefulKey::open(&moved, 1).map(|_| ()),
+        StatefulKey::adopt(&moved, 0).map(|_| ()),
+    ] {
+        assert!(
+            matches!(result, Err(StateError::HardLinked { links: 2, .. })),
+            "{result:?}"
+        );
     }
     std::fs::remove_file(&linked).expect("rm");
+    // A symbolic link to the state file: no open, no adopt (adopting through it would replace
+    // the link with a second copy of the key).
+    let symlink = dir.join("symlink.hss");
+    #[cfg(unix)]
+    {
+        std::os::unix::fs::symlink(&moved, &symlink).expect("ln -s");
+        for result in [
+            StatefulKey::open(&symlink, 1).map(|_| ()),
+            StatefulKey::adopt(&symlink, 0).map(|_| ()),
+        ] {
+            assert!(
+                matches!(result, Err(StateError::SymbolicLink(..))),
+                "{result:?}"
+            );
+        }
+        assert!(
+            std::fs::symlink_metadata(&symlink)
+                .expect("stat")
+                .file_type()
+                .is_symlink()
+        );
+    }
     StatefulKey::open(&moved, 1).expect("one name again");
 }

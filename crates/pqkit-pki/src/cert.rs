@@ -43,6 +43,18 @@ pub enum Profile {
     CodeSigning,
 }
 
+impl core::fmt::Display for Profile {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.write_str(match self {
+            Self::RootCa => "root CA",
+            Self::IntermediateCa => "intermediate CA",
+            Self::Server => "server",
+            Self::Client => "client",
+            Self::CodeSigning => "code-signing",
+        })
+    }
+}
+
 impl Profile {
     /// Whether certificates of this profile are CA certificates.
     pub fn is_ca(self) -> bool {

@@ -157,6 +157,14 @@ impl PendingOutput {
                         ));
                     }
                     Some(m) if !m.is_file() => {
+                        if !is_stream(&m) {
+                            return Err(Error::io(
+                                path,
+                                std::io::Error::other(
+                                    "is neither a file nor a terminal, pipe or character device",
+                                ),
+                            ));
+                        }
                         return Ok(Self {
                             dest: path.to_path_buf(),
                             target: Target::Device,
@@ -261,11 +269,16 @@ pub fn write(
 
 /// Refuses an output that is one of the inputs (the same file, under any name).
 fn check_not_input(output: &Path, inputs: &[&Path]) -> Result<(), Error> {
-    let Some(out) = file_id(output) else {
+    if output.as_os_str() == "-" {
         return Ok(());
-    };
+    }
+    // By name (an input that does not exist yet, such as a state file's lock), and by file
+    // (the same file under another name).
+    let name = absolute(output);
+    let id = file_id(output);
     for input in inputs {
-        if file_id(input) == Some(out) {
+        let same_file = id.is_some() && file_id(input) == id;
+        if same_file || absolute(input) == name {
             return Err(Error::SameFile {
                 output: output.display().to_string(),
                 input: input.display().to_string(),
@@ -273,6 +286,21 @@ fn check_not_input(output: &Path, inputs: &[&Path]) -> Result<(), Error> {
         }
     }
     Ok(())
+}
+
+/// Whether a non-regular file is one to write through: a character device (a terminal,
+/// /dev/null) or a FIFO — never a block device (a disk) or a socket.
+fn is_stream(m: &std::fs::Metadata) -> bool {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::FileTypeExt;
+        m.file_type().is_char_device() || m.file_type().is_fifo()
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = m;
+        false
+    }
 }
 
 /// (device, inode) of an existing regular file; `None` for `-`, devices and missing files.
