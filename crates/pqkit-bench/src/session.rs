@@ -181,6 +181,24 @@ fn set_deadline(sock: &Socket, deadline: Instant) -> io::Result<()> {
     sock.get_ref().set_write_timeout(Some(left))
 }
 
+/// Reads what the peer sent (by `deadline`) and processes it; `UnexpectedEof` naming `when`
+/// if the peer closed the TCP connection.
+fn read_and_process<D: SideData>(
+    conn: &mut ConnectionCommon<D>,
+    sock: &mut Socket,
+    deadline: Instant,
+    when: &str,
+) -> io::Result<()> {
+    set_deadline(sock, deadline)?;
+    if conn.read_tls(sock)? == 0 {
+        return Err(io::Error::new(
+            io::ErrorKind::UnexpectedEof,
+            format!("peer closed the TCP connection {when}"),
+        ));
+    }
+    process(conn, sock).map(|_| ())
+}
+
 /// Writes every queued record, by `deadline`.
 fn flush<D: SideData>(
     conn: &mut ConnectionCommon<D>,
@@ -221,14 +239,7 @@ fn finish_handshake<D: SideData>(
         if !conn.is_handshaking() {
             break;
         }
-        set_deadline(sock, deadline)?;
-        if conn.read_tls(sock)? == 0 {
-            return Err(io::Error::new(
-                io::ErrorKind::UnexpectedEof,
-                "peer closed the TCP connection during the handshake",
-            ));
-        }
-        process(conn, sock)?;
+        read_and_process(conn, sock, deadline, "during the handshake")?;
     }
     flush(conn, sock, deadline)
 }
@@ -266,14 +277,7 @@ fn read_message<D: SideData>(
             Err(e) if e.kind() == io::ErrorKind::WouldBlock => {}
             Err(e) => return Err(e),
         }
-        set_deadline(sock, deadline)?;
-        if conn.read_tls(sock)? == 0 {
-            return Err(io::Error::new(
-                io::ErrorKind::UnexpectedEof,
-                "peer closed the TCP connection without close_notify",
-            ));
-        }
-        process(conn, sock)?;
+        read_and_process(conn, sock, deadline, "without close_notify")?;
     }
 }
 

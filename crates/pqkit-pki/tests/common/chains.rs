@@ -262,6 +262,13 @@ pub(crate) fn cases(alg: &'static SignatureAlgorithm) -> Vec<Case> {
     let root = issue(&Spec::ca("root"), alg, None);
     let int = issue(&Spec::ca("intermediate"), alg, Some(&root));
     let leaf = |spec: Spec, by: &Issued| issue(&spec, alg, Some(by));
+    // A root made from `spec`, an intermediate under it and a serverAuth leaf under that.
+    let path_under = |spec: Spec| {
+        let root = issue(&spec, alg, None);
+        let int = issue(&Spec::ca("intermediate"), alg, Some(&root));
+        let leaf = issue(&Spec::leaf("leaf", server), alg, Some(&int));
+        (root, int, leaf)
+    };
     let good = leaf(Spec::leaf("leaf", server), &int);
 
     add(
@@ -376,20 +383,14 @@ pub(crate) fn cases(alg: &'static SignatureAlgorithm) -> Vec<Case> {
         Purpose::ServerAuth,
         Some("UnknownCriticalExtension"),
     );
-    let critical_root = issue(
-        &Spec {
-            unknown_critical: true,
-            ..Spec::ca("root")
-        },
-        alg,
-        None,
-    );
-    let int_under_critical_root = issue(&Spec::ca("intermediate"), alg, Some(&critical_root));
-    let leaf_under_critical_root = leaf(Spec::leaf("leaf", server), &int_under_critical_root);
+    let (anchor, middle, end) = path_under(Spec {
+        unknown_critical: true,
+        ..Spec::ca("root")
+    });
     add(
         "root-unknown-critical-extension",
-        vec![&leaf_under_critical_root, &int_under_critical_root],
-        vec![&critical_root],
+        vec![&end, &middle],
+        vec![&anchor],
         Purpose::ServerAuth,
         Some("UnknownCriticalExtension"),
     );
@@ -439,20 +440,14 @@ pub(crate) fn cases(alg: &'static SignatureAlgorithm) -> Vec<Case> {
         Purpose::ServerAuth,
         Some("Expired"),
     );
-    let expired_root = issue(
-        &Spec {
-            not_after: EXPIRED,
-            ..Spec::ca("root")
-        },
-        alg,
-        None,
-    );
-    let int_under_expired_root = issue(&Spec::ca("intermediate"), alg, Some(&expired_root));
-    let leaf_under_expired_root = leaf(Spec::leaf("leaf", server), &int_under_expired_root);
+    let (anchor, middle, end) = path_under(Spec {
+        not_after: EXPIRED,
+        ..Spec::ca("root")
+    });
     add(
         "root-expired",
-        vec![&leaf_under_expired_root, &int_under_expired_root],
-        vec![&expired_root],
+        vec![&end, &middle],
+        vec![&anchor],
         Purpose::ServerAuth,
         Some("Expired"),
     );
@@ -474,20 +469,14 @@ pub(crate) fn cases(alg: &'static SignatureAlgorithm) -> Vec<Case> {
         Purpose::ServerAuth,
         Some("NoKeyCertSign"),
     );
-    let root_no_cert_sign = issue(
-        &Spec {
-            key_usage: Some(KeyUsage(KeyUsages::DigitalSignature.into())),
-            ..Spec::ca("root")
-        },
-        alg,
-        None,
-    );
-    let int_under_bad_root = issue(&Spec::ca("intermediate"), alg, Some(&root_no_cert_sign));
-    let leaf_under_bad_root = leaf(Spec::leaf("leaf", server), &int_under_bad_root);
+    let (anchor, middle, end) = path_under(Spec {
+        key_usage: Some(KeyUsage(KeyUsages::DigitalSignature.into())),
+        ..Spec::ca("root")
+    });
     add(
         "root-without-keycertsign",
-        vec![&leaf_under_bad_root, &int_under_bad_root],
-        vec![&root_no_cert_sign],
+        vec![&end, &middle],
+        vec![&anchor],
         Purpose::ServerAuth,
         Some("NoKeyCertSign"),
     );
@@ -623,20 +612,14 @@ pub(crate) fn cases(alg: &'static SignatureAlgorithm) -> Vec<Case> {
     );
 
     // The trust anchor's own constraints, as OpenSSL applies them.
-    let root_len0 = issue(
-        &Spec {
-            basic: Some((true, Some(0))),
-            ..Spec::ca("root pathlen 0")
-        },
-        alg,
-        None,
-    );
-    let int_below_len0 = issue(&Spec::ca("intermediate"), alg, Some(&root_len0));
-    let leaf_below_root_len0 = leaf(Spec::leaf("leaf", server), &int_below_len0);
+    let (anchor, middle, end) = path_under(Spec {
+        basic: Some((true, Some(0))),
+        ..Spec::ca("root pathlen 0")
+    });
     add(
         "root-path-length-exceeded",
-        vec![&leaf_below_root_len0, &int_below_len0],
-        vec![&root_len0],
+        vec![&end, &middle],
+        vec![&anchor],
         Purpose::ServerAuth,
         Some("PathLenExceeded"),
     );
