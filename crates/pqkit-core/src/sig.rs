@@ -161,6 +161,22 @@ impl SignatureAlgorithm {
         })
     }
 
+    /// A signing key whose private part lives elsewhere — a PKCS#11 token, an HSM — and
+    /// signs through `inner`; every pqkit tool that takes a [`SigningKey`] uses it unchanged.
+    /// `inner.seed()` and `inner.expanded()` are expected to be `None`.
+    ///
+    /// # Errors
+    /// [`Error::InvalidLength`] when `inner`'s verifying key is not
+    /// [`Self::verifying_key_size`] bytes.
+    pub fn token_key(&'static self, inner: Box<dyn SigningKeyImpl>) -> Result<SigningKey, Error> {
+        check_len(
+            "verifying key",
+            inner.verifying_key(),
+            self.verifying_key_size,
+        )?;
+        Ok(SigningKey { alg: self, inner })
+    }
+
     /// Wraps an encoded verifying key after checking its length.
     ///
     /// # Errors

@@ -51,6 +51,11 @@ fn derive(level: &Level, id: &Identifier, seed: &[u8], q: u32) -> (Identifier, Z
 }
 
 impl HssSigner {
+    /// Bytes of each signature (RFC 8554 §6.4).
+    pub fn signature_len(&self) -> usize {
+        crate::preset::hss_signature_len(&self.levels)
+    }
+
     /// Generates the key from the top level's I and SEED (m bytes), computing every level's
     /// first tree on `threads` threads.
     ///

@@ -24,6 +24,14 @@ impl Signer {
         }
     }
 
+    /// Bytes of each signature.
+    pub fn signature_len(&self) -> usize {
+        match self {
+            Self::Hss(s) => s.signature_len(),
+            Self::Xmss(s) => s.signature_len(),
+        }
+    }
+
     /// Signs with one-time key `counter`.
     ///
     /// # Errors

@@ -166,6 +166,8 @@ pub struct Status {
     pub remaining: u64,
     /// Total signatures the key can make.
     pub capacity: u64,
+    /// Size of each signature, in bytes (RFC 8554 §6.4 / RFC 8391 §4.1.8, §4.2.4).
+    pub signature_len: usize,
 }
 
 /// A signing key bound to its state file. Not `Clone`: one object per key, signing through
@@ -482,6 +484,14 @@ enum Params {
 
 impl Params {
     /// Number of signatures.
+    /// Bytes of each signature.
+    fn signature_len(&self) -> usize {
+        match self {
+            Self::Hss { levels, .. } => crate::preset::hss_signature_len(levels),
+            Self::Xmss { params, .. } => params.signature_len(),
+        }
+    }
+
     fn capacity(&self) -> u64 {
         match self {
             Self::Hss { levels, .. } => {
@@ -629,6 +639,7 @@ pub fn status(path: &Path) -> Result<Status, StateError> {
         used,
         remaining: capacity - used,
         capacity,
+        signature_len: parsed.params.signature_len(),
     })
 }
 
@@ -902,6 +913,7 @@ impl StatefulKey {
             used,
             remaining: capacity - used,
             capacity,
+            signature_len: self.signer.signature_len(),
         }
     }
 

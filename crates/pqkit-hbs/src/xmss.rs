@@ -634,6 +634,11 @@ pub struct XmssSigner {
 }
 
 impl XmssSigner {
+    /// Bytes of each signature (RFC 8391 §4.1.8, §4.2.4).
+    pub fn signature_len(&self) -> usize {
+        self.params.signature_len()
+    }
+
     /// Generates the key from S_XMSS, SK_PRF and SEED (n bytes each) on `threads` threads:
     /// the top tree (2^(h/d) leaves) and the first tree of every layer below.
     ///
