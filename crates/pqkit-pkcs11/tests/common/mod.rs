@@ -51,6 +51,13 @@ pub struct Fixture {
 pub fn fixture() -> &'static Fixture {
     static F: OnceLock<Fixture> = OnceLock::new();
     F.get_or_init(|| {
+        // A child process of a test uses its parent's tokens.
+        if let Ok(conf) = std::env::var("PQKIT_P11_TEST_PARENT_CONF") {
+            // SAFETY: set before the module reads it, in a child with no other test thread.
+            unsafe { std::env::set_var("PQKIT_PKCS11_CONF", &conf) };
+            let module = pqkit_pkcs11::client::load_module(&module_path()).unwrap();
+            return Fixture { dir: PathBuf::from(conf), module };
+        }
         let dir = std::env::temp_dir().join(format!("pqkit-p11-test-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&dir);
         let mut config = pqkit_pkcs11::config::Config::default();
