@@ -114,7 +114,7 @@ impl Setup {
         )
         .map_err(|e| e.to_string())?;
         let auth = if mutual {
-            Some((chain(pki.client_chain()), key_der(&pki.client_key)?))
+            Some((chain(pki.client_chain()), key_der(&pki.client_key)?.into()))
         } else {
             None
         };

@@ -522,7 +522,12 @@ fn read_roots(path: &Path) -> Result<Vec<CertificateDer<'static>>> {
 /// A PKCS#8 key file for TLS, checked when read: decoded and validated against its public
 /// part (pqkit-pki), so a damaged key is refused here with the file's name, not at the first
 /// handshake.
-fn read_key(path: &Path) -> Result<PrivateKeyDer<'static>> {
+fn read_key(path: &Path) -> Result<pqkit_rustls::TlsKey> {
+    if crate::files::token_key(path).is_some() {
+        // The key stays in its token: each CertificateVerify is signed there.
+        let key = crate::files::load_signing_key(path)?;
+        return pqkit_rustls::TlsKey::signing(key).about(path.display());
+    }
     let der = pem::read_private_key(path)?;
     if matches!(
         pqkit_pki::key::pkcs8_algorithm(&der).about(path.display())?,
@@ -530,7 +535,7 @@ fn read_key(path: &Path) -> Result<PrivateKeyDer<'static>> {
     ) {
         pqkit_pki::key::signing_key_from_pkcs8(&der).about(path.display())?;
     }
-    Ok(PrivateKeyDer::Pkcs8(PrivatePkcs8KeyDer::from(der.to_vec())))
+    Ok(PrivateKeyDer::Pkcs8(PrivatePkcs8KeyDer::from(der.to_vec())).into())
 }
 
 fn server_name(name: &str) -> std::io::Result<ServerName<'static>> {

@@ -77,8 +77,30 @@ pub(crate) fn outputs<'a>(overwrite: Overwrite, inputs: &'a [&'a Path]) -> Resul
     Ok(Outputs::new(overwrite, inputs))
 }
 
-/// The signing key in a PKCS#8 file (PEM or DER), checked against its public part.
+/// How `pkcs11:` key URIs reach their token (the global --pkcs11-module and --pin-source).
+static PKCS11: std::sync::OnceLock<pqkit_pkcs11::client::Options> = std::sync::OnceLock::new();
+
+/// Records the global PKCS#11 options (once, at start).
+pub(crate) fn set_pkcs11(options: pqkit_pkcs11::client::Options) {
+    let _ = PKCS11.set(options);
+}
+
+/// The private key named by `path`: an RFC 7512 `pkcs11:` URI (the key stays in its token)
+/// or a file.
+pub(crate) fn token_key(path: &Path) -> Option<Result<pqkit_pkcs11::client::TokenKey>> {
+    let text = path.to_str()?;
+    pqkit_pkcs11::client::is_uri(text).then(|| {
+        pqkit_pkcs11::client::TokenKey::open(text, PKCS11.get().unwrap_or(&Default::default()))
+            .about(text)
+    })
+}
+
+/// The signing key in a PKCS#8 file (PEM or DER), checked against its public part — or in a
+/// PKCS#11 token, when `path` is a `pkcs11:` URI.
 pub(crate) fn load_signing_key(path: &Path) -> Result<SigningKey> {
+    if let Some(key) = token_key(path) {
+        return key?.into_signing_key().about(path.display());
+    }
     let der = pem::read_private_key(path)?;
     key::signing_key_from_pkcs8(&der).about(path.display())
 }

@@ -7,6 +7,7 @@ mod csr_cmd;
 mod failure;
 mod files;
 mod hbs_cmd;
+mod token_cmd;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -24,6 +25,14 @@ struct Cli {
     /// Replace output files that exist (never a stateful key's state file, never an input).
     #[arg(long, global = true)]
     force: bool,
+    /// The PKCS#11 module for `pkcs11:` key URIs (RFC 7512) that name none with module-path
+    /// (else $PQKIT_PKCS11_MODULE).
+    #[arg(long, global = true, value_name = "PATH")]
+    pkcs11_module: Option<PathBuf>,
+    /// Where the token PIN comes from for `pkcs11:` keys: file:PATH or env:NAME (else
+    /// $PQKIT_PKCS11_PIN; none: no login).
+    #[arg(long, global = true, value_name = "SOURCE")]
+    pin_source: Option<String>,
     #[command(subcommand)]
     command: Command,
 }
@@ -189,6 +198,72 @@ enum Command {
     /// Inspect and verify certificates.
     #[command(subcommand)]
     X509(X509Command),
+    /// PKCS#11 tokens: create a pqkit token; list, generate and delete keys in any token.
+    #[command(subcommand)]
+    Token(TokenCommand),
+}
+
+#[derive(Subcommand)]
+enum TokenCommand {
+    /// Create a pqkit token (a sealed directory) and add it to the module's configuration
+    /// ($PQKIT_PKCS11_CONF or ~/.config/pqkit/pkcs11.json).
+    #[command(after_help = "Example:\n  pqkit token init --label ca --so-pin 87654321 --pin 1234")]
+    Init {
+        /// Token label.
+        #[arg(long)]
+        label: String,
+        /// Token directory (default ~/.local/share/pqkit/tokens/LABEL).
+        #[arg(long)]
+        dir: Option<PathBuf>,
+        /// Security officer PIN.
+        #[arg(long)]
+        so_pin: String,
+        /// User PIN.
+        #[arg(long)]
+        pin: String,
+        /// Argon2id memory per PIN check, KiB (RFC 9106).
+        #[arg(long, default_value_t = 65536)]
+        kdf_memory_kib: u32,
+        /// Argon2id passes.
+        #[arg(long, default_value_t = 3)]
+        kdf_passes: u32,
+        /// Failed logins in a row that lock a PIN.
+        #[arg(long, default_value_t = 10)]
+        max_pin_attempts: u32,
+    },
+    /// List tokens and their objects.
+    List {
+        /// Only this token (label).
+        #[arg(long)]
+        token: Option<String>,
+    },
+    /// Generate a key pair inside a token; prints its pkcs11: URI.
+    #[command(
+        after_help = "Example:\n  pqkit token keygen --token ca --alg ML-DSA-65 --label root --id 01"
+    )]
+    Keygen {
+        /// Token label.
+        #[arg(long)]
+        token: String,
+        /// Algorithm: ML-DSA-*, SLH-DSA-*, ML-KEM-*, ECDSA-P256/384/521, Ed25519.
+        #[arg(long)]
+        alg: String,
+        /// Key label (CKA_LABEL).
+        #[arg(long)]
+        label: String,
+        /// Key id (CKA_ID), hex.
+        #[arg(long)]
+        id: Option<String>,
+    },
+    /// Delete every object with a label.
+    Delete {
+        /// Token label.
+        #[arg(long)]
+        token: String,
+        /// Object label.
+        #[arg(long)]
+        label: String,
+    },
 }
 
 #[derive(Args)]
@@ -790,6 +865,10 @@ impl ModeArgs {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let overwrite = Overwrite::from_force(cli.force);
+    files::set_pkcs11(token_cmd::options(
+        cli.pkcs11_module.clone(),
+        cli.pin_source.clone(),
+    ));
     let result = match cli.command {
         Command::Demo(a) => commands::demo(&a.group, &a.sig, a.dir.as_deref(), a.json),
         Command::Server(a) => {
@@ -941,6 +1020,38 @@ fn main() -> ExitCode {
             file,
         }) => hbs_cmd::verify(&public, &file, &signature),
         Command::Hbs(HbsCommand::Status { state, json }) => hbs_cmd::status(&state, json),
+        Command::Token(t) => {
+            let options = token_cmd::options(cli.pkcs11_module.clone(), cli.pin_source.clone());
+            match t {
+                TokenCommand::Init {
+                    label,
+                    dir,
+                    so_pin,
+                    pin,
+                    kdf_memory_kib,
+                    kdf_passes,
+                    max_pin_attempts,
+                } => token_cmd::init(
+                    &label,
+                    dir.as_deref(),
+                    &so_pin,
+                    &pin,
+                    kdf_memory_kib,
+                    kdf_passes,
+                    max_pin_attempts,
+                ),
+                TokenCommand::List { token } => token_cmd::list(token.as_deref(), &options),
+                TokenCommand::Keygen {
+                    token,
+                    alg,
+                    label,
+                    id,
+                } => token_cmd::keygen(&token, &alg, &label, id.as_deref(), &options),
+                TokenCommand::Delete { token, label } => {
+                    token_cmd::delete(&token, &label, &options)
+                }
+            }
+        }
         Command::Hbs(HbsCommand::Adopt { state, skip, yes }) => hbs_cmd::adopt(&state, skip, yes),
         Command::Hbs(HbsCommand::Ca {
             state,

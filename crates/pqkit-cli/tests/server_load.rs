@@ -57,9 +57,12 @@ fn client_config(pki: &Path) -> (Arc<ClientConfig>, Arc<pqkit_rustls::observe::P
     let provider = Arc::new(pqkit_rustls::provider_with_groups(vec![
         pqkit_rustls::find_group("X25519MLKEM768").expect("group"),
     ]));
-    let (config, seen) =
-        pqkit_rustls::client_config(provider, &certs("ca.pem"), Some((certs("client.pem"), key)))
-            .expect("client config");
+    let (config, seen) = pqkit_rustls::client_config(
+        provider,
+        &certs("ca.pem"),
+        Some((certs("client.pem"), key.into())),
+    )
+    .expect("client config");
     (Arc::new(config), seen)
 }
 

@@ -7,7 +7,14 @@
 //! work starts. What cannot be checked — that a non-null pointer really points to as many
 //! bytes as its length says — is the caller's contract, as in every C API.
 
-#![allow(non_snake_case, unsafe_code)]
+// CK_ULONG is C `unsigned long`: as wide as a pointer on the LP64 targets this module builds for,
+// so its casts to usize do not truncate.
+#![allow(
+    non_snake_case,
+    unsafe_code,
+    clippy::cast_possible_truncation,
+    clippy::collapsible_match
+)]
 
 use core::ffi::c_void;
 use std::panic::{AssertUnwindSafe, catch_unwind};

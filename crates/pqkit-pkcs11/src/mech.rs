@@ -338,6 +338,7 @@ pub fn ecdsa_hash(alg: &SignatureAlgorithm) -> Option<PreHash> {
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
 

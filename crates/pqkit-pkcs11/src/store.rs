@@ -693,6 +693,7 @@ fn unseal_data_key(kdf: &Kdf, pin: &[u8], sealed: &Sealed) -> Option<DataKey> {
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
 

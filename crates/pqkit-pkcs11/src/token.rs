@@ -1569,7 +1569,7 @@ fn ecdsa_der_to_raw(der_sig: &[u8], n: usize) -> Result<Vec<u8>> {
 
 /// PKCS#11's ECDSA r ‖ s as DER (RFC 3279 §2.2.3).
 pub fn ecdsa_raw_to_der(raw: &[u8]) -> Option<Vec<u8>> {
-    if raw.is_empty() || raw.len() % 2 != 0 {
+    if raw.is_empty() || !raw.len().is_multiple_of(2) {
         return None;
     }
     let (r, s) = raw.split_at(raw.len() / 2);
@@ -1725,6 +1725,7 @@ fn sign_stateful(path: &std::path::Path, message: &[u8]) -> Result<Vec<u8>> {
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
 

@@ -12,19 +12,56 @@ use cryptoki_sys::*;
 /// The module's 3.2 function list, through C_GetInterface.
 fn functions() -> &'static CK_FUNCTION_LIST_3_2 {
     fixture();
-    let lib = Box::leak(Box::new(unsafe { libloading::Library::new(module_path()) }.unwrap()));
+    // SAFETY: loading the module under test.
+    let lib = Box::leak(Box::new(
+        unsafe { libloading::Library::new(module_path()) }.unwrap(),
+    ));
     let mut iface: *mut CK_INTERFACE = std::ptr::null_mut();
     // SAFETY: the exported C_GetInterface; out pointer valid.
     unsafe {
-        let get: libloading::Symbol<'_, unsafe extern "C" fn(*mut u8, *mut CK_VERSION, *mut *mut CK_INTERFACE, CK_FLAGS) -> CK_RV> =
-            lib.get(b"C_GetInterface\0").unwrap();
-        assert_eq!(get(std::ptr::null_mut(), std::ptr::null_mut(), &raw mut iface, 0), CKR_OK);
+        let get: libloading::Symbol<
+            '_,
+            unsafe extern "C" fn(
+                *mut u8,
+                *mut CK_VERSION,
+                *mut *mut CK_INTERFACE,
+                CK_FLAGS,
+            ) -> CK_RV,
+        > = lib.get(b"C_GetInterface\0").unwrap();
+        assert_eq!(
+            get(
+                std::ptr::null_mut(),
+                std::ptr::null_mut(),
+                &raw mut iface,
+                0
+            ),
+            CKR_OK
+        );
         // Null out pointer, unknown name, unknown version.
-        assert_eq!(get(std::ptr::null_mut(), std::ptr::null_mut(), std::ptr::null_mut(), 0), CKR_ARGUMENTS_BAD);
-        assert_eq!(get(b"PKCS 12\0".as_ptr().cast_mut(), std::ptr::null_mut(), &raw mut iface, 0), CKR_ARGUMENTS_BAD);
+        assert_eq!(
+            get(
+                std::ptr::null_mut(),
+                std::ptr::null_mut(),
+                std::ptr::null_mut(),
+                0
+            ),
+            CKR_ARGUMENTS_BAD
+        );
+        assert_eq!(
+            get(
+                c"PKCS 12".as_ptr().cast_mut().cast(),
+                std::ptr::null_mut(),
+                &raw mut iface,
+                0
+            ),
+            CKR_ARGUMENTS_BAD
+        );
         let mut v = CK_VERSION { major: 9, minor: 9 };
         let mut other: *mut CK_INTERFACE = std::ptr::null_mut();
-        assert_eq!(get(std::ptr::null_mut(), &raw mut v, &raw mut other, 0), CKR_ARGUMENTS_BAD);
+        assert_eq!(
+            get(std::ptr::null_mut(), &raw mut v, &raw mut other, 0),
+            CKR_ARGUMENTS_BAD
+        );
         &*((*iface).pFunctionList as *const CK_FUNCTION_LIST_3_2)
     }
 }
@@ -35,57 +72,203 @@ fn bad_pointers_lengths_and_handles_are_errors() {
     assert_eq!((f.version.major, f.version.minor), (3, 2));
     // SAFETY: every call below passes arguments the module must reject without reading them.
     unsafe {
-        assert_eq!(f.C_GetInfo.unwrap()(std::ptr::null_mut()), CKR_ARGUMENTS_BAD);
-        assert_eq!(f.C_GetSlotList.unwrap()(CK_TRUE, std::ptr::null_mut(), std::ptr::null_mut()), CKR_ARGUMENTS_BAD);
+        assert_eq!(
+            f.C_GetInfo.unwrap()(std::ptr::null_mut()),
+            CKR_ARGUMENTS_BAD
+        );
+        assert_eq!(
+            f.C_GetSlotList.unwrap()(CK_TRUE, std::ptr::null_mut(), std::ptr::null_mut()),
+            CKR_ARGUMENTS_BAD
+        );
         let mut count: CK_ULONG = 0;
-        assert_eq!(f.C_GetSlotList.unwrap()(CK_TRUE, std::ptr::null_mut(), &raw mut count), CKR_OK);
+        assert_eq!(
+            f.C_GetSlotList.unwrap()(CK_TRUE, std::ptr::null_mut(), &raw mut count),
+            CKR_OK
+        );
         assert!(count >= 2);
         // A buffer that is too small is reported, not overrun.
         let mut one = [0 as CK_SLOT_ID; 1];
         let mut n: CK_ULONG = 1;
-        assert_eq!(f.C_GetSlotList.unwrap()(CK_TRUE, one.as_mut_ptr(), &raw mut n), CKR_BUFFER_TOO_SMALL);
+        assert_eq!(
+            f.C_GetSlotList.unwrap()(CK_TRUE, one.as_mut_ptr(), &raw mut n),
+            CKR_BUFFER_TOO_SMALL
+        );
         assert_eq!(n, count);
-        assert_eq!(f.C_GetTokenInfo.unwrap()(9999, std::ptr::null_mut()), CKR_SLOT_ID_INVALID);
+        assert_eq!(
+            f.C_GetTokenInfo.unwrap()(9999, std::ptr::null_mut()),
+            CKR_SLOT_ID_INVALID
+        );
         let mut info: CK_TOKEN_INFO = std::mem::zeroed();
-        assert_eq!(f.C_GetTokenInfo.unwrap()(9999, &raw mut info), CKR_SLOT_ID_INVALID);
+        assert_eq!(
+            f.C_GetTokenInfo.unwrap()(9999, &raw mut info),
+            CKR_SLOT_ID_INVALID
+        );
         // Misaligned out pointer.
         let mut bytes = [0u64; 4];
         let misaligned = (bytes.as_mut_ptr() as *mut u8).add(1) as *mut CK_ULONG;
-        assert_eq!(f.C_GetSlotList.unwrap()(CK_TRUE, std::ptr::null_mut(), misaligned), CKR_ARGUMENTS_BAD);
+        assert_eq!(
+            f.C_GetSlotList.unwrap()(CK_TRUE, std::ptr::null_mut(), misaligned),
+            CKR_ARGUMENTS_BAD
+        );
         // Sessions: a stale handle, then a real one with bad arguments.
-        assert_eq!(f.C_CloseSession.unwrap()(0xdead_beef), CKR_SESSION_HANDLE_INVALID);
+        assert_eq!(
+            f.C_CloseSession.unwrap()(0xdead_beef),
+            CKR_SESSION_HANDLE_INVALID
+        );
         let mut session: CK_SESSION_HANDLE = 0;
-        assert_eq!(f.C_OpenSession.unwrap()(0, CKF_SERIAL_SESSION | CKF_RW_SESSION, std::ptr::null_mut(), None, std::ptr::null_mut()), CKR_ARGUMENTS_BAD);
-        assert_eq!(f.C_OpenSession.unwrap()(0, CKF_RW_SESSION, std::ptr::null_mut(), None, &raw mut session), CKR_SESSION_PARALLEL_NOT_SUPPORTED);
-        assert_eq!(f.C_OpenSession.unwrap()(0, CKF_SERIAL_SESSION | CKF_RW_SESSION, std::ptr::null_mut(), None, &raw mut session), CKR_OK);
-        assert_eq!(f.C_Login.unwrap()(session, CKU_USER, std::ptr::null_mut(), 4), CKR_ARGUMENTS_BAD);
-        assert_eq!(f.C_Login.unwrap()(session, 77, b"1234".as_ptr().cast_mut(), 4), CKR_USER_TYPE_INVALID);
-        assert_eq!(f.C_FindObjectsInit.unwrap()(session, std::ptr::null_mut(), 3), CKR_ARGUMENTS_BAD);
-        assert_eq!(f.C_FindObjectsInit.unwrap()(session, std::ptr::null_mut(), CK_ULONG::MAX), CKR_ARGUMENTS_BAD);
-        assert_eq!(f.C_FindObjects.unwrap()(session, std::ptr::null_mut(), 5, &raw mut count), CKR_OPERATION_NOT_INITIALIZED.min(CKR_ARGUMENTS_BAD));
-        assert_eq!(f.C_GetAttributeValue.unwrap()(session, 0xffff_ffff, std::ptr::null_mut(), 0), CKR_OBJECT_HANDLE_INVALID);
-        assert_eq!(f.C_GetAttributeValue.unwrap()(session, 1, std::ptr::null_mut(), 2), CKR_ARGUMENTS_BAD);
-        let mut m = CK_MECHANISM { mechanism: CKM_ML_DSA, pParameter: std::ptr::null_mut(), ulParameterLen: 0 };
-        assert_eq!(f.C_SignInit.unwrap()(session, std::ptr::null_mut(), 1), CKR_ARGUMENTS_BAD);
-        assert_eq!(f.C_SignInit.unwrap()(session, &raw mut m, 0xffff_ffff), CKR_KEY_HANDLE_INVALID);
+        assert_eq!(
+            f.C_OpenSession.unwrap()(
+                0,
+                CKF_SERIAL_SESSION | CKF_RW_SESSION,
+                std::ptr::null_mut(),
+                None,
+                std::ptr::null_mut()
+            ),
+            CKR_ARGUMENTS_BAD
+        );
+        assert_eq!(
+            f.C_OpenSession.unwrap()(
+                0,
+                CKF_RW_SESSION,
+                std::ptr::null_mut(),
+                None,
+                &raw mut session
+            ),
+            CKR_SESSION_PARALLEL_NOT_SUPPORTED
+        );
+        assert_eq!(
+            f.C_OpenSession.unwrap()(
+                0,
+                CKF_SERIAL_SESSION | CKF_RW_SESSION,
+                std::ptr::null_mut(),
+                None,
+                &raw mut session
+            ),
+            CKR_OK
+        );
+        assert_eq!(
+            f.C_Login.unwrap()(session, CKU_USER, std::ptr::null_mut(), 4),
+            CKR_ARGUMENTS_BAD
+        );
+        assert_eq!(
+            f.C_Login.unwrap()(session, 77, b"1234".as_ptr().cast_mut(), 4),
+            CKR_USER_TYPE_INVALID
+        );
+        assert_eq!(
+            f.C_FindObjectsInit.unwrap()(session, std::ptr::null_mut(), 3),
+            CKR_ARGUMENTS_BAD
+        );
+        assert_eq!(
+            f.C_FindObjectsInit.unwrap()(session, std::ptr::null_mut(), CK_ULONG::MAX),
+            CKR_ARGUMENTS_BAD
+        );
+        assert_eq!(
+            f.C_FindObjects.unwrap()(session, std::ptr::null_mut(), 5, &raw mut count),
+            CKR_OPERATION_NOT_INITIALIZED.min(CKR_ARGUMENTS_BAD)
+        );
+        assert_eq!(
+            f.C_GetAttributeValue.unwrap()(session, 0xffff_ffff, std::ptr::null_mut(), 0),
+            CKR_OBJECT_HANDLE_INVALID
+        );
+        assert_eq!(
+            f.C_GetAttributeValue.unwrap()(session, 1, std::ptr::null_mut(), 2),
+            CKR_ARGUMENTS_BAD
+        );
+        let mut m = CK_MECHANISM {
+            mechanism: CKM_ML_DSA,
+            pParameter: std::ptr::null_mut(),
+            ulParameterLen: 0,
+        };
+        assert_eq!(
+            f.C_SignInit.unwrap()(session, std::ptr::null_mut(), 1),
+            CKR_ARGUMENTS_BAD
+        );
+        assert_eq!(
+            f.C_SignInit.unwrap()(session, &raw mut m, 0xffff_ffff),
+            CKR_KEY_HANDLE_INVALID
+        );
         // A parameter of the wrong size, and a context over 255 bytes.
         let mut junk = [0u8; 3];
-        let mut bad = CK_MECHANISM { mechanism: CKM_ML_DSA, pParameter: junk.as_mut_ptr().cast(), ulParameterLen: 3 };
-        assert_eq!(f.C_SignInit.unwrap()(session, &raw mut bad, 1), CKR_MECHANISM_PARAM_INVALID);
-        let mut ctx = CK_SIGN_ADDITIONAL_CONTEXT { hedgeVariant: CKH_HEDGE_PREFERRED, pContext: junk.as_mut_ptr(), ulContextLen: 300 };
-        let mut long = CK_MECHANISM { mechanism: CKM_ML_DSA, pParameter: (&raw mut ctx).cast(), ulParameterLen: size_of::<CK_SIGN_ADDITIONAL_CONTEXT>() as CK_ULONG };
-        assert_eq!(f.C_SignInit.unwrap()(session, &raw mut long, 1), CKR_MECHANISM_PARAM_INVALID);
-        let mut unknown = CK_MECHANISM { mechanism: 0x7777_7777, pParameter: std::ptr::null_mut(), ulParameterLen: 0 };
-        assert_eq!(f.C_SignInit.unwrap()(session, &raw mut unknown, 1), CKR_MECHANISM_INVALID);
+        let mut bad = CK_MECHANISM {
+            mechanism: CKM_ML_DSA,
+            pParameter: junk.as_mut_ptr().cast(),
+            ulParameterLen: 3,
+        };
+        assert_eq!(
+            f.C_SignInit.unwrap()(session, &raw mut bad, 1),
+            CKR_MECHANISM_PARAM_INVALID
+        );
+        let mut ctx = CK_SIGN_ADDITIONAL_CONTEXT {
+            hedgeVariant: CKH_HEDGE_PREFERRED,
+            pContext: junk.as_mut_ptr(),
+            ulContextLen: 300,
+        };
+        let mut long = CK_MECHANISM {
+            mechanism: CKM_ML_DSA,
+            pParameter: (&raw mut ctx).cast(),
+            ulParameterLen: size_of::<CK_SIGN_ADDITIONAL_CONTEXT>() as CK_ULONG,
+        };
+        assert_eq!(
+            f.C_SignInit.unwrap()(session, &raw mut long, 1),
+            CKR_MECHANISM_PARAM_INVALID
+        );
+        let mut unknown = CK_MECHANISM {
+            mechanism: 0x7777_7777,
+            pParameter: std::ptr::null_mut(),
+            ulParameterLen: 0,
+        };
+        assert_eq!(
+            f.C_SignInit.unwrap()(session, &raw mut unknown, 1),
+            CKR_MECHANISM_INVALID
+        );
         let mut sig_len: CK_ULONG = 0;
-        assert_eq!(f.C_Sign.unwrap()(session, b"x".as_ptr().cast_mut(), 1, std::ptr::null_mut(), &raw mut sig_len), CKR_OPERATION_NOT_INITIALIZED);
-        assert_eq!(f.C_Sign.unwrap()(session, std::ptr::null_mut(), 10, std::ptr::null_mut(), &raw mut sig_len), CKR_ARGUMENTS_BAD);
-        assert_eq!(f.C_GenerateRandom.unwrap()(session, std::ptr::null_mut(), 16), CKR_ARGUMENTS_BAD);
-        assert_eq!(f.C_EncapsulateKey.unwrap()(session, std::ptr::null_mut(), 1, std::ptr::null_mut(), 0, std::ptr::null_mut(), std::ptr::null_mut(), std::ptr::null_mut()), CKR_ARGUMENTS_BAD);
+        assert_eq!(
+            f.C_Sign.unwrap()(
+                session,
+                b"x".as_ptr().cast_mut(),
+                1,
+                std::ptr::null_mut(),
+                &raw mut sig_len
+            ),
+            CKR_OPERATION_NOT_INITIALIZED
+        );
+        assert_eq!(
+            f.C_Sign.unwrap()(
+                session,
+                std::ptr::null_mut(),
+                10,
+                std::ptr::null_mut(),
+                &raw mut sig_len
+            ),
+            CKR_ARGUMENTS_BAD
+        );
+        assert_eq!(
+            f.C_GenerateRandom.unwrap()(session, std::ptr::null_mut(), 16),
+            CKR_ARGUMENTS_BAD
+        );
+        assert_eq!(
+            f.C_EncapsulateKey.unwrap()(
+                session,
+                std::ptr::null_mut(),
+                1,
+                std::ptr::null_mut(),
+                0,
+                std::ptr::null_mut(),
+                std::ptr::null_mut(),
+                std::ptr::null_mut()
+            ),
+            CKR_ARGUMENTS_BAD
+        );
         // Functions the token does not offer answer so.
-        assert_eq!(f.C_DigestInit.unwrap()(session, &raw mut m), CKR_FUNCTION_NOT_SUPPORTED);
+        assert_eq!(
+            f.C_DigestInit.unwrap()(session, &raw mut m),
+            CKR_FUNCTION_NOT_SUPPORTED
+        );
         assert_eq!(f.C_CloseSession.unwrap()(session), CKR_OK);
-        assert_eq!(f.C_CloseSession.unwrap()(session), CKR_SESSION_HANDLE_INVALID);
+        assert_eq!(
+            f.C_CloseSession.unwrap()(session),
+            CKR_SESSION_HANDLE_INVALID
+        );
     }
 }
 
@@ -94,7 +277,9 @@ fn bad_pointers_lengths_and_handles_are_errors() {
 #[test]
 #[ignore = "run by stateful_key_survives_sigkill"]
 fn kill_child() {
-    let Ok(label) = std::env::var("PQKIT_KILL_CHILD") else { return };
+    let Ok(label) = std::env::var("PQKIT_KILL_CHILD") else {
+        return;
+    };
     let t = token();
     let s = t.user_session();
     let key = find_private(&s, &label);
@@ -128,7 +313,13 @@ fn stateful_key_survives_sigkill() {
     let kills = 120;
     for _ in 0..kills {
         let mut child = Command::new(std::env::current_exe().unwrap())
-            .args(["--exact", "kill_child", "--ignored", "--nocapture", "--test-threads=1"])
+            .args([
+                "--exact",
+                "kill_child",
+                "--ignored",
+                "--nocapture",
+                "--test-threads=1",
+            ])
             .env("PQKIT_KILL_CHILD", "hss-kill")
             .env("PQKIT_P11_TEST_PARENT_CONF", &conf)
             .stdout(Stdio::piped())
@@ -143,24 +334,47 @@ fn stateful_key_survives_sigkill() {
         child.kill().unwrap();
         child.wait().unwrap();
         let mut text = String::new();
-        child.stdout.take().unwrap().read_to_string(&mut text).unwrap();
+        child
+            .stdout
+            .take()
+            .unwrap()
+            .read_to_string(&mut text)
+            .unwrap();
         // A line cut by the kill has no newline: only complete lines count.
         let complete = text.rfind('\n').map_or("", |i| &text[..i]);
         lines.extend(
             complete
                 .lines()
-                .filter(|l| l.split_once(' ').is_some_and(|(m, _)| m.len() == 16 && hex::decode(m).is_ok()))
+                .filter(|l| {
+                    l.split_once(' ')
+                        .is_some_and(|(m, _)| m.len() == 16 && hex::decode(m).is_ok())
+                })
                 .map(str::to_owned),
         );
-        assert!(start.elapsed() < std::time::Duration::from_secs(240), "the kill loop is too slow");
+        assert!(
+            start.elapsed() < std::time::Duration::from_secs(240),
+            "the kill loop is too slow"
+        );
     }
-    assert!(lines.len() >= kills / 2, "only {} signatures in {kills} runs", lines.len());
+    assert!(
+        lines.len() >= kills / 2,
+        "only {} signatures in {kills} runs",
+        lines.len()
+    );
     let mut seen = std::collections::BTreeSet::new();
     for line in &lines {
         let (msg, sig) = line.split_once(' ').unwrap();
         let (msg, sig) = (hex::decode(msg).unwrap(), hex::decode(sig).unwrap());
         pk.verify(&msg, &sig).unwrap();
-        assert!(seen.insert(pk.counter(&sig).unwrap()), "one-time key {} used twice", pk.counter(&sig).unwrap());
+        assert!(
+            seen.insert(pk.counter(&sig).unwrap()),
+            "one-time key {} used twice",
+            pk.counter(&sig).unwrap()
+        );
     }
-    eprintln!("{} signatures over {kills} SIGKILLs in {:?}, no index reused", seen.len(), start.elapsed());
+    eprintln!(
+        "{} signatures over {kills} SIGKILLs in {:?}, no index reused",
+        seen.len(),
+        start.elapsed()
+    );
 }

@@ -92,9 +92,10 @@ pub fn group_name(group: &dyn SupportedKxGroup) -> String {
 pub fn server_config(
     provider: Arc<CryptoProvider>,
     chain: Vec<CertificateDer<'static>>,
-    key: PrivateKeyDer<'static>,
+    key: impl Into<TlsKey>,
     client_roots: Option<&[CertificateDer<'static>]>,
 ) -> Result<(ServerConfig, Arc<PeerScheme>), Error> {
+    let key = key.into();
     let builder = ServerConfig::builder_with_provider(provider.clone())
         .with_protocol_versions(&[&rustls::version::TLS13])?;
     let (config, seen) = match client_roots {
@@ -107,8 +108,60 @@ pub fn server_config(
             Arc::new(PeerScheme::default()),
         ),
     };
-    check_chain_fits(&chain, signature_size_of(&key))?;
-    Ok((config.with_single_cert(chain, key)?, seen))
+    check_chain_fits(&chain, key.signature_size())?;
+    Ok(match key {
+        TlsKey::Der(key) => (config.with_single_cert(chain, key)?, seen),
+        TlsKey::Signing(key) => (config.with_cert_resolver(key.resolver(chain)?), seen),
+    })
+}
+
+/// The private key of a TLS endpoint: a PKCS#8 key (rustls or pqkit decodes it), or a pqkit
+/// signing key — which may live in a PKCS#11 token and sign each CertificateVerify there.
+pub enum TlsKey {
+    /// A PKCS#8 private key.
+    Der(PrivateKeyDer<'static>),
+    /// A signing key (e.g. `pqkit_pkcs11::client::TokenKey::into_signing_key`).
+    Signing(SigningKeyHandle),
+}
+
+/// A pqkit signing key ready for rustls.
+pub struct SigningKeyHandle(Arc<sign::PqSigningKey>, usize);
+
+impl TlsKey {
+    /// Wraps a pqkit signing key.
+    ///
+    /// # Errors
+    /// [`Error::General`] when its algorithm has no TLS 1.3 signature scheme.
+    pub fn signing(key: pqkit_core::sig::SigningKey) -> Result<Self, Error> {
+        let size = key.algorithm().signature_size;
+        Ok(Self::Signing(SigningKeyHandle(
+            Arc::new(sign::PqSigningKey::any(key)?),
+            size,
+        )))
+    }
+
+    fn signature_size(&self) -> usize {
+        match self {
+            Self::Der(key) => signature_size_of(key),
+            Self::Signing(k) => k.1,
+        }
+    }
+}
+
+impl From<PrivateKeyDer<'static>> for TlsKey {
+    fn from(key: PrivateKeyDer<'static>) -> Self {
+        Self::Der(key)
+    }
+}
+
+impl SigningKeyHandle {
+    fn resolver(
+        self,
+        chain: Vec<CertificateDer<'static>>,
+    ) -> Result<Arc<rustls::sign::SingleCertAndKey>, Error> {
+        let certified = rustls::sign::CertifiedKey::new(chain, self.0);
+        Ok(Arc::new(rustls::sign::SingleCertAndKey::from(certified)))
+    }
 }
 
 /// rustls's cap on buffered handshake data, in bytes (`MAX_HANDSHAKE_SIZE` in rustls 0.23;
@@ -184,7 +237,7 @@ fn signature_size_of(key: &PrivateKeyDer<'_>) -> usize {
 pub fn client_config(
     provider: Arc<CryptoProvider>,
     roots: &[CertificateDer<'static>],
-    auth: Option<(Vec<CertificateDer<'static>>, PrivateKeyDer<'static>)>,
+    auth: Option<(Vec<CertificateDer<'static>>, TlsKey)>,
 ) -> Result<(ClientConfig, Arc<PeerScheme>), Error> {
     let (verifier, seen) = ServerVerifier::new(roots)?;
     let builder = ClientConfig::builder_with_provider(provider)
@@ -193,8 +246,11 @@ pub fn client_config(
         .with_custom_certificate_verifier(Arc::new(verifier));
     let config = match auth {
         Some((chain, key)) => {
-            check_chain_fits(&chain, signature_size_of(&key))?;
-            builder.with_client_auth_cert(chain, key)?
+            check_chain_fits(&chain, key.signature_size())?;
+            match key {
+                TlsKey::Der(key) => builder.with_client_auth_cert(chain, key)?,
+                TlsKey::Signing(key) => builder.with_client_cert_resolver(key.resolver(chain)?),
+            }
         }
         None => builder.with_no_client_auth(),
     };

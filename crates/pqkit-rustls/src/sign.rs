@@ -36,6 +36,30 @@ impl PqSigningKey {
             scheme,
         })
     }
+
+    /// Wraps any catalogue signing key with a TLS 1.3 signature scheme — a key in a PKCS#11
+    /// token included — classical ones too (their scheme from the catalogue: ECDSA-P256 is
+    /// ecdsa_secp256r1_sha256, RFC 8446 §4.2.3).
+    ///
+    /// # Errors
+    /// [`Error::General`] when the algorithm has no TLS 1.3 scheme.
+    pub fn any(key: SigningKey) -> Result<Self, Error> {
+        if let Some(scheme) = scheme::for_algorithm(key.algorithm()) {
+            return Ok(Self {
+                key: Arc::new(key),
+                scheme: scheme.scheme,
+            });
+        }
+        let alg = key.algorithm();
+        let code = alg
+            .tls_scheme
+            .filter(|_| alg.family != pqkit_core::sig::Family::Rsa)
+            .ok_or_else(|| Error::General(format!("{} has no TLS 1.3 scheme", alg.name)))?;
+        Ok(Self {
+            key: Arc::new(key),
+            scheme: SignatureScheme::from(code.value),
+        })
+    }
 }
 
 impl RustlsSigningKey for PqSigningKey {

@@ -57,7 +57,7 @@ fn connect(group: &'static dyn SupportedKxGroup, server_pki: &Pki, client_pki: &
         &server_ca,
         Some((
             vec![CertificateDer::from(client_pki.client_cert.clone())],
-            key_der(&client_pki.client_key),
+            key_der(&client_pki.client_key).into(),
         )),
     )
     .expect("client config");

@@ -751,6 +751,7 @@ impl SigningKeyImpl for Held {
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
 

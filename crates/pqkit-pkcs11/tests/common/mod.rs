@@ -56,7 +56,10 @@ pub fn fixture() -> &'static Fixture {
             // SAFETY: set before the module reads it, in a child with no other test thread.
             unsafe { std::env::set_var("PQKIT_PKCS11_CONF", &conf) };
             let module = pqkit_pkcs11::client::load_module(&module_path()).unwrap();
-            return Fixture { dir: PathBuf::from(conf), module };
+            return Fixture {
+                dir: PathBuf::from(conf),
+                module,
+            };
         }
         let dir = std::env::temp_dir().join(format!("pqkit-p11-test-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&dir);
