@@ -6,7 +6,7 @@
 //! H(M) (FIPS 186-5 §6.4.1).
 
 use pqkit_core::prehash::PreHash;
-use pqkit_core::sig::{SignatureAlgorithm, SigningRandomness};
+use pqkit_core::sig::{SignatureAlgorithm, SigningKey, SigningRandomness};
 use serde::Serialize;
 
 use crate::Progress;
@@ -58,9 +58,12 @@ pub fn default_cases() -> Vec<(&'static SignatureAlgorithm, Mode)> {
     ]
 }
 
-/// One (algorithm, mode, message size) measurement.
+/// One (signer, algorithm, mode, message size) measurement.
 #[derive(Clone, Debug, Serialize)]
 pub struct Row {
+    /// Where the key is and how it is reached: "pqkit-core, in process", or a PKCS#11 token
+    /// ("PKCS#11 <token> via <module>").
+    pub signer: String,
     /// Canonical algorithm name.
     pub algorithm: &'static str,
     /// "pure", "external μ", "HashML-DSA SHA-512", …
@@ -79,7 +82,15 @@ pub struct Row {
     pub total_ns: f64,
 }
 
-/// Runs the benchmark for `cases` × `sizes`.
+/// The signer of the keys in process (pqkit-core).
+pub const IN_PROCESS: &str = "pqkit-core, in process";
+
+/// Gives the key of each algorithm for a signer; `Ok(None)` skips the algorithm (a token that
+/// does not offer it).
+pub type KeySource<'a> =
+    dyn FnMut(&'static SignatureAlgorithm) -> Result<Option<SigningKey>, String> + 'a;
+
+/// Runs the benchmark for `cases` × `sizes` with keys generated in process.
 ///
 /// # Errors
 /// A signing error (as text).
@@ -88,13 +99,61 @@ pub fn run(
     sizes: &[usize],
     budget: Budget,
 ) -> Result<Vec<Row>, String> {
+    run_with(
+        IN_PROCESS,
+        &mut |alg| alg.generate().map(Some).map_err(|e| e.to_string()),
+        cases,
+        sizes,
+        budget,
+    )
+}
+
+/// Runs the benchmark for `cases` × `sizes` with the keys of `keys` — e.g. keys in a PKCS#11
+/// token, where type A sends the whole message across the token's interface and type B only
+/// the digest or μ.
+///
+/// # Errors
+/// A signing error (as text).
+pub fn run_with(
+    signer: &str,
+    keys: &mut KeySource<'_>,
+    cases: &[(&'static SignatureAlgorithm, Mode)],
+    sizes: &[usize],
+    budget: Budget,
+) -> Result<Vec<Row>, String> {
     let e = |e: pqkit_core::Error| e.to_string();
     let progress = Progress::new("bench boundary", (cases.len() * sizes.len()) as u64);
     let mut rows = Vec::new();
     for &(alg, mode) in cases {
-        let key = alg.generate().map_err(e)?;
+        let Some(key) = keys(alg)? else {
+            eprintln!("bench boundary: {signer} offers no {}; skipped", alg.name);
+            continue;
+        };
         let vk = key.verifying_key();
         let r = SigningRandomness::Hedged;
+        // One signature first: a token (or the RPC before it) may not offer this mode's
+        // mechanism; that case is skipped and said so, not measured.
+        let probe = match mode {
+            Mode::Pure => key.sign_with(b"probe", &[], r).map(drop),
+            Mode::ExternalMu => vk
+                .external_mu(b"probe", &[])
+                .and_then(|mu| key.sign_mu(&mu, r))
+                .map(drop),
+            Mode::PreHash(hash) => key
+                .sign_prehashed(hash, &hash.digest(b"probe"), &[], r)
+                .map(drop),
+        };
+        if let Err(err) = probe {
+            if signer == IN_PROCESS {
+                return Err(e(err));
+            }
+            eprintln!(
+                "bench boundary: {signer} cannot sign {} {}: {err}; skipped",
+                alg.name,
+                mode.name(alg)
+            );
+            continue;
+        }
         for &size in sizes {
             progress.step(&format!("{} {} {size} B", alg.name, mode.name(alg)));
             let message: Vec<u8> = (0..size)
@@ -125,6 +184,7 @@ pub fn run(
             };
             let outside_ns = outside.map_or(0.0, |t| t.median_ns);
             rows.push(Row {
+                signer: signer.to_owned(),
                 algorithm: alg.name,
                 mode: mode.name(alg),
                 boundary_type: if matches!(mode, Mode::Pure) { "A" } else { "B" },

@@ -103,13 +103,34 @@ impl Setup {
         provider: CryptoProvider,
         mutual: bool,
     ) -> Result<Self, String> {
+        Self::with_server(pki, provider, mutual, None)
+    }
+
+    /// As [`Setup::with_provider`], with the server's chain and key given (a key in a PKCS#11
+    /// token, its chain from [`Pki::server_chain_for`]) instead of the PKI's own.
+    ///
+    /// # Errors
+    /// As [`Setup::new`].
+    pub fn with_server(
+        pki: &Pki,
+        provider: CryptoProvider,
+        mutual: bool,
+        server: Option<(Vec<Vec<u8>>, pqkit_core::sig::SigningKey)>,
+    ) -> Result<Self, String> {
         let provider = Arc::new(provider);
         let ca = vec![CertificateDer::from(pki.ca_cert.clone())];
         let chain = |c: Vec<Vec<u8>>| c.into_iter().map(CertificateDer::from).collect();
+        let (server_chain, server_key) = match server {
+            Some((c, key)) => (
+                chain(c),
+                pqkit_rustls::TlsKey::signing(key).map_err(|e| e.to_string())?,
+            ),
+            None => (chain(pki.server_chain()), key_der(&pki.server_key)?.into()),
+        };
         let (server, server_seen) = pqkit_rustls::server_config(
             provider.clone(),
-            chain(pki.server_chain()),
-            key_der(&pki.server_key)?,
+            server_chain,
+            server_key,
             mutual.then_some(&ca[..]),
         )
         .map_err(|e| e.to_string())?;

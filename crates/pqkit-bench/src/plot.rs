@@ -384,7 +384,17 @@ pub fn tls(rows: &[tls::Row]) -> Result<Vec<Plot>, String> {
         .iter()
         .map(|r| {
             (
-                format!("{} × {}{}", r.signature, r.group, mutual(r.mutual)),
+                format!(
+                    "{} × {}{}{}",
+                    r.signature,
+                    r.group,
+                    mutual(r.mutual),
+                    if r.server_key == tls::FILE_KEY {
+                        String::new()
+                    } else {
+                        format!(" [{}]", r.server_key)
+                    }
+                ),
                 r.connections_per_sec,
             )
         })
@@ -406,7 +416,15 @@ pub fn tls(rows: &[tls::Row]) -> Result<Vec<Plot>, String> {
 pub fn boundary(rows: &[boundary::Row]) -> Result<Vec<Plot>, String> {
     let mut series: Vec<Series> = Vec::new();
     for r in rows {
-        let label = format!("{} {} (type {})", r.algorithm, r.mode, r.boundary_type);
+        let place = if r.signer == boundary::IN_PROCESS {
+            String::new()
+        } else {
+            format!(" [{}]", r.signer)
+        };
+        let label = format!(
+            "{} {} (type {}){place}",
+            r.algorithm, r.mode, r.boundary_type
+        );
         let point = (r.message_bytes as f64, r.total_ns / 1e6);
         match series.iter_mut().find(|s| s.0 == label) {
             Some(s) => s.1.push(point),

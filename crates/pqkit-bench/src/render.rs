@@ -329,6 +329,7 @@ pub fn boundary(rows: &[boundary::Row]) -> Table {
     let mut t = Table::new(
         "Signing inside vs outside the key's boundary (median ms)",
         &[
+            "signer",
             "algorithm",
             "mode",
             "type",
@@ -341,6 +342,7 @@ pub fn boundary(rows: &[boundary::Row]) -> Table {
     );
     for r in rows {
         t.rows.push(vec![
+            r.signer.clone(),
             r.algorithm.to_owned(),
             r.mode.clone(),
             r.boundary_type.to_owned(),
@@ -360,6 +362,7 @@ pub fn tls(rows: &[tls::Row]) -> Table {
         "TLS 1.3 connections and bulk transfer (MB = 10^6 plaintext bytes)",
         &[
             "signature",
+            "server key",
             "group",
             "mutual",
             "cipher suite",
@@ -374,6 +377,7 @@ pub fn tls(rows: &[tls::Row]) -> Table {
     for r in rows {
         t.rows.push(vec![
             r.signature.to_owned(),
+            r.server_key.clone(),
             r.group.clone(),
             yes_no(r.mutual),
             r.cipher_suite.clone(),

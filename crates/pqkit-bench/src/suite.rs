@@ -158,13 +158,29 @@ pub fn handshake(options: &handshake::Options) -> Result<Measurement, String> {
 /// # Errors
 /// As [`tls::run`], and plotting errors.
 pub fn tls(options: &tls::Options) -> Result<Measurement, String> {
+    tls_with(options, None)
+}
+
+/// `bench tls` with the PKI's own server keys, then (when given) with each signature
+/// algorithm's server key from `token` (name, key source): the same table for a server whose
+/// key never leaves a PKCS#11 token, from one run.
+///
+/// # Errors
+/// As [`tls`].
+pub fn tls_with(
+    options: &tls::Options,
+    token: Option<(&str, &mut boundary::KeySource<'_>)>,
+) -> Result<Measurement, String> {
     #[derive(Serialize)]
     struct Body<'a> {
         seconds: f64,
         bulk_round_bytes: usize,
         rows: &'a [tls::Row],
     }
-    let rows = tls::run(options)?;
+    let mut rows = tls::run(options)?;
+    if let Some(token) = token {
+        rows.extend(tls::run_with(options, Some(token))?);
+    }
     let body = Body {
         seconds: options.duration.as_secs_f64(),
         bulk_round_bytes: tls::BULK_ROUND,
@@ -178,6 +194,19 @@ pub fn tls(options: &tls::Options) -> Result<Measurement, String> {
 /// # Errors
 /// As [`boundary::run`], and plotting errors.
 pub fn boundary(sizes: &[usize], budget: Budget) -> Result<Measurement, String> {
+    boundary_with(sizes, budget, &mut [])
+}
+
+/// `bench boundary` with keys in process and then with each of `signers` (name, key source):
+/// e.g. PKCS#11 tokens in this process and behind `p11-kit server`.
+///
+/// # Errors
+/// As [`boundary`].
+pub fn boundary_with(
+    sizes: &[usize],
+    budget: Budget,
+    signers: &mut [(String, &mut boundary::KeySource<'_>)],
+) -> Result<Measurement, String> {
     #[derive(Serialize)]
     struct Body<'a> {
         rows: &'a [boundary::Row],
@@ -187,7 +216,11 @@ pub fn boundary(sizes: &[usize], budget: Budget) -> Result<Measurement, String> 
     } else {
         sizes
     };
-    let rows = boundary::run(&boundary::default_cases(), sizes, budget)?;
+    let cases = boundary::default_cases();
+    let mut rows = boundary::run(&cases, sizes, budget)?;
+    for (name, keys) in signers.iter_mut() {
+        rows.extend(boundary::run_with(name, *keys, &cases, sizes, budget)?);
+    }
     Measurement::new(
         "boundary",
         &Body { rows: &rows },

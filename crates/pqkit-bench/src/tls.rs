@@ -70,6 +70,8 @@ impl Default for Options {
 pub struct Row {
     /// Signature algorithm of every certificate and CertificateVerify.
     pub signature: &'static str,
+    /// Where the server's key is: "file (in process)" or the PKCS#11 token it signs in.
+    pub server_key: String,
     /// Named group, IANA spelling.
     pub group: String,
     /// Client authentication.
@@ -349,11 +351,30 @@ fn on_pairs<T: Send>(
     })
 }
 
-/// Runs every combination.
+/// A server's certificate chain (DER, leaf first) and its key.
+type ServerKey = (Vec<Vec<u8>>, pqkit_core::sig::SigningKey);
+
+/// The server key of the rows whose key is the PKI's own (a PKCS#8 key in the process).
+pub const FILE_KEY: &str = "file (in process)";
+
+/// Runs every combination with the PKI's own keys.
 ///
 /// # Errors
 /// An unknown name, a configuration rustls refuses, or a failed connection (as text).
 pub fn run(options: &Options) -> Result<Vec<Row>, String> {
+    run_with(options, None)
+}
+
+/// Runs every combination; with `server` (name, key source) the server's key for each
+/// signature algorithm comes from there instead — a PKCS#11 token that signs every
+/// CertificateVerify — with a certificate from the same CA.
+///
+/// # Errors
+/// As [`run`]; a source that offers no key for an algorithm.
+pub fn run_with(
+    options: &Options,
+    mut server: Option<(&str, &mut crate::boundary::KeySource<'_>)>,
+) -> Result<Vec<Row>, String> {
     let sigs = options
         .signatures
         .iter()
@@ -368,12 +389,25 @@ pub fn run(options: &Options) -> Result<Vec<Row>, String> {
     let mut rows = Vec::new();
     for sig in sigs {
         let pki = Pki::generate(sig).map_err(|e| e.to_string())?;
+        let server_name = server.as_ref().map_or(FILE_KEY, |(n, _)| *n).to_owned();
+        let mut server_key = || -> Result<Option<ServerKey>, String> {
+            let Some((_, source)) = server.as_mut() else {
+                return Ok(None);
+            };
+            let Some(key) = source(sig)? else {
+                return Err(format!("{server_name} offers no {}", sig.name));
+            };
+            let chain = pki
+                .server_chain_for(&key.verifying_key())
+                .map_err(|e| e.to_string())?;
+            Ok(Some((chain, key)))
+        };
         for &group in &groups {
             let group_name = pqkit_rustls::group_name(group);
             progress.step(&format!("{} × {group_name}", sig.name));
             let mut provider = pqkit_rustls::provider_with_groups(vec![group]);
             provider.cipher_suites.retain(|s| s.suite() == BULK_SUITE);
-            let setup = Setup::with_provider(&pki, provider, options.mutual)
+            let setup = Setup::with_server(&pki, provider, options.mutual, server_key()?)
                 .map_err(|e| format!("{} × {group_name}: {e}", sig.name))?;
             let start = Instant::now();
             let until = start + options.duration;
@@ -394,6 +428,7 @@ pub fn run(options: &Options) -> Result<Vec<Row>, String> {
             let connections = times.len() as u64;
             rows.push(Row {
                 signature: sig.name,
+                server_key: server_name.clone(),
                 group: group_name,
                 mutual: options.mutual,
                 cipher_suite: bulks.first().map(|b| b.suite.clone()).unwrap_or_default(),

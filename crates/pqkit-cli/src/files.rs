@@ -179,6 +179,9 @@ pub(crate) fn read_pem(path: &Path, label: &'static str) -> Result<Vec<u8>> {
 
 /// The SPKI DER of a private key file.
 fn public_of_private(path: &Path) -> Result<Vec<u8>> {
+    if let Some(key) = token_key(path) {
+        return Ok(key?.spki().to_vec());
+    }
     let der = pem::read_private_key(path)?;
     let spki = match key::pkcs8_algorithm(&der).about(path.display())? {
         Algorithm::Signature(_) => key::spki_der(
@@ -198,7 +201,12 @@ fn public_of_private(path: &Path) -> Result<Vec<u8>> {
 /// `pqkit pubkey`.
 pub(crate) fn pubkey(key_path: &Path, out: Option<&Path>, overwrite: Overwrite) -> Result<()> {
     let out = out.unwrap_or(Path::new("-"));
-    let claim = Outputs::new(overwrite, &[key_path]).claim(out, Sensitivity::Public)?;
+    let inputs: &[&Path] = if token_key(key_path).is_some() {
+        &[]
+    } else {
+        &[key_path]
+    };
+    let claim = Outputs::new(overwrite, inputs).claim(out, Sensitivity::Public)?;
     let spki = public_of_private(key_path)?;
     claim.commit(pem::encode(pem::PUBLIC_KEY, &spki)?.as_bytes())?;
     if out.as_os_str() != "-" {

@@ -189,9 +189,13 @@ pub(crate) fn sign(
     for file in files {
         std::fs::File::open(file).about(file.display())?;
     }
+    // A `pkcs11:` URI: the key and its state are in a token, which reserves each index itself.
+    let token = crate::files::token_key(state).transpose()?;
     let key_files = key_files(state);
     let mut inputs: Vec<&Path> = files.iter().map(|f| f.as_path()).collect();
-    inputs.extend(key_files.each());
+    if token.is_none() {
+        inputs.extend(key_files.each());
+    }
     let outputs = Outputs::new(overwrite, &inputs);
     let mut claims = Vec::with_capacity(files.len());
     for file in files {
@@ -209,6 +213,32 @@ pub(crate) fn sign(
         claims.push(outputs.claim(&dest, Sensitivity::Public)?);
     }
     let count = u64::try_from(files.len()).unwrap_or(u64::MAX);
+    if let Some(key) = token {
+        if !key.is_stateful() {
+            return Err(Failure::usage(format!(
+                "{}: not an HSS, XMSS or XMSS^MT key",
+                state.display()
+            )));
+        }
+        let remaining = key.keys_remaining().about(state.display())?;
+        if count > remaining {
+            return Err(Failure::other(format!(
+                "{}: {count} files to sign but only {remaining} one-time keys remain",
+                state.display()
+            )));
+        }
+        for (file, claim) in files.iter().zip(claims) {
+            let message = std::fs::read(file).about(file.display())?;
+            let signature = key.sign_stateful(&message).about(state.display())?;
+            claim.commit(&signature)?;
+        }
+        eprintln!(
+            "signed {} file(s) in the token: {} remaining",
+            files.len(),
+            key.keys_remaining().about(state.display())?
+        );
+        return Ok(());
+    }
     let before = pqkit_hbs::state::status(state)?;
     if count > before.remaining {
         return Err(Failure::other(format!(

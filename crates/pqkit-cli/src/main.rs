@@ -255,6 +255,28 @@ enum TokenCommand {
         #[arg(long)]
         id: Option<String>,
     },
+    /// Import a PKCS#8 private key (pqkit's token: it stays non-extractable) with its public
+    /// key, or certificates (--cert); prints the key's pkcs11: URI.
+    #[command(
+        after_help = "Example:\n  pqkit token import --token ca --label root --id 01 pki/ca.key\n  \
+                            pqkit token import --token ca --label root --id 01 --cert pki/ca.pem"
+    )]
+    Import {
+        /// Token label.
+        #[arg(long)]
+        token: String,
+        /// Object label (CKA_LABEL).
+        #[arg(long)]
+        label: String,
+        /// Object id (CKA_ID), hex.
+        #[arg(long)]
+        id: Option<String>,
+        /// The file holds certificates, not a private key.
+        #[arg(long)]
+        cert: bool,
+        /// PKCS#8 private key or certificate file (PEM or DER).
+        file: PathBuf,
+    },
     /// Delete every object with a label.
     Delete {
         /// Token label.
@@ -431,6 +453,11 @@ enum BenchCommand {
         /// Client authentication.
         #[arg(long)]
         mutual: bool,
+        /// Also measure with each server key in this PKCS#11 token (pkcs11:token=LABEL,
+        /// optionally ?module-path=…): `bench-<algorithm>` keys, generated there if missing,
+        /// certificates from the same CA. The rows say where the server key is.
+        #[arg(long)]
+        token: Option<String>,
         #[command(flatten)]
         output: BenchOutput,
     },
@@ -441,6 +468,12 @@ enum BenchCommand {
         /// 10 MiB).
         #[arg(long, value_delimiter = ',')]
         sizes: Vec<usize>,
+        /// Also sign with keys in this PKCS#11 token (pkcs11:token=LABEL, optionally
+        /// ?module-path=…; repeatable): `bench-<algorithm>` keys, generated there if missing.
+        /// E.g. pqkit's token in process, and the same token behind `p11-kit server` through
+        /// p11-kit-client.so.
+        #[arg(long)]
+        token: Vec<String>,
         #[command(flatten)]
         budget: BenchBudget,
         #[command(flatten)]
@@ -957,6 +990,7 @@ fn main() -> ExitCode {
             pairs,
             per_core,
             mutual,
+            token,
             output,
         }) => bench_cmd::seconds(seconds, "--seconds").and_then(|duration| {
             let defaults = pqkit_bench::tls::Options::default();
@@ -971,14 +1005,35 @@ fn main() -> ExitCode {
                 },
                 mutual,
             };
-            bench_cmd::print(pqkit_bench::suite::tls(&options), &output.get())
+            let pkcs11 = token_cmd::options(cli.pkcs11_module.clone(), cli.pin_source.clone());
+            let mut source = token
+                .as_deref()
+                .map(|uri| token_cmd::bench_keys(uri, &pkcs11))
+                .transpose()?;
+            let token = source
+                .as_mut()
+                .map(|(name, keys)| (name.as_str(), &mut **keys));
+            bench_cmd::print(pqkit_bench::suite::tls_with(&options, token), &output.get())
         }),
         Command::Bench(BenchCommand::Boundary {
             sizes,
+            token,
             budget,
             output,
         }) => bench_cmd::budget(budget.min_time, budget.min_iters).and_then(|budget| {
-            bench_cmd::print(pqkit_bench::suite::boundary(&sizes, budget), &output.get())
+            let options = token_cmd::options(cli.pkcs11_module.clone(), cli.pin_source.clone());
+            let mut sources = token
+                .iter()
+                .map(|uri| token_cmd::bench_keys(uri, &options))
+                .collect::<commands::Result<Vec<_>>>()?;
+            let mut signers: Vec<(String, &mut pqkit_bench::boundary::KeySource<'_>)> = sources
+                .iter_mut()
+                .map(|(name, source)| (name.clone(), &mut **source))
+                .collect();
+            bench_cmd::print(
+                pqkit_bench::suite::boundary_with(&sizes, budget, &mut signers),
+                &output.get(),
+            )
         }),
         Command::Report { out, quick } => bench_cmd::report(&out, quick, overwrite),
         Command::Hbs(HbsCommand::Params { json }) => hbs_cmd::params(json),
@@ -1041,6 +1096,13 @@ fn main() -> ExitCode {
                     max_pin_attempts,
                 ),
                 TokenCommand::List { token } => token_cmd::list(token.as_deref(), &options),
+                TokenCommand::Import {
+                    token,
+                    label,
+                    id,
+                    cert,
+                    file,
+                } => token_cmd::import(&token, &file, cert, &label, id.as_deref(), &options),
                 TokenCommand::Keygen {
                     token,
                     alg,

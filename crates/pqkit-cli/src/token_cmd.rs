@@ -150,7 +150,8 @@ pub(crate) fn list(token: Option<&str>, options: &Options) -> Result<()> {
     Ok(())
 }
 
-/// `pqkit token keygen`: a key pair generated inside the token (its private key never leaves).
+/// `pqkit token keygen`: a key pair generated inside the token (its private key never leaves);
+/// prints its URI.
 pub(crate) fn keygen(
     token: &str,
     alg: &str,
@@ -158,16 +159,49 @@ pub(crate) fn keygen(
     id: Option<&str>,
     options: &Options,
 ) -> Result<()> {
-    let options = with_module(options);
     let id = id
         .map(hex::decode)
         .transpose()
         .map_err(|_| Failure::usage("--id: hex bytes"))?;
+    println!("{}", generate(token, alg, label, id, options)?);
+    Ok(())
+}
+
+/// Generates a key pair of `alg` in `token`; returns its `pkcs11:` URI.
+fn generate(
+    token: &str,
+    alg: &str,
+    label: &str,
+    id: Option<Vec<u8>>,
+    options: &Options,
+) -> Result<String> {
+    let options = with_module(options);
     let uri = Uri {
         token: Some(token.to_owned()),
         ..Uri::default()
     };
     let (_, session) = client::open_session(&uri, &options).about(token)?;
+    if let Some((ty, private_extra)) = stateful_templates(alg) {
+        // cryptoki has no type for CKM_HSS_KEY_PAIR_GEN / CKM_XMSS*_KEY_PAIR_GEN: raw call.
+        let slot = session
+            .get_session_info()
+            .about("C_GetSessionInfo")?
+            .slot_id();
+        let mut raw_common = vec![
+            (cryptoki_sys::CKA_TOKEN, vec![1u8]),
+            (cryptoki_sys::CKA_LABEL, label.as_bytes().to_vec()),
+        ];
+        if let Some(id) = &id {
+            raw_common.push((cryptoki_sys::CKA_ID, id.clone()));
+        }
+        let mut raw_private = raw_common.clone();
+        raw_private.extend(private_extra);
+        let raw = client::raw::RawModule::load(options.module.as_deref().unwrap_or(Path::new("")))
+            .map_err(|rv| Failure::other(format!("PKCS#11 module: CK_RV {rv:#x}")))?;
+        raw.generate_key_pair(slot.id(), ty, raw_common, raw_private)
+            .map_err(|rv| Failure::other(format!("C_GenerateKeyPair: CK_RV {rv:#x}")))?;
+        return Ok(uri_of(token, label, id));
+    }
     let mut common = vec![
         Attribute::Token(true),
         Attribute::Label(label.as_bytes().to_vec()),
@@ -184,7 +218,7 @@ pub(crate) fn keygen(
         .and_then(mech::kind_of)
         .ok_or_else(|| {
             Failure::usage(format!(
-                "{alg}: not an algorithm a token generates (see pqkit list)"
+                "{alg}: not an algorithm a token generates (see pqkit list, pqkit hbs params)"
             ))
         })?;
     let mechanism = match kind.key_type {
@@ -195,7 +229,7 @@ pub(crate) fn keygen(
         cryptoki_sys::CKK_EC_EDWARDS => Mechanism::EccEdwardsKeyPairGen,
         _ => {
             return Err(Failure::usage(format!(
-                "{alg}: generate it with pqkit's own tools (no standard mechanism)"
+                "{alg}: no standard key-generation mechanism; import it with pqkit token import"
             )));
         }
     };
@@ -208,21 +242,115 @@ pub(crate) fn keygen(
             .map_err(|e| Failure::other(e.to_string()))?,
         )),
     }
-    let (p, _) = session
+    session
         .generate_key_pair(&mechanism, &public, &private)
         .about("C_GenerateKeyPair")?;
-    let _ = p;
-    println!(
-        "pkcs11:token={};object={}{}",
-        token,
-        label,
-        id.map(|i| format!(
-            ";id={}",
-            i.iter().map(|b| format!("%{b:02X}")).collect::<String>()
-        ))
-        .unwrap_or_default()
+    Ok(uri_of(token, label, id))
+}
+
+fn uri_of(token: &str, label: &str, id: Option<Vec<u8>>) -> String {
+    let id = id.map(|i| {
+        let escaped: String = i.iter().map(|b| format!("%{b:02X}")).collect();
+        format!(";id={escaped}")
+    });
+    format!(
+        "pkcs11:token={token};object={label}{}",
+        id.unwrap_or_default()
+    )
+}
+
+/// A stateful key's generation mechanism and private-key template: an HSS preset
+/// ("L2_H10_W4": CKA_HSS_LEVELS, CKA_HSS_LMS_TYPES, CKA_HSS_LMOTS_TYPES, PKCS#11 3.2 §6.64.3)
+/// or an XMSS / XMSS^MT parameter set name (CKA_PARAMETER_SET = its RFC 8391 OID, §6.65.3).
+fn stateful_templates(
+    alg: &str,
+) -> Option<(
+    cryptoki_sys::CK_MECHANISM_TYPE,
+    Vec<client::raw::RawAttribute>,
+)> {
+    let ulongs = |v: &[u64]| v.iter().flat_map(|x| x.to_ne_bytes()).collect::<Vec<u8>>();
+    if let Ok(shape) = pqkit_hbs::preset::Shape::parse(alg) {
+        let levels = shape.levels();
+        let lms: Vec<u64> = levels.iter().map(|(l, _)| u64::from(l.code)).collect();
+        let ots: Vec<u64> = levels.iter().map(|(_, o)| u64::from(o.code)).collect();
+        return Some((
+            cryptoki_sys::CKM_HSS_KEY_PAIR_GEN,
+            vec![
+                (cryptoki_sys::CKA_HSS_LEVELS, ulongs(&[levels.len() as u64])),
+                (cryptoki_sys::CKA_HSS_LMS_TYPES, ulongs(&lms)),
+                (cryptoki_sys::CKA_HSS_LMOTS_TYPES, ulongs(&ots)),
+            ],
+        ));
+    }
+    let params = pqkit_hbs::xmss::by_name(alg).ok()?;
+    let mechanism = if params.name.starts_with("XMSSMT") {
+        cryptoki_sys::CKM_XMSSMT_KEY_PAIR_GEN
+    } else {
+        cryptoki_sys::CKM_XMSS_KEY_PAIR_GEN
+    };
+    Some((
+        mechanism,
+        vec![(
+            cryptoki_sys::CKA_PARAMETER_SET,
+            ulongs(&[u64::from(params.oid)]),
+        )],
+    ))
+}
+
+/// The keys of `bench boundary --token URI`: `bench-<algorithm>` in that token, generated there
+/// the first time. An algorithm the token (or the RPC in front of it) does not offer is
+/// skipped. Returns the signer's name and the key source.
+pub(crate) fn bench_keys(
+    uri: &str,
+    options: &Options,
+) -> Result<(String, Box<pqkit_bench::boundary::KeySource<'static>>)> {
+    let parsed = Uri::parse(uri).about(uri)?;
+    let token = parsed
+        .token
+        .clone()
+        .ok_or_else(|| Failure::usage(format!("{uri}: give token=")))?;
+    let mut options = with_module(options);
+    if let Some(m) = parsed.module_path.clone() {
+        options.module = Some(m);
+    }
+    let module = options.module.clone().unwrap_or_default();
+    let module_name = module.file_name().map_or_else(
+        || module.display().to_string(),
+        |f| f.to_string_lossy().into_owned(),
     );
-    Ok(())
+    let name = format!("PKCS#11 {token} via {module_name}");
+    let source = move |alg: &'static pqkit_core::sig::SignatureAlgorithm| {
+        let label = format!("bench-{}", alg.name);
+        let key_uri = format!("pkcs11:token={token};object={label}");
+        let open = || client::TokenKey::open(&key_uri, &options);
+        let key = match open() {
+            Ok(k) => k,
+            Err(_) => {
+                // Generated in the token; where it has no generation mechanism (Falcon), made
+                // here and imported — pqkit's token takes any PKCS#8 key.
+                let made = generate(&token, alg.name, &label, None, &options).is_ok()
+                    || alg
+                        .generate()
+                        .ok()
+                        .and_then(|k| {
+                            pqkit_pki::key::signing_key_to_pkcs8(
+                                &k,
+                                pqkit_pki::key::KeyFormat::Seed,
+                            )
+                            .ok()
+                        })
+                        .is_some_and(|der| {
+                            import_pkcs8(&token, &der, &label, None, &options).is_ok()
+                        });
+                if !made {
+                    return Ok(None);
+                }
+                open().map_err(|e| e.to_string())?
+            }
+        };
+        key.into_signing_key().map(Some).map_err(|e| e.to_string())
+    };
+    Ok((name, Box::new(source)))
 }
 
 /// `pqkit token delete`: every object with this label (public and private key, certificate).
@@ -247,4 +375,139 @@ pub(crate) fn delete(token: &str, label: &str, options: &Options) -> Result<()> 
     let _ = ObjectClass::PRIVATE_KEY;
     eprintln!("deleted {} objects labelled {label:?}", found.len());
     Ok(())
+}
+
+/// `pqkit token import`: a PKCS#8 private key (PEM or DER) into pqkit's token as a
+/// non-extractable private key (vendor attribute CKA_PQKIT_PKCS8) with its public key; or, with
+/// `cert`, an X.509 certificate (CKO_CERTIFICATE, CKC_X_509), e.g. a chain beside its key.
+pub(crate) fn import(
+    token: &str,
+    file: &Path,
+    cert: bool,
+    label: &str,
+    id: Option<&str>,
+    options: &Options,
+) -> Result<()> {
+    let id = id
+        .map(hex::decode)
+        .transpose()
+        .map_err(|_| Failure::usage("--id: hex bytes"))?;
+    let uri = Uri {
+        token: Some(token.to_owned()),
+        ..Uri::default()
+    };
+    let (_, session) = client::open_session(&uri, &with_module(options)).about(token)?;
+    let mut common = vec![
+        Attribute::Token(true),
+        Attribute::Label(label.as_bytes().to_vec()),
+    ];
+    if let Some(id) = &id {
+        common.push(Attribute::Id(id.clone()));
+    }
+    if cert {
+        for der in pqkit_pki::pem::read_certificates(file)? {
+            let parsed = <x509_cert::Certificate as der::Decode>::from_der(&der)
+                .map_err(|e| Failure::usage(format!("{}: {e}", file.display())))?;
+            let subject = der::Encode::to_der(&parsed.tbs_certificate.subject)
+                .map_err(|e| Failure::other(e.to_string()))?;
+            let mut t = common.clone();
+            t.extend([
+                Attribute::Class(ObjectClass::CERTIFICATE),
+                Attribute::CertificateType(cryptoki::object::CertificateType::X_509),
+                Attribute::Value(der),
+                Attribute::Subject(subject),
+            ]);
+            session.create_object(&t).about("C_CreateObject")?;
+        }
+        eprintln!(
+            "imported the certificates of {} as {label:?}",
+            file.display()
+        );
+        return Ok(());
+    }
+    let der = pqkit_pki::pem::read_private_key(file)?;
+    drop(session);
+    let uri = import_pkcs8(token, &der, label, id, options).about(file.display())?;
+    println!("{uri}");
+    Ok(())
+}
+
+/// Imports a PKCS#8 signing key into `token` (see [`import`]); returns its URI.
+fn import_pkcs8(
+    token: &str,
+    der: &[u8],
+    label: &str,
+    id: Option<Vec<u8>>,
+    options: &Options,
+) -> Result<String> {
+    let uri = Uri {
+        token: Some(token.to_owned()),
+        ..Uri::default()
+    };
+    let (_, session) = client::open_session(&uri, &with_module(options)).about(token)?;
+    let mut common = vec![
+        Attribute::Token(true),
+        Attribute::Label(label.as_bytes().to_vec()),
+    ];
+    if let Some(id) = &id {
+        common.push(Attribute::Id(id.clone()));
+    }
+    let key = pqkit_pki::key::signing_key_from_pkcs8(der)?;
+    let vk = key.verifying_key();
+    let kind = mech::kind_of(vk.algorithm().name).ok_or_else(|| {
+        Failure::usage(format!(
+            "a token does not hold {} keys",
+            vk.algorithm().name
+        ))
+    })?;
+    let key_type = cryptoki::object::KeyType::try_from(kind.key_type)
+        .map_err(|e| Failure::other(e.to_string()))?;
+    let mut private = common.clone();
+    private.extend([
+        Attribute::Class(ObjectClass::PRIVATE_KEY),
+        Attribute::KeyType(key_type),
+        Attribute::Private(true),
+        Attribute::Sensitive(true),
+        Attribute::Extractable(false),
+        Attribute::Sign(true),
+        Attribute::VendorDefined((
+            AttributeType::VendorDefined(mech::CKA_PQKIT_PKCS8),
+            der.to_vec(),
+        )),
+    ]);
+    session
+        .create_object(&private)
+        .about("C_CreateObject (private key)")?;
+    let mut public = common;
+    public.extend([
+        Attribute::Class(ObjectClass::PUBLIC_KEY),
+        Attribute::KeyType(key_type),
+        Attribute::Verify(true),
+    ]);
+    match mech::ec_params_of(kind.name) {
+        Some(params) => {
+            let point = der::Encode::to_der(
+                &der::asn1::OctetString::new(vk.as_bytes().to_vec())
+                    .map_err(|e| Failure::other(e.to_string()))?,
+            )
+            .map_err(|e| Failure::other(e.to_string()))?;
+            public.extend([
+                Attribute::EcParams(params.to_vec()),
+                Attribute::EcPoint(point),
+            ]);
+        }
+        None => public.extend([
+            Attribute::ParameterSet(
+                cryptoki::object::ParameterSetType::try_from(cryptoki::types::Ulong::from(
+                    kind.parameter_set,
+                ))
+                .map_err(|e| Failure::other(e.to_string()))?,
+            ),
+            Attribute::Value(vk.as_bytes().to_vec()),
+        ]),
+    }
+    session
+        .create_object(&public)
+        .about("C_CreateObject (public key)")?;
+    Ok(uri_of(token, label, id))
 }

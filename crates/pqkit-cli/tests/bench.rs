@@ -245,6 +245,91 @@ fn bench_boundary_json() {
     }
 }
 
+/// `bench boundary --token`: the same cases with keys in pqkit's PKCS#11 token (generated or
+/// imported there), each row naming its signer; the JSON still validates.
+#[test]
+fn bench_boundary_through_a_token_json() {
+    let dir = scratch("bench-token");
+    let env = |cmd: &mut std::process::Command| {
+        cmd.env("PQKIT_PKCS11_CONF", dir.join("pkcs11.json"))
+            .env("PQKIT_PKCS11_PIN", "1234")
+            .env_remove("PQKIT_PKCS11_MODULE");
+    };
+    let mut init = pqkit();
+    init.args([
+        "token", "init", "--label", "bench", "--so-pin", "87654321", "--pin", "1234",
+    ])
+    .args(["--kdf-memory-kib", "1024", "--kdf-passes", "1", "--dir"])
+    .arg(dir.join("token"));
+    env(&mut init);
+    run_ok(&mut init);
+    let mut cmd = pqkit();
+    cmd.args([
+        "bench",
+        "boundary",
+        "--json",
+        "--sizes",
+        "1024",
+        "--min-time",
+        "0",
+        "--min-iters",
+        "1",
+    ])
+    .args(["--token", "pkcs11:token=bench"]);
+    env(&mut cmd);
+    let out = run_ok(&mut cmd);
+    let v: Value = serde_json::from_slice(&out.stdout).expect("JSON");
+    validate(&v);
+    let rows = v["rows"].as_array().expect("rows");
+    let token_rows: Vec<_> = rows
+        .iter()
+        .filter(|r| r["signer"] != "pqkit-core, in process")
+        .collect();
+    // Every case of the in-process table, through the token too (Falcon made here and imported).
+    assert_eq!(token_rows.len(), 8, "{v}");
+    for r in token_rows {
+        assert!(
+            r["signer"]
+                .as_str()
+                .expect("signer")
+                .starts_with("PKCS#11 bench via libpqkit_pkcs11.so"),
+            "{r}"
+        );
+        numbers(r, &["inside_ns", "total_ns"]);
+    }
+    // `bench tls --token`: the same combination with the server key in the file and in the
+    // token, one run.
+    let mut cmd = pqkit();
+    cmd.args([
+        "bench",
+        "tls",
+        "--json",
+        "--sig",
+        "ML-DSA-44",
+        "--group",
+        "X25519MLKEM768",
+    ])
+    .args(["--seconds", "0.2", "--token", "pkcs11:token=bench"]);
+    env(&mut cmd);
+    let out = run_ok(&mut cmd);
+    let v: Value = serde_json::from_slice(&out.stdout).expect("JSON");
+    validate(&v);
+    let keys: Vec<&str> = v["rows"]
+        .as_array()
+        .expect("rows")
+        .iter()
+        .map(|r| r["server_key"].as_str().expect("key"))
+        .collect();
+    assert_eq!(
+        keys,
+        ["file (in process)", "PKCS#11 bench via libpqkit_pkcs11.so"],
+        "{v}"
+    );
+    for r in v["rows"].as_array().expect("rows") {
+        assert!(r["connections"].as_u64().is_some_and(|n| n > 0), "{r}");
+    }
+}
+
 #[test]
 fn schema_rejects_what_it_should() {
     // The schema itself is not a test that cannot fail: a row missing a field, a wrong kind

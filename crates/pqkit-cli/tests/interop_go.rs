@@ -9,13 +9,12 @@
 
 mod support;
 
-use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use serde_json::Value;
 
 use support::{
-    Guard, free_port, json_lines, peers_dir, pqkit, pqkit_server, run_ok, scratch, wait_listening,
+    Guard, build_gotls, free_port, json_lines, pqkit, pqkit_server, run_ok, scratch, wait_listening,
 };
 
 const GROUPS: [&str; 3] = ["X25519MLKEM768", "SecP256r1MLKEM768", "SecP384r1MLKEM1024"];
@@ -34,31 +33,6 @@ fn assert_same_wire_bytes(ours: &Value, go: &Value) {
 
 /// Builds the Go peer into `dir` with `toolchain` ("local" or e.g. "go1.27.1"); fails (does
 /// not skip) when Go, the toolchain or the peer is missing.
-fn build_gotls(dir: &Path, toolchain: &str) -> PathBuf {
-    let src = peers_dir().join("gotls");
-    assert!(
-        src.join("main.go").exists(),
-        "Go peer missing at {}",
-        src.display()
-    );
-    let bin = dir.join(format!("gotls-{toolchain}"));
-    let out = Command::new("go")
-        .args(["build", "-o"])
-        .arg(&bin)
-        .arg(".")
-        .current_dir(&src)
-        .env("GOFLAGS", "-mod=mod")
-        .env("GOTOOLCHAIN", toolchain)
-        .output()
-        .expect("`go` must be installed (Go >= 1.26) for the interop tests");
-    assert!(
-        out.status.success(),
-        "go build failed: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    bin
-}
-
 #[test]
 fn go_client_to_pqkit_server_and_pqkit_client_to_go_server() {
     let dir = scratch("interop-go");

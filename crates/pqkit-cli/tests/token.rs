@@ -5,7 +5,7 @@
 
 mod support;
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use support::*;
@@ -144,4 +144,379 @@ fn a_server_key_in_the_token_serves_tls_and_signs_files() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
+}
+
+/// SoftHSM v2 (Debian softhsm2) as the token, reached by pqkit's generic client: `pqkit token
+/// keygen` makes an ECDSA P-256 key in it, `csr create` signs there, and `pqkit server` serves
+/// the Go crypto/tls peer and `pqkit client` with it — directly, then across a real process
+/// boundary: the token behind `p11-kit server`, pqkit through p11-kit-client.so. The same
+/// for an ECDSA key in pqkit's own token behind p11-kit.
+#[test]
+fn softhsm_and_p11_kit_keys_serve_go_and_pqkit_clients() {
+    let softhsm = Path::new("/usr/lib/softhsm/libsofthsm2.so");
+    let p11_client = Path::new("/usr/lib/x86_64-linux-gnu/pkcs11/p11-kit-client.so");
+    assert!(
+        softhsm.exists() && p11_client.exists(),
+        "SoftHSM and p11-kit are needed (Debian: apt-get install softhsm2 p11-kit; CI installs them)"
+    );
+    let dir = scratch("softhsm");
+    let conf = dir.join("softhsm2.conf");
+    std::fs::create_dir_all(dir.join("shsm-tokens")).expect("mkdir");
+    std::fs::write(
+        &conf,
+        format!(
+            "directories.tokendir = {}\nobjectstore.backend = file\nlog.level = ERROR\n",
+            dir.join("shsm-tokens").display()
+        ),
+    )
+    .expect("write");
+    let shsm = |cmd: &mut Command| -> Command {
+        let mut c = Command::new(cmd.get_program());
+        c.args(cmd.get_args())
+            .env("SOFTHSM2_CONF", &conf)
+            .env("PQKIT_PKCS11_PIN", "1234")
+            .env("PQKIT_PKCS11_CONF", dir.join("pkcs11.json"));
+        c
+    };
+    run_ok(&mut shsm(Command::new("softhsm2-util").args([
+        "--init-token",
+        "--free",
+        "--label",
+        "shsm",
+        "--so-pin",
+        "87654321",
+        "--pin",
+        "1234",
+    ])));
+    let module = softhsm.to_str().expect("path");
+    run_ok(&mut shsm(pqkit().args([
+        "token",
+        "keygen",
+        "--pkcs11-module",
+        module,
+        "--token",
+        "shsm",
+        "--alg",
+        "ECDSA-P256",
+        "--label",
+        "server",
+        "--id",
+        "02",
+    ])));
+    let pki = dir.join("pki");
+    run_ok(
+        pqkit()
+            .args(["pki", "init", "--sig", "ECDSA-P256", "--dir"])
+            .arg(&pki),
+    );
+    let uri = "pkcs11:token=shsm;object=server";
+    run_ok(&mut shsm(
+        pqkit()
+            .args(["csr", "create", "--pkcs11-module", module, "--key", uri])
+            .args(["--subject", "CN=localhost", "--dns", "localhost", "-o"])
+            .arg(dir.join("server.csr")),
+    ));
+    run_ok(
+        pqkit()
+            .args(["csr", "sign", "--ca"])
+            .arg(pki.join("ca.pem"))
+            .arg("--ca-key")
+            .arg(pki.join("ca.key"))
+            .arg("-o")
+            .arg(dir.join("server.pem"))
+            .arg(dir.join("server.csr")),
+    );
+
+    let gotls = build_gotls(&dir, "local");
+    let serve_and_connect = |module: &Path, uri: &str, extra_env: &[(&str, &Path)], what: &str| {
+        let port = free_port();
+        let mut cmd = shsm(
+            pqkit()
+                .args([
+                    "server",
+                    "--json",
+                    "--count",
+                    "2",
+                    "--port",
+                    &port.to_string(),
+                ])
+                .arg("--pkcs11-module")
+                .arg(module)
+                .arg("--cert")
+                .arg(dir.join("server.pem"))
+                .args(["--key", uri]),
+        );
+        for (k, v) in extra_env {
+            cmd.env(k, v);
+        }
+        let mut server = Guard::spawn(&mut cmd);
+        wait_listening(port, server.child());
+        let go = run_ok(
+            Command::new(&gotls)
+                .args(["client", "-send", "hello token"])
+                .arg("-addr")
+                .arg(format!("127.0.0.1:{port}"))
+                .arg("-ca")
+                .arg(pki.join("ca.pem")),
+        );
+        let go = &json_lines(&go.stdout)[0];
+        assert_eq!(go["ok"], true, "{what}: Go client {go}");
+        let ours = run_ok(
+            pqkit()
+                .args(["client", "--json", "--port", &port.to_string(), "--ca"])
+                .arg(pki.join("ca.pem")),
+        );
+        let ours = &json_lines(&ours.stdout)[0];
+        assert_eq!(
+            ours["peer_signature_scheme"], "ecdsa_secp256r1_sha256",
+            "{what}: {ours}"
+        );
+        let out = server.wait();
+        assert!(
+            out.status.success(),
+            "{what}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    };
+    // In process: SoftHSM loaded by pqkit server.
+    serve_and_connect(softhsm, uri, &[], "SoftHSM");
+
+    // Across p11-kit: SoftHSM in the `p11-kit server` process; pqkit server reaches it through
+    // p11-kit-client.so over a Unix socket.
+    let socket = dir.join("p11.sock");
+    let mut p11 = Guard::spawn(&mut shsm(
+        Command::new("p11-kit")
+            .args(["server", "-f", "-n"])
+            .arg(&socket)
+            .args(["--provider", module, "pkcs11:"]),
+    ));
+    wait_socket(&socket, p11.child());
+    let address = PathBuf::from(format!("unix:path={}", socket.display()));
+    serve_and_connect(
+        p11_client,
+        uri,
+        &[("P11_KIT_SERVER_ADDRESS", &address)],
+        "SoftHSM via p11-kit",
+    );
+    drop(p11);
+
+    // pqkit's own token behind p11-kit: an ECDSA key (p11-kit 0.24 forwards no post-quantum
+    // mechanism: see the README).
+    run_ok(&mut shsm(
+        pqkit()
+            .args([
+                "token", "init", "--label", "own", "--so-pin", "87654321", "--pin", "1234",
+            ])
+            .args(["--kdf-memory-kib", "1024", "--kdf-passes", "1", "--dir"])
+            .arg(dir.join("own")),
+    ));
+    run_ok(&mut shsm(pqkit().args([
+        "token",
+        "keygen",
+        "--token",
+        "own",
+        "--alg",
+        "ECDSA-P256",
+        "--label",
+        "server",
+    ])));
+    run_ok(&mut shsm(
+        pqkit()
+            .args(["csr", "create", "--key", "pkcs11:token=own;object=server"])
+            .args(["--subject", "CN=localhost", "--dns", "localhost", "-o"])
+            .arg(dir.join("own.csr")),
+    ));
+    run_ok(
+        pqkit()
+            .args(["csr", "sign", "--force", "--ca"])
+            .arg(pki.join("ca.pem"))
+            .arg("--ca-key")
+            .arg(pki.join("ca.key"))
+            .arg("-o")
+            .arg(dir.join("server.pem"))
+            .arg(dir.join("own.csr")),
+    );
+    let own_module = std::env::current_exe()
+        .expect("exe")
+        .parent()
+        .and_then(Path::parent)
+        .map(|d| d.join("libpqkit_pkcs11.so"))
+        .expect("module");
+    let socket = dir.join("own.sock");
+    let mut p11 = Guard::spawn(&mut shsm(
+        Command::new("p11-kit")
+            .args(["server", "-f", "-n"])
+            .arg(&socket)
+            .arg("--provider")
+            .arg(&own_module)
+            .arg("pkcs11:"),
+    ));
+    wait_socket(&socket, p11.child());
+    let address = PathBuf::from(format!("unix:path={}", socket.display()));
+    serve_and_connect(
+        p11_client,
+        "pkcs11:token=own;object=server",
+        &[("P11_KIT_SERVER_ADDRESS", &address)],
+        "pqkit token via p11-kit",
+    );
+}
+
+fn wait_socket(path: &Path, child: &mut std::process::Child) {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while !path.exists() {
+        assert!(
+            child.try_wait().expect("try_wait").is_none(),
+            "p11-kit server exited"
+        );
+        assert!(
+            std::time::Instant::now() < deadline,
+            "p11-kit server did not listen"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+}
+
+/// A CA key imported into the token signs a certificate; an HSS key generated in the token
+/// signs files through `pqkit hbs sign`, each index reserved by the token; `pqkit pubkey`
+/// reads a token key's public key.
+#[test]
+fn a_ca_key_and_an_hss_key_live_in_the_token() {
+    let dir = scratch("token-ca-hss");
+    let pki = dir.join("pki");
+    run_ok(
+        pqkit()
+            .args(["pki", "init", "--sig", "ML-DSA-44", "--dir"])
+            .arg(&pki),
+    );
+    run_ok(with_token(
+        pqkit()
+            .args([
+                "token", "init", "--label", "ca", "--so-pin", "87654321", "--pin", "1234",
+            ])
+            .args(["--kdf-memory-kib", "1024", "--kdf-passes", "1", "--dir"])
+            .arg(dir.join("token")),
+        &dir,
+    ));
+    let out = run_ok(with_token(
+        pqkit()
+            .args([
+                "token", "import", "--token", "ca", "--label", "root", "--id", "0a",
+            ])
+            .arg(pki.join("ca.key")),
+        &dir,
+    ));
+    let ca_uri = String::from_utf8(out.stdout)
+        .expect("utf-8")
+        .trim()
+        .to_owned();
+    run_ok(with_token(
+        pqkit()
+            .args([
+                "token", "import", "--token", "ca", "--label", "root", "--id", "0a", "--cert",
+            ])
+            .arg(pki.join("ca.pem")),
+        &dir,
+    ));
+    // The imported key is the CA's: pubkey through the token equals the file's.
+    let from_token = run_ok(with_token(pqkit().args(["pubkey", &ca_uri]), &dir)).stdout;
+    let from_file = run_ok(pqkit().arg("pubkey").arg(pki.join("ca.key"))).stdout;
+    assert_eq!(from_token, from_file);
+    // The CA signs a CSR from inside the token.
+    run_ok(
+        pqkit()
+            .args(["keygen", "--alg", "ML-DSA-44", "-o"])
+            .arg(dir.join("leaf.key")),
+    );
+    run_ok(
+        pqkit()
+            .args([
+                "csr",
+                "create",
+                "--subject",
+                "CN=leaf",
+                "--dns",
+                "localhost",
+                "--key",
+            ])
+            .arg(dir.join("leaf.key"))
+            .arg("-o")
+            .arg(dir.join("leaf.csr")),
+    );
+    run_ok(with_token(
+        pqkit()
+            .args(["csr", "sign", "--ca"])
+            .arg(pki.join("ca.pem"))
+            .args(["--ca-key", &ca_uri])
+            .arg("-o")
+            .arg(dir.join("leaf.pem"))
+            .arg(dir.join("leaf.csr")),
+        &dir,
+    ));
+    run_ok(
+        pqkit()
+            .args(["x509", "verify", "--ca"])
+            .arg(pki.join("ca.pem"))
+            .arg(dir.join("leaf.pem")),
+    );
+
+    // HSS in the token: 32 one-time keys (one H5 tree, W8).
+    let out = run_ok(with_token(
+        pqkit().args([
+            "token", "keygen", "--token", "ca", "--alg", "L1_H5_W8", "--label", "fw",
+        ]),
+        &dir,
+    ));
+    let hss_uri = String::from_utf8(out.stdout)
+        .expect("utf-8")
+        .trim()
+        .to_owned();
+    run_ok(with_token(
+        pqkit()
+            .args(["pubkey", &hss_uri, "-o"])
+            .arg(dir.join("fw.pub")),
+        &dir,
+    ));
+    let files: Vec<_> = (0..3).map(|i| dir.join(format!("fw{i}.bin"))).collect();
+    for (i, f) in files.iter().enumerate() {
+        std::fs::write(f, format!("firmware {i}")).expect("write");
+    }
+    std::fs::create_dir_all(dir.join("sigs")).expect("mkdir");
+    let out = run_ok(with_token(
+        pqkit()
+            .args(["hbs", "sign", "--state", &hss_uri, "--out-dir"])
+            .arg(dir.join("sigs"))
+            .args(&files),
+        &dir,
+    ));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("29 remaining"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    for f in &files {
+        let sig = dir.join("sigs").join(format!(
+            "{}.sig",
+            f.file_name().and_then(|n| n.to_str()).expect("name")
+        ));
+        run_ok(
+            pqkit()
+                .args(["hbs", "verify", "--pub"])
+                .arg(dir.join("fw.pub"))
+                .arg("--signature")
+                .arg(&sig)
+                .arg(f),
+        );
+    }
+    // More files than one-time keys left: refused before any is spent.
+    let many: Vec<_> = (0..30).map(|_| files[0].clone()).collect();
+    let out = with_token(
+        pqkit()
+            .args(["hbs", "sign", "--force", "--state", &hss_uri, "--out-dir"])
+            .arg(dir.join("sigs"))
+            .args(&many),
+        &dir,
+    )
+    .output()
+    .expect("run");
+    assert!(!out.status.success());
 }

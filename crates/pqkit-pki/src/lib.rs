@@ -149,6 +149,26 @@ impl Pki {
         })
     }
 
+    /// A server chain (DER, leaf first) for another server key — one in a PKCS#11 token, say
+    /// — issued like [`Pki::server_cert`] (SAN localhost and 127.0.0.1) by the same CA.
+    ///
+    /// # Errors
+    /// As [`Pki::generate`].
+    pub fn server_chain_for(
+        &self,
+        key: &pqkit_core::sig::VerifyingKey,
+    ) -> Result<Vec<Vec<u8>>, Error> {
+        let issuer = match &self.intermediate {
+            Some((certificate, key)) => Issuer { certificate, key },
+            None => Issuer {
+                certificate: &self.ca_cert,
+                key: &self.ca_key,
+            },
+        };
+        let cert = cert::issue(&CertRequest::new(Profile::Server, "localhost"), key, issuer)?;
+        Ok(self.chain(&cert))
+    }
+
     /// The chain a server sends (DER, leaf first): its certificate and the intermediate CA's.
     pub fn server_chain(&self) -> Vec<Vec<u8>> {
         self.chain(&self.server_cert)

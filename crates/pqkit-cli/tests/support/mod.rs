@@ -27,18 +27,32 @@ pub(crate) fn free_port() -> u16 {
     l.local_addr().expect("addr").port()
 }
 
-/// Waits until something listens on `port`, reading /proc/net/tcp so that no connection is
-/// used up (servers here run with a connection count).
+/// Waits until `child` itself listens on `port`, reading /proc/net/tcp so that no connection
+/// is used up (servers here run with a connection count). The listening socket must be one of
+/// the child's own (its inode among /proc/<pid>/fd): another test's server that happens to get
+/// the same port from `free_port` does not count.
 pub(crate) fn wait_listening(port: u16, child: &mut Child) {
     let needle = format!(":{port:04X} ");
     let deadline = Instant::now() + Duration::from_secs(30);
     loop {
         let table = std::fs::read_to_string("/proc/net/tcp").unwrap_or_default();
+        let own: Vec<String> = std::fs::read_dir(format!("/proc/{}/fd", child.id()))
+            .map(|d| {
+                d.flatten()
+                    .filter_map(|e| std::fs::read_link(e.path()).ok())
+                    .filter_map(|l| {
+                        let l = l.to_string_lossy().into_owned();
+                        Some(l.strip_prefix("socket:[")?.strip_suffix(']')?.to_owned())
+                    })
+                    .collect()
+            })
+            .unwrap_or_default();
         if table.lines().any(|l| {
             let cols: Vec<&str> = l.split_whitespace().collect();
-            cols.len() > 3
+            cols.len() > 9
                 && format!("{} ", &cols[1][cols[1].len() - 5..]) == needle
                 && cols[3] == "0A"
+                && own.iter().any(|inode| inode == cols[9])
         }) {
             return;
         }
@@ -159,4 +173,31 @@ pub(crate) fn pqkit_server(pki: &Path, port: u16, groups: &str, count: u32, mutu
     let mut server = Guard::spawn(&mut cmd);
     wait_listening(port, server.child());
     server
+}
+
+/// Builds the Go crypto/tls peer (../shared/peers/gotls) with Go `toolchain` ("local" or
+/// e.g. "go1.27.1") into `dir`.
+pub(crate) fn build_gotls(dir: &Path, toolchain: &str) -> PathBuf {
+    let src = peers_dir().join("gotls");
+    assert!(
+        src.join("main.go").exists(),
+        "Go peer missing at {}",
+        src.display()
+    );
+    let bin = dir.join(format!("gotls-{toolchain}"));
+    let out = Command::new("go")
+        .args(["build", "-o"])
+        .arg(&bin)
+        .arg(".")
+        .current_dir(&src)
+        .env("GOFLAGS", "-mod=mod")
+        .env("GOTOOLCHAIN", toolchain)
+        .output()
+        .expect("`go` must be installed (Go >= 1.26) for the interop tests");
+    assert!(
+        out.status.success(),
+        "go build failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    bin
 }

@@ -27,7 +27,7 @@ use cryptoki::context::{CInitializeArgs, CInitializeFlags, Pkcs11};
 use cryptoki::mechanism::dsa::{HashSignAdditionalContext, HedgeType, SignAdditionalContext};
 use cryptoki::mechanism::vendor_defined::VendorDefinedMechanism;
 use cryptoki::mechanism::{Mechanism, MechanismType};
-use cryptoki::object::{Attribute, AttributeType, KeyType, ObjectClass, ObjectHandle};
+use cryptoki::object::{Attribute, AttributeType, ObjectClass, ObjectHandle};
 use cryptoki::session::{Session, UserType};
 use cryptoki::slot::Slot;
 use cryptoki::types::AuthPin;
@@ -227,7 +227,7 @@ pub fn read_pin_source(source: &str) -> Result<Zeroizing<String>, ClientError> {
 pub struct TokenKey {
     session: Mutex<Session>,
     key: ObjectHandle,
-    key_type: KeyType,
+    key_type: cryptoki_sys::CK_KEY_TYPE,
     /// The public key's SubjectPublicKeyInfo DER.
     spki: Vec<u8>,
     /// The public key's bytes, for pqkit-core (the SPKI's BIT STRING).
@@ -386,7 +386,11 @@ fn attribute(session: &Session, h: ObjectHandle, t: AttributeType) -> Option<Att
 }
 
 /// The SPKI of a public key read from its attributes.
-fn spki_of(session: &Session, h: ObjectHandle, key_type: KeyType) -> Result<Vec<u8>, ClientError> {
+fn spki_of(
+    session: &Session,
+    h: ObjectHandle,
+    key_type: cryptoki_sys::CK_KEY_TYPE,
+) -> Result<Vec<u8>, ClientError> {
     if let Some(Attribute::PublicKeyInfo(spki)) =
         attribute(session, h, AttributeType::PublicKeyInfo)
         && !spki.is_empty()
@@ -394,7 +398,7 @@ fn spki_of(session: &Session, h: ObjectHandle, key_type: KeyType) -> Result<Vec<
         return Ok(spki);
     }
     let bad = |why: &str| ClientError::PublicKey(why.to_owned());
-    let ck = key_type.into();
+    let ck = key_type;
     let name = match ck {
         cryptoki_sys::CKK_EC | cryptoki_sys::CKK_EC_EDWARDS => {
             let Some(Attribute::EcParams(params)) = attribute(session, h, AttributeType::EcParams)
@@ -469,11 +473,17 @@ impl TokenKey {
             &selector(&uri, ObjectClass::PRIVATE_KEY),
             "private key",
         )?;
-        let Some(Attribute::KeyType(key_type)) = attribute(&session, key, AttributeType::KeyType)
-        else {
-            return Err(ClientError::PublicKey(
-                "the private key has no CKA_KEY_TYPE".into(),
-            ));
+        // cryptoki has no KeyType for CKK_HSS / CKK_XMSS*: read the number itself then.
+        let key_type = match attribute(&session, key, AttributeType::KeyType) {
+            Some(Attribute::KeyType(t)) => t.into(),
+            _ => raw::RawModule::load(&module_path)
+                .and_then(|raw| raw.attribute(slot.id(), key.handle(), cryptoki_sys::CKA_KEY_TYPE))
+                .ok()
+                .and_then(|v| v.try_into().ok())
+                .map(cryptoki_sys::CK_KEY_TYPE::from_ne_bytes)
+                .ok_or_else(|| {
+                    ClientError::PublicKey("the private key has no CKA_KEY_TYPE".into())
+                })?,
         };
         let spki = match spki_of(&session, key, key_type) {
             Ok(spki) => spki,
@@ -507,7 +517,7 @@ impl TokenKey {
     /// Whether this is a stateful hash-based key (HSS, XMSS, XMSS^MT).
     pub fn is_stateful(&self) -> bool {
         matches!(
-            self.key_type.into(),
+            self.key_type,
             cryptoki_sys::CKK_HSS | cryptoki_sys::CKK_XMSS | cryptoki_sys::CKK_XMSSMT
         )
     }
@@ -525,13 +535,31 @@ impl TokenKey {
             .map_err(|e| ClientError::PublicKey(e.to_string()))
     }
 
+    /// A stateful key's one-time keys left (CKA_HSS_KEYS_REMAINING, PKCS#11 3.2 §6.64.2).
+    ///
+    /// # Errors
+    /// [`ClientError::Rv`] when the token does not answer it.
+    pub fn keys_remaining(&self) -> Result<u64, ClientError> {
+        let raw = raw::RawModule::load(&self.module_path).map_err(ClientError::Rv)?;
+        let v = raw
+            .attribute(
+                self.slot.id(),
+                self.key.handle(),
+                cryptoki_sys::CKA_HSS_KEYS_REMAINING,
+            )
+            .map_err(ClientError::Rv)?;
+        Ok(u64::from_ne_bytes(v.try_into().map_err(|_| {
+            ClientError::Rv(cryptoki_sys::CKR_ATTRIBUTE_VALUE_INVALID)
+        })?))
+    }
+
     /// Signs with a stateful key (CKM_HSS, CKM_XMSS, CKM_XMSSMT): the token reserves the
     /// index before it signs.
     ///
     /// # Errors
     /// [`ClientError::Pkcs11`]: CKR_KEY_EXHAUSTED when no one-time key is left.
     pub fn sign_stateful(&self, message: &[u8]) -> Result<Vec<u8>, ClientError> {
-        let ty = match self.key_type.into() {
+        let ty = match self.key_type {
             cryptoki_sys::CKK_HSS => cryptoki_sys::CKM_HSS,
             cryptoki_sys::CKK_XMSS => cryptoki_sys::CKM_XMSS,
             _ => cryptoki_sys::CKM_XMSSMT,
@@ -668,9 +696,24 @@ impl SigningKeyImpl for Held {
                 message,
             ),
             Family::Ecdsa => {
+                // The whole message into the token (CKM_ECDSA_SHA*, type A); a token without
+                // the hashing mechanism gets the digest (CKM_ECDSA, type B).
                 let hash =
                     mech::ecdsa_hash(self.alg).ok_or(pqkit_core::Error::Backend("ECDSA hash"))?;
-                return self.sign_prehashed(hash, &hash.digest(message), &[], randomness);
+                let m = match hash {
+                    PreHash::Sha256 => Mechanism::EcdsaSha256,
+                    PreHash::Sha384 => Mechanism::EcdsaSha384,
+                    _ => Mechanism::EcdsaSha512,
+                };
+                return match k.sign_with(&m, message) {
+                    Ok(raw) => crate::token::ecdsa_raw_to_der(&raw)
+                        .ok_or(pqkit_core::Error::Backend("PKCS#11 token ECDSA signature")),
+                    Err(ClientError::Pkcs11(cryptoki::error::Error::Pkcs11(
+                        cryptoki::error::RvError::MechanismInvalid,
+                        _,
+                    ))) => self.sign_prehashed(hash, &hash.digest(message), &[], randomness),
+                    Err(e) => Err(token_failed(e)),
+                };
             }
             Family::Rsa => {
                 return Err(pqkit_core::Error::Unsupported(
