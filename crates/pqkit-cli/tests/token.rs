@@ -1,7 +1,7 @@
 //! pqkit's tools with keys that never leave a PKCS#11 token (pqkit's own module): `pqkit
 //! token` creates the token and a key, `csr create` and `sign` use it, and `pqkit server`
-//! signs each TLS 1.3 CertificateVerify in the token for a mutually authenticated handshake
-//! with `pqkit client`.
+//! signs each TLS 1.3 CertificateVerify in the token for mutually authenticated handshakes
+//! with `pqkit client` and Go 1.27's crypto/tls.
 
 mod support;
 
@@ -119,7 +119,7 @@ fn a_server_key_in_the_token_serves_tls_and_signs_files() {
                 "server",
                 "--json",
                 "--count",
-                "2",
+                "3",
                 "--port",
                 &port.to_string(),
                 "--groups",
@@ -138,6 +138,30 @@ fn a_server_key_in_the_token_serves_tls_and_signs_files() {
         let report = pqkit_mutual_client(&pki, port);
         assert_eq!(report["peer_signature_scheme"], "mldsa65", "{report}");
     }
+    // Go 1.27's crypto/tls (ML-DSA) verifies the CertificateVerify the token signed.
+    let gotls = build_gotls(&dir, "go1.27.1");
+    let go = run_ok(
+        Command::new(&gotls)
+            .args([
+                "client",
+                "-groups",
+                "X25519MLKEM768",
+                "-send",
+                "hello token",
+            ])
+            .arg("-addr")
+            .arg(format!("127.0.0.1:{port}"))
+            .arg("-ca")
+            .arg(pki.join("ca.pem"))
+            .arg("-cert")
+            .arg(pki.join("client.pem"))
+            .arg("-key")
+            .arg(pki.join("client.key")),
+    );
+    let go = &json_lines(&go.stdout)[0];
+    assert_eq!(go["ok"], true, "{go}");
+    assert_eq!(go["peer_verified"], true, "{go}");
+    assert_eq!(go["peer_sig_scheme"], "mldsa65", "{go}");
     let out = server.wait();
     assert!(
         out.status.success(),
