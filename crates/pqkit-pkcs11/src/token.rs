@@ -18,6 +18,7 @@ use pqkit_core::catalogue;
 use pqkit_core::prehash::{Hasher, PreHash};
 use pqkit_core::sig::{Family, MuHasher, SigningKey, SigningRandomness, VerifyingKey};
 use pqkit_hbs::state::{StateError, StatefulKey};
+use sha2::Digest;
 use zeroize::Zeroizing;
 
 use crate::config::Config;
@@ -212,7 +213,14 @@ pub(crate) struct Module {
     handles: HashMap<Place, CK_OBJECT_HANDLE>,
     session_objects: HashMap<CK_OBJECT_HANDLE, SessionObject>,
     next_handle: CK_OBJECT_HANDLE,
+    /// Decoded signing keys by the SHA-256 of their PKCS#8: decoding checks each key (Falcon's
+    /// NTRU equation, ML-DSA's expansion), too slow to repeat at every C_SignInit. Emptied at
+    /// logout; the keys zeroize on drop.
+    keys: HashMap<[u8; 32], Arc<SigningKey>>,
 }
+
+/// Most decoded keys kept at once.
+const KEY_CACHE: usize = 64;
 
 static MODULE: Mutex<Option<Module>> = Mutex::new(None);
 
@@ -252,6 +260,7 @@ pub(crate) fn initialize() -> Result<()> {
         handles: HashMap::new(),
         session_objects: HashMap::new(),
         next_handle: 1,
+        keys: HashMap::new(),
     });
     Ok(())
 }
@@ -411,6 +420,7 @@ impl Module {
         }
         if !self.sessions.values().any(|s| s.slot == session.slot) {
             self.slots[session.slot].login = None;
+            self.keys.clear();
         }
         Ok(())
     }
@@ -484,8 +494,33 @@ impl Module {
         Ok(())
     }
 
+    /// The signing key of a private-key object (decoded once while logged in).
+    fn private_op_key(&mut self, attrs: &Attributes, store: &Store) -> Result<OpKey> {
+        if let Some(file) = attrs.get(&mech::CKA_PQKIT_STATE_FILE) {
+            let path = store.hbs_dir().join(String::from_utf8_lossy(file).as_ref());
+            let status = pqkit_hbs::state::status(&path).map_err(state_rv)?;
+            return Ok(OpKey::HbsSign(path, status.signature_len));
+        }
+        let der = attrs
+            .get(&mech::CKA_PQKIT_PKCS8)
+            .ok_or(CKR_KEY_TYPE_INCONSISTENT)?;
+        let digest: [u8; 32] = sha2::Sha256::digest(der).into();
+        if let Some(key) = self.keys.get(&digest) {
+            return Ok(OpKey::Sign(key.clone()));
+        }
+        let key = Arc::new(
+            pqkit_pki::key::signing_key_from_pkcs8(der).map_err(|_| CKR_KEY_TYPE_INCONSISTENT)?,
+        );
+        if self.keys.len() >= KEY_CACHE {
+            self.keys.clear();
+        }
+        self.keys.insert(digest, key.clone());
+        Ok(OpKey::Sign(key))
+    }
+
     /// C_Logout.
     pub(crate) fn logout(&mut self, h: CK_SESSION_HANDLE) -> Result<()> {
+        self.keys.clear();
         let slot = self.session(h)?.slot;
         self.slots[slot]
             .login
@@ -852,19 +887,13 @@ impl Module {
         let (attrs, store) = self.key_for(session, h, m, usage)?;
         let class = get_ulong(&attrs, CKA_CLASS)?;
         let key = match (class, verify) {
-            (Some(CKO_PRIVATE_KEY), false) => private_op_key(&attrs, &store)?,
+            (Some(CKO_PRIVATE_KEY), false) => self.private_op_key(&attrs, &store)?,
             (Some(CKO_PUBLIC_KEY), true) => public_op_key(&attrs)?,
             _ => return Err(CKR_KEY_TYPE_INCONSISTENT),
         };
+        // Pure ML-DSA starts buffered (C_Sign signs the message in one call); the first
+        // C_SignUpdate turns it into μ's hash, so a long message streams (see `update`).
         let acc = match (op, &key) {
-            (SignOp::Message, OpKey::Sign(k)) if k.algorithm().family == Family::MlDsa => Acc::Mu(
-                k.verifying_key()
-                    .mu_hasher(&params.context)
-                    .map_err(core_rv)?,
-            ),
-            (SignOp::Message, OpKey::Verify(k)) if k.algorithm().family == Family::MlDsa => {
-                Acc::Mu(k.mu_hasher(&params.context).map_err(core_rv)?)
-            }
             (SignOp::HashThen(hash) | SignOp::EcdsaHash(hash), _) => Acc::Hash(hash.hasher()),
             _ => Acc::Buffer(Zeroizing::new(Vec::new())),
         };
@@ -918,6 +947,25 @@ impl Module {
         let slot = if verify { &mut s.verify } else { &mut s.sign };
         let op = slot.as_mut().ok_or(CKR_OPERATION_NOT_INITIALIZED)?;
         op.multi_part = true;
+        if let Acc::Buffer(buffered) = &op.acc
+            && op.mech.sign == Some(SignOp::Message)
+        {
+            // FIPS 204 Algorithm 7 line 6 over the stream: μ = H(tr ‖ M′), M′ as it arrives.
+            let mu = match &op.key {
+                OpKey::Sign(k) if k.algorithm().family == Family::MlDsa => {
+                    Some(k.verifying_key().mu_hasher(&op.params.context))
+                }
+                OpKey::Verify(k) if k.algorithm().family == Family::MlDsa => {
+                    Some(k.mu_hasher(&op.params.context))
+                }
+                _ => None,
+            };
+            if let Some(mu) = mu {
+                let mut mu = mu.map_err(core_rv)?;
+                mu.update(buffered);
+                op.acc = Acc::Mu(mu);
+            }
+        }
         if matches!(
             op.mech.sign,
             Some(SignOp::Digest | SignOp::Mu | SignOp::EcdsaDigest)
@@ -1505,20 +1553,6 @@ fn public_op_key(attrs: &Attributes) -> Result<OpKey> {
         alg.verifying_key(&bytes)
             .map_err(|_| CKR_ATTRIBUTE_VALUE_INVALID)?,
     ))
-}
-
-/// The signing key of a private-key object.
-fn private_op_key(attrs: &Attributes, store: &Store) -> Result<OpKey> {
-    if let Some(file) = attrs.get(&mech::CKA_PQKIT_STATE_FILE) {
-        let path = store.hbs_dir().join(String::from_utf8_lossy(file).as_ref());
-        let status = pqkit_hbs::state::status(&path).map_err(state_rv)?;
-        return Ok(OpKey::HbsSign(path, status.signature_len));
-    }
-    let der = attrs
-        .get(&mech::CKA_PQKIT_PKCS8)
-        .ok_or(CKR_KEY_TYPE_INCONSISTENT)?;
-    let key = pqkit_pki::key::signing_key_from_pkcs8(der).map_err(|_| CKR_KEY_TYPE_INCONSISTENT)?;
-    Ok(OpKey::Sign(Arc::new(key)))
 }
 
 /// The decapsulation key of a private-key object.
