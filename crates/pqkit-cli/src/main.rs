@@ -277,6 +277,18 @@ enum TokenCommand {
         /// PKCS#8 private key or certificate file (PEM or DER).
         file: PathBuf,
     },
+    /// Hold the configured tokens in this process and serve them on a Unix socket to modules
+    /// with PQKIT_PKCS11_REMOTE=SOCKET (a process boundary for post-quantum keys; p11-kit's RPC
+    /// forwards no post-quantum mechanism).
+    #[command(
+        after_help = "Example:\n  pqkit token serve --socket /run/pqkit/token.sock &\n  \
+                            PQKIT_PKCS11_REMOTE=/run/pqkit/token.sock pqkit sign --key 'pkcs11:token=ca;object=root' -o doc.sig doc"
+    )]
+    Serve {
+        /// The socket to create (mode 0600).
+        #[arg(long)]
+        socket: PathBuf,
+    },
     /// Delete every object with a label.
     Delete {
         /// Token label.
@@ -1112,6 +1124,7 @@ fn main() -> ExitCode {
                 TokenCommand::Delete { token, label } => {
                     token_cmd::delete(&token, &label, &options)
                 }
+                TokenCommand::Serve { socket } => token_cmd::serve(&socket, cli.force),
             }
         }
         Command::Hbs(HbsCommand::Adopt { state, skip, yes }) => hbs_cmd::adopt(&state, skip, yes),

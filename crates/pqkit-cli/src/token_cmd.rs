@@ -120,27 +120,48 @@ pub(crate) fn list(token: Option<&str>, options: &Options) -> Result<()> {
             ..Uri::default()
         };
         let (_, session) = client::open_session(&uri, &options).about(&label)?;
+        let raw =
+            client::raw::RawModule::load(options.module.as_deref().unwrap_or(Path::new(""))).ok();
         for h in session.find_objects(&[]).about("C_FindObjects")? {
-            let attrs = session
-                .get_attributes(
-                    h,
-                    &[
-                        AttributeType::Class,
-                        AttributeType::Label,
-                        AttributeType::Id,
-                        AttributeType::KeyType,
-                    ],
-                )
-                .unwrap_or_default();
+            // One attribute at a time: a key type cryptoki has no name for (CKK_HSS, …) must
+            // not hide the others.
             let mut line = String::from("  ");
-            for a in attrs {
-                match a {
-                    Attribute::Class(c) => line += &format!("{c} "),
-                    Attribute::Label(l) => {
+            for t in [
+                AttributeType::Class,
+                AttributeType::Label,
+                AttributeType::Id,
+                AttributeType::KeyType,
+            ] {
+                match session
+                    .get_attributes(h, &[t])
+                    .ok()
+                    .and_then(|mut v| v.pop())
+                {
+                    Some(Attribute::Class(c)) => line += &format!("{c} "),
+                    Some(Attribute::Label(l)) => {
                         line += &format!("label={:?} ", String::from_utf8_lossy(&l))
                     }
-                    Attribute::Id(id) => line += &format!("id={} ", hex::encode(id)),
-                    Attribute::KeyType(k) => line += &format!("type={k} "),
+                    Some(Attribute::Id(id)) if !id.is_empty() => {
+                        line += &format!("id={} ", hex::encode(id))
+                    }
+                    Some(Attribute::KeyType(k)) => line += &format!("type={k} "),
+                    None if t == AttributeType::KeyType => {
+                        let raw_type = raw
+                            .as_ref()
+                            .and_then(|r| {
+                                r.attribute(slot.id(), h.handle(), cryptoki_sys::CKA_KEY_TYPE)
+                                    .ok()
+                            })
+                            .and_then(|v| v.try_into().ok())
+                            .map(u64::from_ne_bytes);
+                        match raw_type {
+                            Some(cryptoki_sys::CKK_HSS) => line += "type=CKK_HSS ",
+                            Some(cryptoki_sys::CKK_XMSS) => line += "type=CKK_XMSS ",
+                            Some(cryptoki_sys::CKK_XMSSMT) => line += "type=CKK_XMSSMT ",
+                            Some(other) => line += &format!("type={other:#x} "),
+                            None => {}
+                        }
+                    }
                     _ => {}
                 }
             }
@@ -318,7 +339,12 @@ pub(crate) fn bench_keys(
         || module.display().to_string(),
         |f| f.to_string_lossy().into_owned(),
     );
-    let name = format!("PKCS#11 {token} via {module_name}");
+    // pqkit's own module forwarding to `pqkit token serve`: say so, the keys are elsewhere.
+    let remote = std::env::var_os("PQKIT_PKCS11_REMOTE")
+        .filter(|_| module_name == "libpqkit_pkcs11.so")
+        .map(|_| " to pqkit token serve")
+        .unwrap_or_default();
+    let name = format!("PKCS#11 {token} via {module_name}{remote}");
     let source = move |alg: &'static pqkit_core::sig::SignatureAlgorithm| {
         let label = format!("bench-{}", alg.name);
         let key_uri = format!("pkcs11:token={token};object={label}");
@@ -510,4 +536,31 @@ fn import_pkcs8(
         .create_object(&public)
         .about("C_CreateObject (public key)")?;
     Ok(uri_of(token, label, id))
+}
+
+/// `pqkit token serve`: holds the configured tokens in this process and answers modules
+/// configured with `"remote"` (or `PQKIT_PKCS11_REMOTE`) on a Unix socket — the keys stay here,
+/// their callers elsewhere. Runs until killed.
+pub(crate) fn serve(socket: &Path, force: bool) -> Result<()> {
+    use std::os::unix::fs::{FileTypeExt, PermissionsExt};
+    if let Ok(meta) = std::fs::symlink_metadata(socket) {
+        if !(force && meta.file_type().is_socket()) {
+            return Err(Failure::usage(format!(
+                "{} exists (--force replaces a stale socket, nothing else)",
+                socket.display()
+            )));
+        }
+        std::fs::remove_file(socket).about(socket.display())?;
+    }
+    let listener = std::os::unix::net::UnixListener::bind(socket).about(socket.display())?;
+    std::fs::set_permissions(socket, std::fs::Permissions::from_mode(0o600))
+        .about(socket.display())?;
+    eprintln!(
+        "pqkit token serve: the tokens of {} on {} (set PQKIT_PKCS11_REMOTE={} for the module)",
+        Config::path().display(),
+        socket.display(),
+        socket.display()
+    );
+    pqkit_pkcs11::remote::serve(listener).about("pqkit token serve")?;
+    Ok(())
 }

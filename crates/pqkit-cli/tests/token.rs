@@ -544,3 +544,96 @@ fn a_ca_key_and_an_hss_key_live_in_the_token() {
     .expect("run");
     assert!(!out.status.success());
 }
+
+/// The keys in another process: `pqkit token serve` holds the token; the tools in other
+/// processes reach it through pqkit's module with PQKIT_PKCS11_REMOTE and have no token
+/// configuration of their own. ML-DSA-65, SLH-DSA-SHA2-128f and HSS keys are generated and
+/// used across the socket.
+#[test]
+fn tools_sign_with_keys_held_by_another_process() {
+    let dir = scratch("token-remote");
+    run_ok(with_token(
+        pqkit()
+            .args([
+                "token", "init", "--label", "far", "--so-pin", "87654321", "--pin", "1234",
+            ])
+            .args(["--kdf-memory-kib", "1024", "--kdf-passes", "1", "--dir"])
+            .arg(dir.join("token")),
+        &dir,
+    ));
+    let socket = dir.join("token.sock");
+    let mut server = Guard::spawn(with_token(
+        pqkit().args(["token", "serve", "--socket"]).arg(&socket),
+        &dir,
+    ));
+    wait_socket(&socket, server.child());
+    let remote = |cmd: &mut Command| -> Command {
+        let mut c = Command::new(cmd.get_program());
+        c.args(cmd.get_args())
+            .env("PQKIT_PKCS11_REMOTE", &socket)
+            .env("PQKIT_PKCS11_CONF", dir.join("no-such-config.json"))
+            .env("PQKIT_PKCS11_PIN", "1234")
+            .env_remove("PQKIT_PKCS11_MODULE");
+        c
+    };
+    std::fs::write(dir.join("doc.txt"), b"signed in another process").expect("write");
+    for alg in ["ML-DSA-65", "SLH-DSA-SHA2-128f"] {
+        let out = run_ok(&mut remote(pqkit().args([
+            "token", "keygen", "--token", "far", "--alg", alg, "--label", alg,
+        ])));
+        let uri = String::from_utf8(out.stdout)
+            .expect("utf-8")
+            .trim()
+            .to_owned();
+        let sig = dir.join(format!("{alg}.sig"));
+        let public = dir.join(format!("{alg}.pub"));
+        run_ok(&mut remote(
+            pqkit()
+                .args(["sign", "--key", &uri, "-o"])
+                .arg(&sig)
+                .arg(dir.join("doc.txt")),
+        ));
+        run_ok(&mut remote(
+            pqkit().args(["pubkey", &uri, "-o"]).arg(&public),
+        ));
+        run_ok(
+            pqkit()
+                .args(["verify", "--pub"])
+                .arg(&public)
+                .arg("--signature")
+                .arg(&sig)
+                .arg(dir.join("doc.txt")),
+        );
+    }
+    let out = run_ok(&mut remote(pqkit().args([
+        "token", "keygen", "--token", "far", "--alg", "L1_H5_W8", "--label", "fw",
+    ])));
+    let uri = String::from_utf8(out.stdout)
+        .expect("utf-8")
+        .trim()
+        .to_owned();
+    run_ok(&mut remote(
+        pqkit().args(["pubkey", &uri, "-o"]).arg(dir.join("fw.pub")),
+    ));
+    run_ok(&mut remote(
+        pqkit()
+            .args(["hbs", "sign", "--state", &uri, "-o"])
+            .arg(dir.join("fw.sig"))
+            .arg(dir.join("doc.txt")),
+    ));
+    run_ok(
+        pqkit()
+            .args(["hbs", "verify", "--pub"])
+            .arg(dir.join("fw.pub"))
+            .arg("--signature")
+            .arg(dir.join("fw.sig"))
+            .arg(dir.join("doc.txt")),
+    );
+    let listing = run_ok(&mut remote(pqkit().args(["token", "list"])));
+    let listing = String::from_utf8_lossy(&listing.stdout);
+    assert!(
+        listing.contains("label=\"fw\"") && listing.contains("label=\"ML-DSA-65\""),
+        "{listing}"
+    );
+    drop(server);
+}

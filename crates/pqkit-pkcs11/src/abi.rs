@@ -21,6 +21,7 @@ use std::panic::{AssertUnwindSafe, catch_unwind};
 
 use cryptoki_sys::*;
 
+use crate::call::{Call, Reply, execute};
 use crate::mech::{self, SignOp};
 use crate::store::Attributes;
 use crate::token::{self, Hedge, Result, SignParams};
@@ -367,7 +368,14 @@ pub(crate) unsafe extern "C" fn C_Initialize(args: *mut c_void) -> CK_RV {
                 return Err(CKR_CANT_LOCK);
             }
         }
-        token::initialize()
+        let config = crate::config::Config::load().map_err(|_| CKR_GENERAL_ERROR)?;
+        let remote = std::env::var_os("PQKIT_PKCS11_REMOTE")
+            .map(std::path::PathBuf::from)
+            .or(config.remote);
+        match remote {
+            Some(socket) => crate::remote::connect(&socket),
+            None => token::initialize(),
+        }
     })
 }
 
@@ -380,7 +388,11 @@ pub(crate) unsafe extern "C" fn C_Finalize(reserved: *mut c_void) -> CK_RV {
         if !reserved.is_null() {
             return Err(CKR_ARGUMENTS_BAD);
         }
-        token::finalize()
+        if crate::remote::is_remote() {
+            crate::remote::disconnect()
+        } else {
+            token::finalize()
+        }
     })
 }
 
@@ -390,7 +402,9 @@ pub(crate) unsafe extern "C" fn C_Finalize(reserved: *mut c_void) -> CK_RV {
 /// `info` writable.
 pub(crate) unsafe extern "C" fn C_GetInfo(info: *mut CK_INFO) -> CK_RV {
     guard(|| {
-        token::with(|_| Ok(()))?;
+        if !crate::remote::is_remote() {
+            token::with(|_| Ok(()))?;
+        }
         // SAFETY: checked by `out`.
         *unsafe { out(info) }? = CK_INFO {
             cryptokiVersion: CRYPTOKI,
@@ -415,11 +429,10 @@ pub(crate) unsafe extern "C" fn C_GetSlotList(
     count: *mut CK_ULONG,
 ) -> CK_RV {
     guard(|| {
-        let ids: Vec<CK_SLOT_ID> = token::with(|m| {
-            Ok((0..m.slot_count() as CK_SLOT_ID)
-                .filter(|id| present == CK_FALSE || m.slot_info(*id).is_ok_and(|(p, _)| p))
-                .collect())
-        })?;
+        let ids = execute(Call::SlotList {
+            present: present != CK_FALSE,
+        })?
+        .ulongs()?;
         // SAFETY: forwarded contract.
         unsafe { write_list(&ids, list, count) }
     })
@@ -431,10 +444,12 @@ pub(crate) unsafe extern "C" fn C_GetSlotList(
 /// `info` writable.
 pub(crate) unsafe extern "C" fn C_GetSlotInfo(slot: CK_SLOT_ID, info: *mut CK_SLOT_INFO) -> CK_RV {
     guard(|| {
-        let (present, dir) = token::with(|m| m.slot_info(slot))?;
+        let Reply::SlotInfo { present, dir } = execute(Call::SlotInfo { slot })? else {
+            return Err(CKR_DEVICE_ERROR);
+        };
         // SAFETY: checked by `out`.
         *unsafe { out(info) }? = CK_SLOT_INFO {
-            slotDescription: padded(&format!("pqkit token {}", dir.display())),
+            slotDescription: padded(&format!("pqkit token {dir}")),
             manufacturerID: padded("pqkit"),
             flags: if present { CKF_TOKEN_PRESENT } else { 0 },
             hardwareVersion: VERSION,
@@ -453,18 +468,27 @@ pub(crate) unsafe extern "C" fn C_GetTokenInfo(
     info: *mut CK_TOKEN_INFO,
 ) -> CK_RV {
     guard(|| {
-        let facts = token::with(|m| m.token_info(slot))?;
+        let Reply::TokenInfo {
+            label,
+            serial,
+            flags,
+            sessions,
+            rw_sessions,
+        } = execute(Call::TokenInfo { slot })?
+        else {
+            return Err(CKR_DEVICE_ERROR);
+        };
         // SAFETY: checked by `out`.
         *unsafe { out(info) }? = CK_TOKEN_INFO {
-            label: padded(&facts.label),
+            label: padded(&label),
             manufacturerID: padded("pqkit"),
             model: padded("pqkit token"),
-            serialNumber: padded(&facts.serial),
-            flags: facts.flags,
+            serialNumber: padded(&serial),
+            flags,
             ulMaxSessionCount: CK_EFFECTIVELY_INFINITE,
-            ulSessionCount: facts.sessions as CK_ULONG,
+            ulSessionCount: sessions,
             ulMaxRwSessionCount: CK_EFFECTIVELY_INFINITE,
-            ulRwSessionCount: facts.rw_sessions as CK_ULONG,
+            ulRwSessionCount: rw_sessions,
             ulMaxPinLen: 255,
             ulMinPinLen: 4,
             ulTotalPublicMemory: CK_UNAVAILABLE_INFORMATION,
@@ -489,7 +513,7 @@ pub(crate) unsafe extern "C" fn C_GetMechanismList(
     count: *mut CK_ULONG,
 ) -> CK_RV {
     guard(|| {
-        token::with(|m| m.slot_info(slot))?;
+        execute(Call::SlotInfo { slot })?;
         let all: Vec<CK_MECHANISM_TYPE> = mech::all().map(|m| m.ty).collect();
         // SAFETY: forwarded contract.
         unsafe { write_list(&all, list, count) }
@@ -506,7 +530,7 @@ pub(crate) unsafe extern "C" fn C_GetMechanismInfo(
     info: *mut CK_MECHANISM_INFO,
 ) -> CK_RV {
     guard(|| {
-        token::with(|m| m.slot_info(slot))?;
+        execute(Call::SlotInfo { slot })?;
         let found = mech::find(ty).ok_or(CKR_MECHANISM_INVALID)?;
         // SAFETY: checked by `out`.
         *unsafe { out(info) }? = CK_MECHANISM_INFO {
@@ -550,7 +574,12 @@ pub(crate) unsafe extern "C" fn C_InitToken(
         // SAFETY: a label is 32 bytes (§5.5.7).
         let label = unsafe { bytes(label, 32) }?;
         let label = String::from_utf8_lossy(label).trim_end().to_owned();
-        token::with(|m| m.init_token(slot, so_pin, &label))
+        execute(Call::InitToken {
+            slot,
+            so_pin: so_pin.to_vec(),
+            label,
+        })?
+        .unit()
     })
 }
 
@@ -566,7 +595,11 @@ pub(crate) unsafe extern "C" fn C_InitPIN(
     guard(|| {
         // SAFETY: forwarded contract.
         let p = unsafe { pin(p, len) }?;
-        token::with(|m| m.init_pin(session, p))
+        execute(Call::InitPin {
+            session,
+            pin: p.to_vec(),
+        })?
+        .unit()
     })
 }
 
@@ -584,7 +617,12 @@ pub(crate) unsafe extern "C" fn C_SetPIN(
     guard(|| {
         // SAFETY: forwarded contract.
         let (old, new) = unsafe { (pin(old, old_len)?, pin(new, new_len)?) };
-        token::with(|m| m.set_pin(session, old, new))
+        execute(Call::SetPin {
+            session,
+            old: old.to_vec(),
+            new: new.to_vec(),
+        })?
+        .unit()
     })
 }
 
@@ -604,7 +642,7 @@ pub(crate) unsafe extern "C" fn C_OpenSession(
     guard(|| {
         // SAFETY: checked by `out`.
         let session = unsafe { out(session) }?;
-        *session = token::with(|m| m.open_session(slot, flags))?;
+        *session = execute(Call::OpenSession { slot, flags })?.ulong()?;
         Ok(())
     })
 }
@@ -614,7 +652,7 @@ pub(crate) unsafe extern "C" fn C_OpenSession(
 /// # Safety
 /// None: no pointer.
 pub(crate) unsafe extern "C" fn C_CloseSession(session: CK_SESSION_HANDLE) -> CK_RV {
-    guard(|| token::with(|m| m.close_session(session)))
+    guard(|| execute(Call::CloseSession { session })?.unit())
 }
 
 /// C_CloseAllSessions (§5.6.3).
@@ -622,7 +660,7 @@ pub(crate) unsafe extern "C" fn C_CloseSession(session: CK_SESSION_HANDLE) -> CK
 /// # Safety
 /// None: no pointer.
 pub(crate) unsafe extern "C" fn C_CloseAllSessions(slot: CK_SLOT_ID) -> CK_RV {
-    guard(|| token::with(|m| m.close_all_sessions(slot)))
+    guard(|| execute(Call::CloseAllSessions { slot })?.unit())
 }
 
 /// C_GetSessionInfo (§5.6.4).
@@ -634,7 +672,14 @@ pub(crate) unsafe extern "C" fn C_GetSessionInfo(
     info: *mut CK_SESSION_INFO,
 ) -> CK_RV {
     guard(|| {
-        let (slotID, state, flags) = token::with(|m| m.session_info(session))?;
+        let Reply::SessionInfo {
+            slot: slotID,
+            state,
+            flags,
+        } = execute(Call::SessionInfo { session })?
+        else {
+            return Err(CKR_DEVICE_ERROR);
+        };
         // SAFETY: checked by `out`.
         *unsafe { out(info) }? = CK_SESSION_INFO {
             slotID,
@@ -659,7 +704,12 @@ pub(crate) unsafe extern "C" fn C_Login(
     guard(|| {
         // SAFETY: forwarded contract.
         let p = unsafe { pin(p, len) }?;
-        token::with(|m| m.login(session, user, p))
+        execute(Call::Login {
+            session,
+            user,
+            pin: p.to_vec(),
+        })?
+        .unit()
     })
 }
 
@@ -668,7 +718,7 @@ pub(crate) unsafe extern "C" fn C_Login(
 /// # Safety
 /// None: no pointer.
 pub(crate) unsafe extern "C" fn C_Logout(session: CK_SESSION_HANDLE) -> CK_RV {
-    guard(|| token::with(|m| m.logout(session)))
+    guard(|| execute(Call::Logout { session })?.unit())
 }
 
 // ---------------------------------------------------------------- objects (§5.7)
@@ -686,7 +736,11 @@ pub(crate) unsafe extern "C" fn C_CreateObject(
     guard(|| {
         // SAFETY: forwarded contract.
         let (t, object) = unsafe { (template(t, n)?, out(object)?) };
-        *object = token::with(|m| m.create_object(session, t))?;
+        *object = execute(Call::CreateObject {
+            session,
+            template: t,
+        })?
+        .ulong()?;
         Ok(())
     })
 }
@@ -699,7 +753,7 @@ pub(crate) unsafe extern "C" fn C_DestroyObject(
     session: CK_SESSION_HANDLE,
     object: CK_OBJECT_HANDLE,
 ) -> CK_RV {
-    guard(|| token::with(|m| m.destroy_object(session, object)))
+    guard(|| execute(Call::DestroyObject { session, object })?.unit())
 }
 
 /// C_GetAttributeValue (§5.7.5): every attribute is answered; the first problem is returned
@@ -718,16 +772,26 @@ pub(crate) unsafe extern "C" fn C_GetAttributeValue(
         if n > MAX_ATTRIBUTES || (n > 0 && (t.is_null() || !t.is_aligned())) {
             return Err(CKR_ARGUMENTS_BAD);
         }
-        let view = token::with(|m| m.attributes(session, object))?;
         let attrs: &mut [CK_ATTRIBUTE] = if n == 0 {
             &mut []
         } else {
             // SAFETY: non-null, aligned, n attributes (the caller's contract).
             unsafe { std::slice::from_raw_parts_mut(t, n as usize) }
         };
+        let Reply::Attributes(answers) = execute(Call::GetAttributes {
+            session,
+            object,
+            types: attrs.iter().map(|a| a.type_).collect(),
+        })?
+        else {
+            return Err(CKR_DEVICE_ERROR);
+        };
+        if answers.len() != attrs.len() {
+            return Err(CKR_DEVICE_ERROR);
+        }
         let mut result = Ok(());
-        for a in attrs {
-            let problem = match view.get(a.type_) {
+        for (a, answer) in attrs.iter_mut().zip(answers) {
+            let problem = match answer {
                 Ok(Some(value)) => {
                     let mut len = a.ulValueLen;
                     // SAFETY: a.pValue has room for a.ulValueLen bytes (the caller's contract).
@@ -769,7 +833,12 @@ pub(crate) unsafe extern "C" fn C_SetAttributeValue(
     guard(|| {
         // SAFETY: forwarded contract.
         let t = unsafe { template(t, n) }?;
-        token::with(|m| m.set_attributes(session, object, t))
+        execute(Call::SetAttributes {
+            session,
+            object,
+            template: t,
+        })?
+        .unit()
     })
 }
 
@@ -785,7 +854,11 @@ pub(crate) unsafe extern "C" fn C_FindObjectsInit(
     guard(|| {
         // SAFETY: forwarded contract.
         let t = unsafe { template(t, n) }?;
-        token::with(|m| m.find_init(session, t))
+        execute(Call::FindInit {
+            session,
+            template: t,
+        })?
+        .unit()
     })
 }
 
@@ -805,8 +878,7 @@ pub(crate) unsafe extern "C" fn C_FindObjects(
         if max > 0 && (found.is_null() || !found.is_aligned()) {
             return Err(CKR_ARGUMENTS_BAD);
         }
-        let handles =
-            token::with(|m| m.find_next(session, usize::try_from(max).unwrap_or(usize::MAX)))?;
+        let handles = execute(Call::FindNext { session, max })?.ulongs()?;
         // SAFETY: `found` has room for max >= handles.len() handles.
         unsafe { std::ptr::copy_nonoverlapping(handles.as_ptr(), found, handles.len()) };
         *count = handles.len() as CK_ULONG;
@@ -819,7 +891,7 @@ pub(crate) unsafe extern "C" fn C_FindObjects(
 /// # Safety
 /// None: no pointer.
 pub(crate) unsafe extern "C" fn C_FindObjectsFinal(session: CK_SESSION_HANDLE) -> CK_RV {
-    guard(|| token::with(|m| m.find_final(session)))
+    guard(|| execute(Call::FindFinal { session })?.unit())
 }
 
 // ------------------------------------------------------- signing and verifying (§5.12, §5.13)
@@ -836,7 +908,14 @@ pub(crate) unsafe extern "C" fn C_SignInit(
     guard(|| {
         // SAFETY: forwarded contract.
         let (found, params) = unsafe { mechanism(m) }?;
-        token::with(|module| module.operation_init(session, found, params, key, false))
+        execute(Call::OperationInit {
+            session,
+            mechanism: found.ty,
+            params: (&params).into(),
+            key,
+            verify: false,
+        })?
+        .unit()
     })
 }
 
@@ -853,7 +932,7 @@ unsafe fn sign_into(
 ) -> Result<()> {
     // SAFETY: checked by `out`.
     let len = unsafe { out(sig_len) }?;
-    let needed = token::with(|m| m.signature_len(session))? as CK_ULONG;
+    let needed = execute(Call::SignatureLen { session })?.ulong()?;
     if sig.is_null() {
         *len = needed;
         return Ok(());
@@ -862,8 +941,11 @@ unsafe fn sign_into(
         *len = needed;
         return Err(CKR_BUFFER_TOO_SMALL);
     }
-    let op = token::with(|m| m.take_operation(session, false, data))?;
-    let signature = token::finish_sign(op)?;
+    let signature = execute(Call::Sign {
+        session,
+        data: data.map(<[u8]>::to_vec),
+    })?
+    .bytes()?;
     // SAFETY: the buffer holds `needed` >= signature.len() bytes.
     unsafe { write_bytes(&signature, sig, sig_len) }
 }
@@ -899,7 +981,12 @@ pub(crate) unsafe extern "C" fn C_SignUpdate(
     guard(|| {
         // SAFETY: forwarded contract.
         let data = unsafe { bytes(data, len) }?;
-        token::with(|m| m.update(session, false, data))
+        execute(Call::Update {
+            session,
+            verify: false,
+            data: data.to_vec(),
+        })?
+        .unit()
     })
 }
 
@@ -928,7 +1015,14 @@ pub(crate) unsafe extern "C" fn C_VerifyInit(
     guard(|| {
         // SAFETY: forwarded contract.
         let (found, params) = unsafe { mechanism(m) }?;
-        token::with(|module| module.operation_init(session, found, params, key, true))
+        execute(Call::OperationInit {
+            session,
+            mechanism: found.ty,
+            params: (&params).into(),
+            key,
+            verify: true,
+        })?
+        .unit()
     })
 }
 
@@ -946,8 +1040,12 @@ pub(crate) unsafe extern "C" fn C_Verify(
     guard(|| {
         // SAFETY: forwarded contract.
         let (data, sig) = unsafe { (bytes(data, len)?, bytes(sig, sig_len)?) };
-        let op = token::with(|m| m.take_operation(session, true, Some(data)))?;
-        token::finish_verify(op, sig)
+        execute(Call::Verify {
+            session,
+            data: Some(data.to_vec()),
+            signature: sig.to_vec(),
+        })?
+        .unit()
     })
 }
 
@@ -963,7 +1061,12 @@ pub(crate) unsafe extern "C" fn C_VerifyUpdate(
     guard(|| {
         // SAFETY: forwarded contract.
         let data = unsafe { bytes(data, len) }?;
-        token::with(|m| m.update(session, true, data))
+        execute(Call::Update {
+            session,
+            verify: true,
+            data: data.to_vec(),
+        })?
+        .unit()
     })
 }
 
@@ -979,8 +1082,12 @@ pub(crate) unsafe extern "C" fn C_VerifyFinal(
     guard(|| {
         // SAFETY: forwarded contract.
         let sig = unsafe { bytes(sig, len) }?;
-        let op = token::with(|m| m.take_operation(session, true, None))?;
-        token::finish_verify(op, sig)
+        execute(Call::Verify {
+            session,
+            data: None,
+            signature: sig.to_vec(),
+        })?
+        .unit()
     })
 }
 
@@ -1009,8 +1116,15 @@ pub(crate) unsafe extern "C" fn C_GenerateKeyPair(
         // SAFETY: forwarded contract.
         let (public_key, private_key) = unsafe { (out(public_key)?, out(private_key)?) };
         // Key generation runs under the module lock (seconds for large stateful keys).
-        let (p, s) =
-            token::with(|module| module.generate_key_pair(session, found, public, private))?;
+        let Reply::Pair(p, s) = execute(Call::GenerateKeyPair {
+            session,
+            mechanism: found.ty,
+            public,
+            private,
+        })?
+        else {
+            return Err(CKR_DEVICE_ERROR);
+        };
         *public_key = p;
         *private_key = s;
         Ok(())
@@ -1041,11 +1155,9 @@ pub(crate) unsafe extern "C" fn C_EncapsulateKey(
         }
         // SAFETY: forwarded contract.
         let t = unsafe { template(t, n) }?;
-        let attrs = token::with(|module| module.kem_key(session, key, CKA_ENCAPSULATE))?;
-        let ek = token::encapsulation_key(&attrs)?;
         // SAFETY: checked by `out`.
         let len = unsafe { out(ct_len) }?;
-        let needed = ek.algorithm().ciphertext_size as CK_ULONG;
+        let needed = execute(Call::CiphertextLen { session, key })?.ulong()?;
         if ct.is_null() {
             *len = needed;
             return Ok(());
@@ -1056,8 +1168,18 @@ pub(crate) unsafe extern "C" fn C_EncapsulateKey(
         }
         // SAFETY: checked by `out`.
         let secret = unsafe { out(secret) }?;
-        let (ciphertext, shared) = ek.encapsulate().map_err(|_| CKR_FUNCTION_FAILED)?;
-        *secret = token::with(|module| module.shared_secret_object(session, t, shared.as_bytes()))?;
+        let Reply::Encapsulated {
+            ciphertext,
+            secret: handle,
+        } = execute(Call::Encapsulate {
+            session,
+            key,
+            template: t,
+        })?
+        else {
+            return Err(CKR_DEVICE_ERROR);
+        };
+        *secret = handle;
         // SAFETY: room for `needed` bytes, checked above.
         unsafe { write_bytes(&ciphertext, ct, ct_len) }
     })
@@ -1085,12 +1207,13 @@ pub(crate) unsafe extern "C" fn C_DecapsulateKey(
         }
         // SAFETY: forwarded contract.
         let (t, ct, secret) = unsafe { (template(t, n)?, bytes(ct, ct_len)?, out(secret)?) };
-        let attrs = token::with(|module| module.kem_key(session, key, CKA_DECAPSULATE))?;
-        let dk = token::decapsulation_key(&attrs)?;
-        let shared = dk
-            .decapsulate(ct)
-            .map_err(|_| CKR_ENCRYPTED_DATA_LEN_RANGE)?;
-        *secret = token::with(|module| module.shared_secret_object(session, t, shared.as_bytes()))?;
+        *secret = execute(Call::Decapsulate {
+            session,
+            key,
+            template: t,
+            ciphertext: ct.to_vec(),
+        })?
+        .ulong()?;
         Ok(())
     })
 }
@@ -1107,7 +1230,7 @@ pub(crate) unsafe extern "C" fn C_SeedRandom(
     _len: CK_ULONG,
 ) -> CK_RV {
     guard(|| {
-        token::with(|m| m.session_info(session).map(|_| ()))?;
+        execute(Call::SessionInfo { session })?;
         Err(CKR_RANDOM_SEED_NOT_SUPPORTED)
     })
 }
@@ -1122,7 +1245,7 @@ pub(crate) unsafe extern "C" fn C_GenerateRandom(
     len: CK_ULONG,
 ) -> CK_RV {
     guard(|| {
-        token::with(|m| m.session_info(session).map(|_| ()))?;
+        execute(Call::SessionInfo { session })?;
         if len == 0 {
             return Ok(());
         }

@@ -8,6 +8,8 @@
 //! ```
 //!
 //! Slot ids are the positions in `slots`, from 0. A missing file is a module with no slots.
+//! `{ "remote": "/run/pqkit/token.sock" }` makes the module a client of `pqkit token serve`
+//! (see [`crate::remote`]).
 //! `pqkit token init` creates a token and adds its slot.
 
 use std::io;
@@ -26,7 +28,12 @@ pub struct SlotConfig {
 #[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq, Eq)]
 pub struct Config {
     /// The slots, in slot-id order.
+    #[serde(default)]
     pub slots: Vec<SlotConfig>,
+    /// A token process to forward every call to (`pqkit token serve --socket PATH`) instead
+    /// of opening the slots here; `$PQKIT_PKCS11_REMOTE` overrides it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub remote: Option<PathBuf>,
 }
 
 impl Config {

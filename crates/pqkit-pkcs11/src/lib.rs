@@ -16,9 +16,11 @@
 //! takes one.
 
 pub mod abi;
+mod call;
 pub mod client;
 pub mod config;
 pub mod mech;
+pub mod remote;
 pub mod store;
 mod token;
 
