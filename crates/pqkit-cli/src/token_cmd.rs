@@ -171,6 +171,44 @@ pub(crate) fn list(token: Option<&str>, options: &Options) -> Result<()> {
     Ok(())
 }
 
+/// `--id` as bytes.
+fn parse_id(id: Option<&str>) -> Result<Option<Vec<u8>>> {
+    id.map(hex::decode)
+        .transpose()
+        .map_err(|_| Failure::usage("--id: hex bytes"))
+}
+
+/// A read/write session on `token`, logged in when a PIN is known.
+fn token_session(token: &str, options: &Options) -> Result<cryptoki::session::Session> {
+    let uri = Uri {
+        token: Some(token.to_owned()),
+        ..Uri::default()
+    };
+    Ok(client::open_session(&uri, &with_module(options))
+        .about(token)?
+        .1)
+}
+
+/// CKA_TOKEN, CKA_LABEL and (when given) CKA_ID of a new object.
+fn object_attributes(label: &str, id: Option<&Vec<u8>>) -> Vec<Attribute> {
+    let mut common = vec![
+        Attribute::Token(true),
+        Attribute::Label(label.as_bytes().to_vec()),
+    ];
+    if let Some(id) = id {
+        common.push(Attribute::Id(id.clone()));
+    }
+    common
+}
+
+/// CKA_PARAMETER_SET for cryptoki.
+fn parameter_set(set: u64) -> Result<Attribute> {
+    Ok(Attribute::ParameterSet(
+        cryptoki::object::ParameterSetType::try_from(cryptoki::types::Ulong::from(set))
+            .map_err(|e| Failure::other(e.to_string()))?,
+    ))
+}
+
 /// `pqkit token keygen`: a key pair generated inside the token (its private key never leaves);
 /// prints its URI.
 pub(crate) fn keygen(
@@ -180,10 +218,7 @@ pub(crate) fn keygen(
     id: Option<&str>,
     options: &Options,
 ) -> Result<()> {
-    let id = id
-        .map(hex::decode)
-        .transpose()
-        .map_err(|_| Failure::usage("--id: hex bytes"))?;
+    let id = parse_id(id)?;
     println!("{}", generate(token, alg, label, id, options)?);
     Ok(())
 }
@@ -197,11 +232,7 @@ fn generate(
     options: &Options,
 ) -> Result<String> {
     let options = with_module(options);
-    let uri = Uri {
-        token: Some(token.to_owned()),
-        ..Uri::default()
-    };
-    let (_, session) = client::open_session(&uri, &options).about(token)?;
+    let session = token_session(token, &options)?;
     if let Some((ty, private_extra)) = stateful_templates(alg) {
         // cryptoki has no type for CKM_HSS_KEY_PAIR_GEN / CKM_XMSS*_KEY_PAIR_GEN: raw call.
         let slot = session
@@ -223,13 +254,7 @@ fn generate(
             .map_err(|rv| Failure::other(format!("C_GenerateKeyPair: CK_RV {rv:#x}")))?;
         return Ok(uri_of(token, label, id));
     }
-    let mut common = vec![
-        Attribute::Token(true),
-        Attribute::Label(label.as_bytes().to_vec()),
-    ];
-    if let Some(id) = &id {
-        common.push(Attribute::Id(id.clone()));
-    }
+    let common = object_attributes(label, id.as_ref());
     let mut public = common.clone();
     let private = common;
     let kind = pqkit_core::catalogue::signature(alg)
@@ -256,12 +281,7 @@ fn generate(
     };
     match mech::ec_params_of(kind.name) {
         Some(params) => public.push(Attribute::EcParams(params.to_vec())),
-        None => public.push(Attribute::ParameterSet(
-            cryptoki::object::ParameterSetType::try_from(cryptoki::types::Ulong::from(
-                kind.parameter_set,
-            ))
-            .map_err(|e| Failure::other(e.to_string()))?,
-        )),
+        None => public.push(parameter_set(kind.parameter_set)?),
     }
     session
         .generate_key_pair(&mechanism, &public, &private)
@@ -382,11 +402,7 @@ pub(crate) fn bench_keys(
 /// `pqkit token delete`: every object with this label (public and private key, certificate).
 pub(crate) fn delete(token: &str, label: &str, options: &Options) -> Result<()> {
     let options = with_module(options);
-    let uri = Uri {
-        token: Some(token.to_owned()),
-        ..Uri::default()
-    };
-    let (_, session) = client::open_session(&uri, &options).about(token)?;
+    let session = token_session(token, &options)?;
     let found = session
         .find_objects(&[Attribute::Label(label.as_bytes().to_vec())])
         .about("C_FindObjects")?;
@@ -414,22 +430,9 @@ pub(crate) fn import(
     id: Option<&str>,
     options: &Options,
 ) -> Result<()> {
-    let id = id
-        .map(hex::decode)
-        .transpose()
-        .map_err(|_| Failure::usage("--id: hex bytes"))?;
-    let uri = Uri {
-        token: Some(token.to_owned()),
-        ..Uri::default()
-    };
-    let (_, session) = client::open_session(&uri, &with_module(options)).about(token)?;
-    let mut common = vec![
-        Attribute::Token(true),
-        Attribute::Label(label.as_bytes().to_vec()),
-    ];
-    if let Some(id) = &id {
-        common.push(Attribute::Id(id.clone()));
-    }
+    let id = parse_id(id)?;
+    let session = token_session(token, options)?;
+    let common = object_attributes(label, id.as_ref());
     if cert {
         for der in pqkit_pki::pem::read_certificates(file)? {
             let parsed = <x509_cert::Certificate as der::Decode>::from_der(&der)
@@ -466,18 +469,8 @@ fn import_pkcs8(
     id: Option<Vec<u8>>,
     options: &Options,
 ) -> Result<String> {
-    let uri = Uri {
-        token: Some(token.to_owned()),
-        ..Uri::default()
-    };
-    let (_, session) = client::open_session(&uri, &with_module(options)).about(token)?;
-    let mut common = vec![
-        Attribute::Token(true),
-        Attribute::Label(label.as_bytes().to_vec()),
-    ];
-    if let Some(id) = &id {
-        common.push(Attribute::Id(id.clone()));
-    }
+    let session = token_session(token, options)?;
+    let common = object_attributes(label, id.as_ref());
     let key = pqkit_pki::key::signing_key_from_pkcs8(der)?;
     let vk = key.verifying_key();
     let kind = mech::kind_of(vk.algorithm().name).ok_or_else(|| {
@@ -523,12 +516,7 @@ fn import_pkcs8(
             ]);
         }
         None => public.extend([
-            Attribute::ParameterSet(
-                cryptoki::object::ParameterSetType::try_from(cryptoki::types::Ulong::from(
-                    kind.parameter_set,
-                ))
-                .map_err(|e| Failure::other(e.to_string()))?,
-            ),
+            parameter_set(kind.parameter_set)?,
             Attribute::Value(vk.as_bytes().to_vec()),
         ]),
     }

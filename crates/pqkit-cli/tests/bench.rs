@@ -255,12 +255,7 @@ fn bench_boundary_through_a_token_json() {
             .env("PQKIT_PKCS11_PIN", "1234")
             .env_remove("PQKIT_PKCS11_MODULE");
     };
-    let mut init = pqkit();
-    init.args([
-        "token", "init", "--label", "bench", "--so-pin", "87654321", "--pin", "1234",
-    ])
-    .args(["--kdf-memory-kib", "1024", "--kdf-passes", "1", "--dir"])
-    .arg(dir.join("token"));
+    let mut init = support::token_init("bench", &dir.join("token"));
     env(&mut init);
     run_ok(&mut init);
     let mut cmd = pqkit();

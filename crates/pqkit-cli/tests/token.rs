@@ -25,15 +25,7 @@ fn a_server_key_in_the_token_serves_tls_and_signs_files() {
             .args(["pki", "init", "--sig", "ML-DSA-65", "--dir"])
             .arg(&pki),
     );
-    run_ok(with_token(
-        pqkit()
-            .args([
-                "token", "init", "--label", "tls", "--so-pin", "87654321", "--pin", "1234",
-            ])
-            .args(["--kdf-memory-kib", "1024", "--kdf-passes", "1", "--dir"])
-            .arg(dir.join("token")),
-        &dir,
-    ));
+    run_ok(with_token(&mut token_init("tls", &dir.join("token")), &dir));
     let out = run_ok(with_token(
         pqkit().args([
             "token",
@@ -326,14 +318,7 @@ fn softhsm_and_p11_kit_keys_serve_go_and_pqkit_clients() {
 
     // pqkit's own token behind p11-kit: an ECDSA key (p11-kit 0.24 forwards no post-quantum
     // mechanism: see the README).
-    run_ok(&mut shsm(
-        pqkit()
-            .args([
-                "token", "init", "--label", "own", "--so-pin", "87654321", "--pin", "1234",
-            ])
-            .args(["--kdf-memory-kib", "1024", "--kdf-passes", "1", "--dir"])
-            .arg(dir.join("own")),
-    ));
+    run_ok(&mut shsm(&mut token_init("own", &dir.join("own"))));
     run_ok(&mut shsm(pqkit().args([
         "token",
         "keygen",
@@ -412,15 +397,7 @@ fn a_ca_key_and_an_hss_key_live_in_the_token() {
             .args(["pki", "init", "--sig", "ML-DSA-44", "--dir"])
             .arg(&pki),
     );
-    run_ok(with_token(
-        pqkit()
-            .args([
-                "token", "init", "--label", "ca", "--so-pin", "87654321", "--pin", "1234",
-            ])
-            .args(["--kdf-memory-kib", "1024", "--kdf-passes", "1", "--dir"])
-            .arg(dir.join("token")),
-        &dir,
-    ));
+    run_ok(with_token(&mut token_init("ca", &dir.join("token")), &dir));
     let out = run_ok(with_token(
         pqkit()
             .args([
@@ -552,15 +529,7 @@ fn a_ca_key_and_an_hss_key_live_in_the_token() {
 #[test]
 fn tools_sign_with_keys_held_by_another_process() {
     let dir = scratch("token-remote");
-    run_ok(with_token(
-        pqkit()
-            .args([
-                "token", "init", "--label", "far", "--so-pin", "87654321", "--pin", "1234",
-            ])
-            .args(["--kdf-memory-kib", "1024", "--kdf-passes", "1", "--dir"])
-            .arg(dir.join("token")),
-        &dir,
-    ));
+    run_ok(with_token(&mut token_init("far", &dir.join("token")), &dir));
     let socket = dir.join("token.sock");
     let mut server = Guard::spawn(with_token(
         pqkit().args(["token", "serve", "--socket"]).arg(&socket),

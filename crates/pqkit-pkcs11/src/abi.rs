@@ -896,6 +896,28 @@ pub(crate) unsafe extern "C" fn C_FindObjectsFinal(session: CK_SESSION_HANDLE) -
 
 // ------------------------------------------------------- signing and verifying (§5.12, §5.13)
 
+/// C_SignInit / C_VerifyInit: the mechanism and its parameters, read once.
+///
+/// # Safety
+/// As [`mechanism`].
+unsafe fn operation_init(
+    session: CK_SESSION_HANDLE,
+    m: *mut CK_MECHANISM,
+    key: CK_OBJECT_HANDLE,
+    verify: bool,
+) -> Result<()> {
+    // SAFETY: forwarded contract.
+    let (found, params) = unsafe { mechanism(m) }?;
+    execute(Call::OperationInit {
+        session,
+        mechanism: found.ty,
+        params: (&params).into(),
+        key,
+        verify,
+    })?
+    .unit()
+}
+
 /// C_SignInit (§5.12.1).
 ///
 /// # Safety
@@ -905,18 +927,8 @@ pub(crate) unsafe extern "C" fn C_SignInit(
     m: *mut CK_MECHANISM,
     key: CK_OBJECT_HANDLE,
 ) -> CK_RV {
-    guard(|| {
-        // SAFETY: forwarded contract.
-        let (found, params) = unsafe { mechanism(m) }?;
-        execute(Call::OperationInit {
-            session,
-            mechanism: found.ty,
-            params: (&params).into(),
-            key,
-            verify: false,
-        })?
-        .unit()
-    })
+    // SAFETY: forwarded contract.
+    guard(|| unsafe { operation_init(session, m, key, false) })
 }
 
 /// The signature of the session's operation into the caller's buffer. The size is checked
@@ -1012,18 +1024,8 @@ pub(crate) unsafe extern "C" fn C_VerifyInit(
     m: *mut CK_MECHANISM,
     key: CK_OBJECT_HANDLE,
 ) -> CK_RV {
-    guard(|| {
-        // SAFETY: forwarded contract.
-        let (found, params) = unsafe { mechanism(m) }?;
-        execute(Call::OperationInit {
-            session,
-            mechanism: found.ty,
-            params: (&params).into(),
-            key,
-            verify: true,
-        })?
-        .unit()
-    })
+    // SAFETY: forwarded contract.
+    guard(|| unsafe { operation_init(session, m, key, true) })
 }
 
 /// C_Verify (§5.13.2).

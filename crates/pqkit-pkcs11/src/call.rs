@@ -49,7 +49,7 @@ impl WireParams {
     }
 }
 
-/// One token operation.
+/// One token operation (byte strings as bytes on the wire: a 10 MiB message is one copy).
 #[derive(Debug, Serialize, Deserialize)]
 pub(crate) enum Call {
     SlotList {
@@ -63,16 +63,20 @@ pub(crate) enum Call {
     },
     InitToken {
         slot: u64,
+        #[serde(with = "serde_bytes")]
         so_pin: Vec<u8>,
         label: String,
     },
     InitPin {
         session: u64,
+        #[serde(with = "serde_bytes")]
         pin: Vec<u8>,
     },
     SetPin {
         session: u64,
+        #[serde(with = "serde_bytes")]
         old: Vec<u8>,
+        #[serde(with = "serde_bytes")]
         new: Vec<u8>,
     },
     OpenSession {
@@ -91,6 +95,7 @@ pub(crate) enum Call {
     Login {
         session: u64,
         user: u64,
+        #[serde(with = "serde_bytes")]
         pin: Vec<u8>,
     },
     Logout {
@@ -138,15 +143,19 @@ pub(crate) enum Call {
     Update {
         session: u64,
         verify: bool,
+        #[serde(with = "serde_bytes")]
         data: Vec<u8>,
     },
     Sign {
         session: u64,
+        #[serde(with = "serde_bytes")]
         data: Option<Vec<u8>>,
     },
     Verify {
         session: u64,
+        #[serde(with = "serde_bytes")]
         data: Option<Vec<u8>>,
+        #[serde(with = "serde_bytes")]
         signature: Vec<u8>,
     },
     GenerateKeyPair {
@@ -168,6 +177,7 @@ pub(crate) enum Call {
         session: u64,
         key: u64,
         template: Attributes,
+        #[serde(with = "serde_bytes")]
         ciphertext: Vec<u8>,
     },
 }
@@ -181,7 +191,7 @@ pub(crate) enum Reply {
     Unit,
     Ulong(u64),
     Ulongs(Vec<u64>),
-    Bytes(Vec<u8>),
+    Bytes(#[serde(with = "serde_bytes")] Vec<u8>),
     Pair(u64, u64),
     SlotInfo {
         present: bool,
@@ -201,6 +211,7 @@ pub(crate) enum Reply {
     },
     Attributes(Vec<Answer>),
     Encapsulated {
+        #[serde(with = "serde_bytes")]
         ciphertext: Vec<u8>,
         secret: u64,
     },
@@ -335,7 +346,7 @@ pub(crate) fn dispatch(call: Call) -> Result<Reply> {
             data,
         } => unit(token::with(|m| m.update(session, verify, &data))),
         C::Sign { session, data } => {
-            let op = token::with(|m| m.take_operation(session, false, data.as_deref()))?;
+            let op = token::with(|m| m.take_operation(session, false, data))?;
             token::finish_sign(op).map(Reply::Bytes)
         }
         C::Verify {
@@ -343,7 +354,7 @@ pub(crate) fn dispatch(call: Call) -> Result<Reply> {
             data,
             signature,
         } => {
-            let op = token::with(|m| m.take_operation(session, true, data.as_deref()))?;
+            let op = token::with(|m| m.take_operation(session, true, data))?;
             unit(token::finish_verify(op, &signature))
         }
         C::GenerateKeyPair {

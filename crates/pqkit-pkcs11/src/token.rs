@@ -984,7 +984,7 @@ impl Module {
         &mut self,
         session: CK_SESSION_HANDLE,
         verify: bool,
-        single_part: Option<&[u8]>,
+        single_part: Option<Vec<u8>>,
     ) -> Result<Operation> {
         let s = self.session(session)?;
         let slot = if verify { &mut s.verify } else { &mut s.sign };
@@ -993,7 +993,12 @@ impl Module {
             if op.multi_part {
                 return Err(CKR_OPERATION_ACTIVE);
             }
-            op.acc.update(data);
+            match &mut op.acc {
+                // The whole message in one call: kept as given, not copied (a 10 MiB message
+                // is one buffer from the C interface or the socket to the signer).
+                Acc::Buffer(b) if b.is_empty() => *b = Zeroizing::new(data),
+                acc => acc.update(&data),
+            }
         }
         Ok(op)
     }

@@ -316,3 +316,62 @@ fn eight_threads_sign_two_hundred_times_each_with_no_index_reused() {
         );
     }
 }
+
+#[test]
+fn eddsa_and_xmss_keys_sign_in_the_token() {
+    let t = token();
+    let s = t.user_session();
+    let (public, private) = s
+        .generate_key_pair(
+            &Mechanism::EccEdwardsKeyPairGen,
+            &[
+                Attribute::Token(true),
+                Attribute::Label(b"ed".to_vec()),
+                Attribute::EcParams(pqkit_pkcs11::mech::ED25519_PARAMS.to_vec()),
+            ],
+            &[Attribute::Token(true), Attribute::Label(b"ed".to_vec())],
+        )
+        .unwrap();
+    let eddsa = Mechanism::Eddsa(cryptoki::mechanism::eddsa::EddsaParams::new(
+        cryptoki::mechanism::eddsa::EddsaSignatureScheme::Pure,
+    ));
+    let sig = s.sign(&eddsa, private, b"ed25519 in the token").unwrap();
+    verifying_key(&s, public, "Ed25519")
+        .verify(b"ed25519 in the token", &[], &sig)
+        .unwrap();
+    s.verify(&eddsa, public, b"ed25519 in the token", &sig)
+        .unwrap();
+
+    // XMSS-SHA2_10_256 (RFC 8391 OID 0x00000001): 1024 signatures.
+    let common = vec![
+        (cryptoki_sys::CKA_TOKEN, vec![1u8]),
+        (cryptoki_sys::CKA_LABEL, b"xmss".to_vec()),
+    ];
+    let mut private = common.clone();
+    private.push((cryptoki_sys::CKA_PARAMETER_SET, 1u64.to_ne_bytes().to_vec()));
+    let (p, k) = raw()
+        .generate_key_pair(
+            t.slot.id(),
+            cryptoki_sys::CKM_XMSS_KEY_PAIR_GEN,
+            common,
+            private,
+        )
+        .unwrap();
+    // SAFETY: handles the module just returned.
+    let (p, k) = unsafe {
+        (
+            cryptoki::object::ObjectHandle::new_from_raw(p),
+            cryptoki::object::ObjectHandle::new_from_raw(k),
+        )
+    };
+    let pk = hss_public(&s, p);
+    for i in 0..3u64 {
+        let msg = i.to_be_bytes();
+        let sig = raw()
+            .sign(t.slot.id(), k.handle(), cryptoki_sys::CKM_XMSS, &msg)
+            .unwrap();
+        pk.verify(&msg, &sig).unwrap();
+        assert_eq!(pk.counter(&sig).unwrap(), i);
+    }
+    assert_eq!(keys_remaining(&t, k), 1021);
+}

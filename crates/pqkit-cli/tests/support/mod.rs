@@ -201,3 +201,14 @@ pub(crate) fn build_gotls(dir: &Path, toolchain: &str) -> PathBuf {
     );
     bin
 }
+
+/// `pqkit token init` of a token `label` in `dir`, with a light Argon2id for tests.
+pub(crate) fn token_init(label: &str, dir: &Path) -> Command {
+    let mut cmd = pqkit();
+    cmd.args([
+        "token", "init", "--label", label, "--so-pin", "87654321", "--pin", "1234",
+    ])
+    .args(["--kdf-memory-kib", "1024", "--kdf-passes", "1", "--dir"])
+    .arg(dir);
+    cmd
+}

@@ -137,37 +137,25 @@ impl Uri {
             let (k, v) = part
                 .split_once('=')
                 .ok_or_else(|| ClientError::Uri(format!("{part:?} has no '='")))?;
-            let dup = |name: &str| ClientError::Uri(format!("{name} given twice"));
+            // Each attribute at most once (RFC 7512 §2.3).
+            fn once<T>(slot: &mut Option<T>, value: T, name: &str) -> Result<(), ClientError> {
+                match slot.replace(value) {
+                    None => Ok(()),
+                    Some(_) => Err(ClientError::Uri(format!("{name} given twice"))),
+                }
+            }
             match k {
-                "token" => uri
-                    .token
-                    .replace(text(v)?)
-                    .map_or(Ok(()), |_| Err(dup(k)))?,
-                "manufacturer" => uri
-                    .manufacturer
-                    .replace(text(v)?)
-                    .map_or(Ok(()), |_| Err(dup(k)))?,
-                "serial" => uri
-                    .serial
-                    .replace(text(v)?)
-                    .map_or(Ok(()), |_| Err(dup(k)))?,
-                "model" => uri
-                    .model
-                    .replace(text(v)?)
-                    .map_or(Ok(()), |_| Err(dup(k)))?,
-                "object" => uri
-                    .object
-                    .replace(text(v)?)
-                    .map_or(Ok(()), |_| Err(dup(k)))?,
-                "id" => uri
-                    .id
-                    .replace(percent_decode(v)?)
-                    .map_or(Ok(()), |_| Err(dup(k)))?,
+                "token" => once(&mut uri.token, text(v)?, k)?,
+                "manufacturer" => once(&mut uri.manufacturer, text(v)?, k)?,
+                "serial" => once(&mut uri.serial, text(v)?, k)?,
+                "model" => once(&mut uri.model, text(v)?, k)?,
+                "object" => once(&mut uri.object, text(v)?, k)?,
+                "id" => once(&mut uri.id, percent_decode(v)?, k)?,
                 "slot-id" => {
                     let id = text(v)?
                         .parse()
                         .map_err(|_| ClientError::Uri(format!("slot-id {v:?}")))?;
-                    uri.slot_id.replace(id).map_or(Ok(()), |_| Err(dup(k)))?;
+                    once(&mut uri.slot_id, id, k)?;
                 }
                 "type" if v == "private" => {}
                 "type" => {
