@@ -14,6 +14,28 @@ use pqkit_pkcs11::store::{InitOptions, Kdf, Store};
 use crate::commands::Result;
 use crate::failure::{Context, Failure};
 
+/// pqkit's own module: beside the pqkit executable, in its `deps/` (a `cargo test` build
+/// leaves it there), or in `../lib/` (an installed layout).
+fn own_module() -> PathBuf {
+    const NAME: &str = "libpqkit_pkcs11.so";
+    let Some(dir) = std::env::current_exe()
+        .ok()
+        .and_then(|e| e.parent().map(Path::to_path_buf))
+    else {
+        return PathBuf::from(NAME);
+    };
+    let candidates = [
+        dir.join(NAME),
+        dir.join("deps").join(NAME),
+        dir.join("../lib").join(NAME),
+    ];
+    candidates
+        .iter()
+        .find(|c| c.exists())
+        .cloned()
+        .unwrap_or_else(|| candidates[0].clone())
+}
+
 /// The module a `pqkit token` command talks to: --pkcs11-module, $PQKIT_PKCS11_MODULE, or
 /// pqkit's own libpqkit_pkcs11.so beside the pqkit executable.
 fn module(options: &Options) -> PathBuf {
@@ -21,12 +43,7 @@ fn module(options: &Options) -> PathBuf {
         .module
         .clone()
         .or_else(|| std::env::var_os("PQKIT_PKCS11_MODULE").map(PathBuf::from))
-        .unwrap_or_else(|| {
-            std::env::current_exe()
-                .ok()
-                .and_then(|e| e.parent().map(|d| d.join("libpqkit_pkcs11.so")))
-                .unwrap_or_else(|| PathBuf::from("libpqkit_pkcs11.so"))
-        })
+        .unwrap_or_else(own_module)
 }
 
 /// The global options with the module resolved (flag, environment, pqkit's own).

@@ -345,12 +345,12 @@ fn softhsm_and_p11_kit_keys_serve_go_and_pqkit_clients() {
             .arg(dir.join("server.pem"))
             .arg(dir.join("own.csr")),
     );
-    let own_module = std::env::current_exe()
-        .expect("exe")
-        .parent()
-        .and_then(Path::parent)
-        .map(|d| d.join("libpqkit_pkcs11.so"))
-        .expect("module");
+    // Where `cargo test` leaves the module (deps/), or where `cargo build` puts it.
+    let own_module = ["deps/libpqkit_pkcs11.so", "libpqkit_pkcs11.so"]
+        .iter()
+        .filter_map(|n| Some(std::env::current_exe().ok()?.parent()?.parent()?.join(n)))
+        .find(|p| p.exists())
+        .expect("libpqkit_pkcs11.so built with the tests");
     let socket = dir.join("own.sock");
     let mut p11 = Guard::spawn(&mut shsm(
         Command::new("p11-kit")

@@ -41,6 +41,10 @@
 //! derived from the signing key; a cache that is missing, stale, damaged or not this key's is
 //! ignored and the trees are computed. Which counter values are used never depends on it.
 //!
+//! Sealed files ([`SealKey`], used by pqkit's PKCS#11 token): the secrets are stored XORed
+//! with a stream of the seal key and the public header, and the kind byte has bit 0x80 set;
+//! such a file opens only with [`StatefulKey::open_sealed`] ([`StateError::Sealed`] otherwise).
+//!
 //! Layout (version 2), big-endian: "PQKIT-HBS\0" ‖ u8 version ‖ u8 kind ‖ key ‖ location ‖
 //! u64 next ‖ SHA-256 of all before it (32), where kind 1 (HSS) has key = u8 L ‖ (u32 LMS type
 //! ‖ u32 LM-OTS type) × L ‖ I (16) ‖ SEED (m), kinds 2 (XMSS) and 3 (XMSS^MT) have key = u32
@@ -74,8 +78,78 @@ const KIND_HSS: u8 = 1;
 const KIND_XMSS: u8 = 2;
 const KIND_XMSS_MT: u8 = 3;
 const CACHE_MAGIC: &[u8; 16] = b"PQKIT-HBS-CACHE\0";
+/// Set in the kind byte of a file whose secrets are sealed (see [`SealKey`]).
+const SEALED: u8 = 0x80;
 /// How long a held lock is retried before [`StateError::Locked`] (see `lock`).
 const LOCK_PATIENCE: std::time::Duration = std::time::Duration::from_millis(200);
+
+/// A key that seals a state file's secrets — the HSS SEED; XMSS's S_XMSS, SK_PRF and SEED —
+/// so that the file alone cannot sign: they are stored XORed with SHAKE256("pqkit-hbs seal v1"
+/// ‖ key ‖ the file's public header), and the kind byte says so. A PKCS#11 token derives one
+/// per key from its PIN-sealed data key. Everything else in this module's contract holds
+/// unchanged: reservations, locks, location checks and [`status`] need no seal key.
+pub struct SealKey(Zeroizing<[u8; 32]>);
+
+impl SealKey {
+    /// Wraps 32 secret bytes.
+    pub fn new(key: [u8; 32]) -> Self {
+        Self(Zeroizing::new(key))
+    }
+}
+
+impl std::fmt::Debug for SealKey {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("SealKey(..)")
+    }
+}
+
+/// Where the secrets end in a key's bytes (the end of its key part).
+fn secret_end(key: &[u8]) -> Option<usize> {
+    let at = MAGIC.len();
+    let end = match key.get(at + 1)? & !SEALED {
+        KIND_HSS => {
+            let l = usize::from(*key.get(at + 2)?);
+            let lms = lms_by_code(u32_at(key, at + 3).ok()?).ok()?;
+            at + 3 + 8 * l + 16 + lms.m
+        }
+        kind @ (KIND_XMSS | KIND_XMSS_MT) => {
+            let params = by_oid(u32_at(key, at + 2).ok()?, kind == KIND_XMSS_MT).ok()?;
+            at + 2 + 4 + 3 * params.n
+        }
+        _ => return None,
+    };
+    (end <= key.len()).then_some(end)
+}
+
+/// Where the secrets start in a key's bytes (HSS: after I; XMSS: after the OID).
+fn secret_start(key: &[u8]) -> Option<usize> {
+    let at = MAGIC.len();
+    match key.get(at + 1)? & !SEALED {
+        KIND_HSS => Some(at + 3 + 8 * usize::from(*key.get(at + 2)?) + 16),
+        KIND_XMSS | KIND_XMSS_MT => Some(at + 2 + 4),
+        _ => None,
+    }
+}
+
+/// XORs the secrets of `key` with the seal's stream: the same call seals and unseals. The
+/// stream depends on the header except its version byte ([`StatefulKey::adopt`] rewrites it).
+fn apply_seal(key: &mut [u8], seal: &SealKey) {
+    use sha3::digest::{ExtendableOutput, Update, XofReader};
+    let Some(start) = secret_start(key).filter(|s| *s <= key.len()) else {
+        return;
+    };
+    let at = MAGIC.len();
+    let mut h = sha3::Shake256::default();
+    h.update(b"pqkit-hbs seal v1");
+    h.update(&seal.0[..]);
+    h.update(&key[..at]);
+    h.update(&key[at + 1..start]);
+    let mut mask = Zeroizing::new(vec![0u8; key.len() - start]);
+    h.finalize_xof().read(&mut mask);
+    for (b, m) in key[start..].iter_mut().zip(mask.iter()) {
+        *b ^= m;
+    }
+}
 
 /// Errors of a state file.
 #[derive(Debug, thiserror::Error)]
@@ -138,6 +212,10 @@ pub enum StateError {
     /// not the file, and leave two keys.
     #[error("{0}: is a symbolic link; open a state file by its own name ({1})")]
     SymbolicLink(PathBuf, PathBuf),
+    /// The file's secrets are sealed ([`SealKey`]) and it was opened without the seal key:
+    /// it signs only through what sealed it (a PKCS#11 token).
+    #[error("{0}: the key's secrets are sealed; it signs only through its token")]
+    Sealed(PathBuf),
     /// A signing error (exhaustion among them).
     #[error(transparent)]
     Hbs(#[from] crate::Error),
@@ -175,8 +253,11 @@ pub struct Status {
 pub struct StatefulKey {
     path: PathBuf,
     _lock: Lock,
-    /// The state file's bytes before its location: header, parameters and secrets.
+    /// The state file's bytes before its location: header, parameters and secrets (sealed
+    /// when the file is).
     key: Zeroizing<Vec<u8>>,
+    /// The same with the secrets unsealed: the tree cache's MAC key comes from it.
+    plain_key: Zeroizing<Vec<u8>>,
     signer: Signer,
     /// The next counter value to use in memory.
     next: u64,
@@ -460,8 +541,13 @@ fn encode(key: &[u8], location: &Location, next: u64) -> Zeroizing<Vec<u8>> {
 
 /// A state file's contents, checked, before any tree is built.
 struct Parsed {
-    /// The bytes before the location: header, parameters and secrets.
+    /// The bytes before the location: header, parameters and secrets, as stored.
     key: Zeroizing<Vec<u8>>,
+    /// The same with the secrets unsealed (equal to `key` for an unsealed file, and for a
+    /// sealed one parsed without its seal key).
+    plain_key: Zeroizing<Vec<u8>>,
+    /// Whether the secrets are sealed.
+    sealed: bool,
     /// Where the file was last written; `None` for version 1.
     location: Option<Location>,
     next: u64,
@@ -504,7 +590,7 @@ impl Params {
 }
 
 /// Checks the file's bytes and reads its parameters (no tree is built).
-fn parse(path: &Path, bytes: &[u8]) -> Result<Parsed, StateError> {
+fn parse(path: &Path, bytes: &[u8], seal: Option<&SealKey>) -> Result<Parsed, StateError> {
     let bad = |why| StateError::Corrupt(path.to_path_buf(), why);
     if bytes.len() < MAGIC.len() + 2 + 8 + 32 || &bytes[..MAGIC.len()] != MAGIC {
         return Err(bad("no pqkit-hbs header"));
@@ -518,8 +604,15 @@ fn parse(path: &Path, bytes: &[u8]) -> Result<Parsed, StateError> {
     if version != VERSION && version != VERSION_1 {
         return Err(bad("unsupported version"));
     }
-    let rest = &body[at + 2..];
-    let (params, key_len) = match body[at + 1] {
+    let sealed = body[at + 1] & SEALED != 0;
+    // The secrets as they are, unsealed when the seal key is given (lengths are the same).
+    let mut plain = Zeroizing::new(body.to_vec());
+    if sealed && let Some(seal) = seal {
+        let end = secret_end(&plain).ok_or(bad("wrong length"))?;
+        apply_seal(&mut plain[..end], seal);
+    }
+    let rest = &plain[at + 2..];
+    let (params, key_len) = match body[at + 1] & !SEALED {
         KIND_HSS => {
             let l = usize::from(*rest.first().ok_or(bad("wrong length"))?);
             if !(1..=8).contains(&l) {
@@ -558,8 +651,11 @@ fn parse(path: &Path, bytes: &[u8]) -> Result<Parsed, StateError> {
     };
     let next = u64::from_be_bytes(tail.try_into().map_err(|_| bad("wrong length"))?);
     let key = Zeroizing::new(body[..key_end].to_vec());
+    let plain_key = Zeroizing::new(plain[..key_end].to_vec());
     Ok(Parsed {
         key,
+        plain_key,
+        sealed,
         location,
         next,
         params,
@@ -569,7 +665,7 @@ fn parse(path: &Path, bytes: &[u8]) -> Result<Parsed, StateError> {
 /// Opens the signer of a parsed file, its trees from the cache file where it has them.
 /// Returns it and whether the cache was usable.
 fn open_signer(path: &Path, parsed: &Parsed, threads: usize) -> Result<(Signer, bool), StateError> {
-    let cache = read_cache(path, &parsed.key);
+    let cache = read_cache(path, &parsed.plain_key);
     let cached = cache.as_ref().is_some_and(|c| !c.is_empty());
     let cache = cache.unwrap_or_default();
     let signer = match &parsed.params {
@@ -632,7 +728,7 @@ fn read_state(path: &Path) -> Result<(Zeroizing<Vec<u8>>, Location, u64), StateE
 /// [`StateError::Corrupt`], I/O errors.
 pub fn status(path: &Path) -> Result<Status, StateError> {
     let bytes = Zeroizing::new(fs::read(path).map_err(io(path))?);
-    let parsed = parse(path, &bytes)?;
+    let parsed = parse(path, &bytes, None)?;
     let capacity = parsed.params.capacity();
     let used = parsed.next.min(capacity);
     Ok(Status {
@@ -745,11 +841,37 @@ impl StatefulKey {
     /// # Errors
     /// [`StateError::Exists`], [`StateError::Locked`], I/O errors, parameter errors.
     pub fn create(path: &Path, levels: &[Level], threads: usize) -> Result<Self, StateError> {
+        Self::create_hss(path, levels, threads, None)
+    }
+
+    /// As [`StatefulKey::create`], the SEED sealed under `seal` in the file ([`SealKey`]).
+    ///
+    /// # Errors
+    /// As [`StatefulKey::create`].
+    pub fn create_sealed(
+        path: &Path,
+        levels: &[Level],
+        threads: usize,
+        seal: &SealKey,
+    ) -> Result<Self, StateError> {
+        Self::create_hss(path, levels, threads, Some(seal))
+    }
+
+    fn create_hss(
+        path: &Path,
+        levels: &[Level],
+        threads: usize,
+        seal: Option<&SealKey>,
+    ) -> Result<Self, StateError> {
         let m = levels.first().map_or(32, |(l, _)| l.m);
         let mut id = [0u8; 16];
         let seed = random(path, m)?;
         id.copy_from_slice(&random(path, 16)?);
-        Self::create_from_seed(path, levels, id, &seed, threads)
+        Self::create_with(path, hss_key(levels, &id, &seed), seal, || {
+            Ok(Signer::Hss(HssSigner::generate(
+                levels, id, &seed, threads,
+            )?))
+        })
     }
 
     /// As [`StatefulKey::create`], from a given top I and SEED (m bytes).
@@ -763,7 +885,7 @@ impl StatefulKey {
         seed: &[u8],
         threads: usize,
     ) -> Result<Self, StateError> {
-        Self::create_with(path, hss_key(levels, &id, seed), || {
+        Self::create_with(path, hss_key(levels, &id, seed), None, || {
             Ok(Signer::Hss(HssSigner::generate(levels, id, seed, threads)?))
         })
     }
@@ -778,18 +900,46 @@ impl StatefulKey {
         params: &'static XmssParams,
         threads: usize,
     ) -> Result<Self, StateError> {
+        Self::create_xmss_with(path, params, threads, None)
+    }
+
+    /// As [`StatefulKey::create_xmss`], the secrets sealed under `seal` ([`SealKey`]).
+    ///
+    /// # Errors
+    /// As [`StatefulKey::create`].
+    pub fn create_xmss_sealed(
+        path: &Path,
+        params: &'static XmssParams,
+        threads: usize,
+        seal: &SealKey,
+    ) -> Result<Self, StateError> {
+        Self::create_xmss_with(path, params, threads, Some(seal))
+    }
+
+    fn create_xmss_with(
+        path: &Path,
+        params: &'static XmssParams,
+        threads: usize,
+        seal: Option<&SealKey>,
+    ) -> Result<Self, StateError> {
         let n = params.n;
         let (s_xmss, sk_prf, seed) = (random(path, n)?, random(path, n)?, random(path, n)?);
-        Self::create_with(path, xmss_key(params, &s_xmss, &sk_prf, &seed), || {
-            Ok(Signer::Xmss(XmssSigner::generate(
-                params, &s_xmss, &sk_prf, &seed, threads,
-            )?))
-        })
+        Self::create_with(
+            path,
+            xmss_key(params, &s_xmss, &sk_prf, &seed),
+            seal,
+            || {
+                Ok(Signer::Xmss(XmssSigner::generate(
+                    params, &s_xmss, &sk_prf, &seed, threads,
+                )?))
+            },
+        )
     }
 
     fn create_with(
         path: &Path,
-        key: Zeroizing<Vec<u8>>,
+        mut key: Zeroizing<Vec<u8>>,
+        seal: Option<&SealKey>,
         signer: impl FnOnce() -> Result<Signer, StateError>,
     ) -> Result<Self, StateError> {
         let lock = lock(path)?;
@@ -797,11 +947,19 @@ impl StatefulKey {
             return Err(StateError::Exists(path.to_path_buf()));
         }
         let signer = signer()?;
+        if seal.is_some() {
+            key[MAGIC.len() + 1] |= SEALED;
+        }
+        let plain_key = key.clone();
+        if let Some(seal) = seal {
+            apply_seal(&mut key, seal);
+        }
         persist_state(path, &key, 0, false)?;
         let mut me = Self {
             path: path.to_path_buf(),
             _lock: lock,
             key,
+            plain_key,
             signer,
             next: 0,
             reserved_end: 0,
@@ -820,10 +978,26 @@ impl StatefulKey {
     /// [`StateError::NotWhereRecorded`] for a copy, a restored backup, a moved file or a second
     /// hard link; [`StateError::Corrupt`]; I/O errors.
     pub fn open(path: &Path, threads: usize) -> Result<Self, StateError> {
+        Self::open_with(path, threads, None)
+    }
+
+    /// As [`StatefulKey::open`], for a file whose secrets are sealed under `seal`
+    /// ([`SealKey`]); an unsealed file opens as with [`StatefulKey::open`].
+    ///
+    /// # Errors
+    /// As [`StatefulKey::open`].
+    pub fn open_sealed(path: &Path, threads: usize, seal: &SealKey) -> Result<Self, StateError> {
+        Self::open_with(path, threads, Some(seal))
+    }
+
+    fn open_with(path: &Path, threads: usize, seal: Option<&SealKey>) -> Result<Self, StateError> {
         let lock = lock(path)?;
         let (bytes, found, links) = read_state(path)?;
         one_name(path, links)?;
-        let parsed = parse(path, &bytes)?;
+        let parsed = parse(path, &bytes, seal)?;
+        if parsed.sealed && seal.is_none() {
+            return Err(StateError::Sealed(path.to_path_buf()));
+        }
         let why = match &parsed.location {
             None => Some(
                 "it was written by an earlier pqkit that did not record where the file lives"
@@ -842,6 +1016,7 @@ impl StatefulKey {
             path: path.to_path_buf(),
             _lock: lock,
             key: parsed.key,
+            plain_key: parsed.plain_key,
             signer,
             next: parsed.next,
             reserved_end: parsed.next,
@@ -865,7 +1040,7 @@ impl StatefulKey {
         let _lock = lock(path)?;
         let (bytes, found, links) = read_state(path)?;
         one_name(path, links)?;
-        let mut parsed = parse(path, &bytes)?;
+        let mut parsed = parse(path, &bytes, None)?;
         // The file this one was copied from, still there and the same key: two live copies.
         if let Some(original) = parsed
             .location
@@ -873,7 +1048,7 @@ impl StatefulKey {
             .map(|l| PathBuf::from(String::from_utf8_lossy(&l.path).into_owned()))
             && let Ok((other, other_found, _)) = read_state(&original)
             && (other_found.device, other_found.inode) != (found.device, found.inode)
-            && let Ok(other) = parse(&original, &other)
+            && let Ok(other) = parse(&original, &other, None)
             && other.key[MAGIC.len() + 1..] == parsed.key[MAGIC.len() + 1..]
         {
             return Err(StateError::OriginalExists {
@@ -965,7 +1140,7 @@ impl StatefulKey {
     /// I/O errors.
     pub fn save_cache(&mut self) -> Result<(), StateError> {
         let body = self.signer.save_cache().to_bytes();
-        let tag = cache_mac(&self.key)
+        let tag = cache_mac(&self.plain_key)
             .chain_update(&body)
             .finalize()
             .into_bytes();

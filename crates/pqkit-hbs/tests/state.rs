@@ -429,3 +429,38 @@ fn a_copied_restored_or_moved_state_file_refuses_to_sign_until_adopted() {
     }
     StatefulKey::open(&moved, 1).expect("one name again");
 }
+
+/// A sealed state file signs only with its seal key: opened without it the key is refused,
+/// with it the signatures verify; reservations and status work as for any state file.
+#[test]
+#[allow(clippy::unwrap_used)]
+fn a_sealed_state_file_opens_only_with_its_seal_key() {
+    use pqkit_hbs::state::SealKey;
+    let dir = std::env::temp_dir().join(format!("pqkit-hbs-sealed-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("k.state");
+    let levels = pqkit_hbs::preset::Shape::parse("L1_H5_W8")
+        .unwrap()
+        .levels();
+    let seal = SealKey::new([7u8; 32]);
+    let public = {
+        let key = StatefulKey::create_sealed(&path, &levels, 1, &seal).unwrap();
+        key.public_key()
+    };
+    assert!(matches!(
+        StatefulKey::open(&path, 1),
+        Err(StateError::Sealed(_))
+    ));
+    let mut key = StatefulKey::open_sealed(&path, 1, &seal).unwrap();
+    let sig = key.sign(b"sealed").unwrap();
+    public.verify(b"sealed", &sig).unwrap();
+    drop(key);
+    assert_eq!(pqkit_hbs::state::status(&path).unwrap().used, 1);
+    // A wrong seal key unseals garbage: its trees are not the public key's.
+    let mut wrong = StatefulKey::open_sealed(&path, 1, &SealKey::new([8u8; 32])).unwrap();
+    let bad = wrong.sign(b"sealed").unwrap();
+    assert!(public.verify(b"sealed", &bad).is_err());
+    drop(wrong);
+    std::fs::remove_dir_all(dir).unwrap();
+}

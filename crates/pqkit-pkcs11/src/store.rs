@@ -160,6 +160,18 @@ pub struct TokenInfo {
 #[derive(Clone)]
 pub struct DataKey(Zeroizing<[u8; KEY_SIZE]>);
 
+impl DataKey {
+    /// A 32-byte key for one purpose, HMAC-SHA-256(data key, `label`): e.g. the seal of a
+    /// stateful key's state file. Zeroize the result after use.
+    pub fn derive(&self, label: &[u8]) -> [u8; 32] {
+        let key = aws_lc_rs::hmac::Key::new(aws_lc_rs::hmac::HMAC_SHA256, &self.0[..]);
+        let tag = aws_lc_rs::hmac::sign(&key, label);
+        let mut out = [0u8; 32];
+        out.copy_from_slice(tag.as_ref());
+        out
+    }
+}
+
 impl core::fmt::Debug for DataKey {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
         f.write_str("DataKey(..)")

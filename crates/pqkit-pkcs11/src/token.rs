@@ -17,7 +17,7 @@ use cryptoki_sys::*;
 use pqkit_core::catalogue;
 use pqkit_core::prehash::{Hasher, PreHash};
 use pqkit_core::sig::{Family, MuHasher, SigningKey, SigningRandomness, VerifyingKey};
-use pqkit_hbs::state::{StateError, StatefulKey};
+use pqkit_hbs::state::{SealKey, StateError, StatefulKey};
 use sha2::Digest;
 use zeroize::Zeroizing;
 
@@ -169,7 +169,9 @@ enum OpKey {
     Sign(Arc<SigningKey>),
     Verify(VerifyingKey),
     /// A stateful key's state file and its signature size.
-    HbsSign(PathBuf, usize),
+    /// A stateful key's state file, its signature size, and the key its secrets are sealed
+    /// under (derived from the token's data key).
+    HbsSign(PathBuf, usize, Zeroizing<[u8; 32]>),
     HbsVerify(pqkit_hbs::public::PublicKey),
 }
 
@@ -495,11 +497,13 @@ impl Module {
     }
 
     /// The signing key of a private-key object (decoded once while logged in).
-    fn private_op_key(&mut self, attrs: &Attributes, store: &Store) -> Result<OpKey> {
+    fn private_op_key(&mut self, attrs: &Attributes, store: &Store, slot: usize) -> Result<OpKey> {
         if let Some(file) = attrs.get(&mech::CKA_PQKIT_STATE_FILE) {
             let path = store.hbs_dir().join(String::from_utf8_lossy(file).as_ref());
             let status = pqkit_hbs::state::status(&path).map_err(state_rv)?;
-            return Ok(OpKey::HbsSign(path, status.signature_len));
+            let data_key = self.user_key(slot).ok_or(CKR_USER_NOT_LOGGED_IN)?;
+            let seal = Zeroizing::new(data_key.derive(&state_seal_label(file)));
+            return Ok(OpKey::HbsSign(path, status.signature_len, seal));
         }
         let der = attrs
             .get(&mech::CKA_PQKIT_PKCS8)
@@ -887,7 +891,10 @@ impl Module {
         let (attrs, store) = self.key_for(session, h, m, usage)?;
         let class = get_ulong(&attrs, CKA_CLASS)?;
         let key = match (class, verify) {
-            (Some(CKO_PRIVATE_KEY), false) => self.private_op_key(&attrs, &store)?,
+            (Some(CKO_PRIVATE_KEY), false) => {
+                let slot = self.session(session)?.slot;
+                self.private_op_key(&attrs, &store, slot)?
+            }
             (Some(CKO_PUBLIC_KEY), true) => public_op_key(&attrs)?,
             _ => return Err(CKR_KEY_TYPE_INCONSISTENT),
         };
@@ -931,7 +938,7 @@ impl Module {
                     _ => alg.signature_size,
                 }
             }
-            OpKey::HbsSign(_, len) => *len,
+            OpKey::HbsSign(_, len, _) => *len,
             _ => return Err(CKR_OPERATION_NOT_INITIALIZED),
         })
     }
@@ -1026,7 +1033,8 @@ impl Module {
             if !self.session(session)?.rw {
                 return Err(CKR_SESSION_READ_ONLY);
             }
-            generate_stateful(m, &public, &private, &store)?
+            let data_key = self.user_key(slot).ok_or(CKR_USER_NOT_LOGGED_IN)?.clone();
+            generate_stateful(m, &public, &private, &store, &data_key)?
         } else {
             generate(m, &public, &private)?
         };
@@ -1324,11 +1332,19 @@ fn hss_levels(t: &Attributes) -> Result<Vec<pqkit_hbs::hss::Level>> {
         .collect()
 }
 
+/// The label a stateful key's seal key is derived under: one key per state file.
+fn state_seal_label(file: &[u8]) -> Vec<u8> {
+    [&b"pqkit-pkcs11 hbs state seal v1 "[..], file].concat()
+}
+
+/// Generates an HSS / XMSS / XMSS^MT key whose state file (under the token's `hbs/`) keeps its
+/// secrets sealed under a key derived from the token's data key: the file alone cannot sign.
 fn generate_stateful(
     m: &'static Mechanism,
     public: &Attributes,
     private: &Attributes,
     store: &Store,
+    data_key: &DataKey,
 ) -> Result<(Attributes, Attributes)> {
     let mut both = public.clone();
     both.extend(private.iter().map(|(k, v)| (*k, v.clone())));
@@ -1336,14 +1352,15 @@ fn generate_stateful(
     let file = format!("{id}.state");
     let path = store.hbs_dir().join(&file);
     let threads = std::thread::available_parallelism().map_or(1, usize::from);
+    let seal = SealKey::new(data_key.derive(&state_seal_label(file.as_bytes())));
     let key = match m.key_type {
-        CKK_HSS => StatefulKey::create(&path, &hss_levels(&both)?, threads),
+        CKK_HSS => StatefulKey::create_sealed(&path, &hss_levels(&both)?, threads, &seal),
         _ => {
             let oid = get_ulong(&both, CKA_PARAMETER_SET)?.ok_or(CKR_TEMPLATE_INCOMPLETE)?;
             let oid = u32::try_from(oid).map_err(|_| CKR_ATTRIBUTE_VALUE_INVALID)?;
             let params = pqkit_hbs::xmss::by_oid(oid, m.key_type == CKK_XMSSMT)
                 .map_err(|_| CKR_ATTRIBUTE_VALUE_INVALID)?;
-            StatefulKey::create_xmss(&path, params, threads)
+            StatefulKey::create_xmss_sealed(&path, params, threads, &seal)
         }
     }
     .map_err(state_rv)?;
@@ -1634,11 +1651,11 @@ pub(crate) fn finish_sign(op: Operation) -> Result<Vec<u8>> {
     let rnd = params.hedge.randomness();
     let op = mech.sign.ok_or(CKR_MECHANISM_INVALID)?;
     match key {
-        OpKey::HbsSign(path, _) => {
+        OpKey::HbsSign(path, _, seal) => {
             let Acc::Buffer(message) = acc else {
                 return Err(CKR_GENERAL_ERROR);
             };
-            sign_stateful(&path, &message)
+            sign_stateful(&path, &message, &SealKey::new(*seal))
         }
         OpKey::Sign(key) => {
             let alg = key.algorithm();
@@ -1749,12 +1766,12 @@ pub(crate) fn finish_verify(op: Operation, signature: &[u8]) -> Result<()> {
 
 /// Signs with a stateful key: opens its state file (waiting while another signer, in this
 /// process or another, holds it), reserves the next index on disk, signs, and releases it.
-fn sign_stateful(path: &std::path::Path, message: &[u8]) -> Result<Vec<u8>> {
+fn sign_stateful(path: &std::path::Path, message: &[u8], seal: &SealKey) -> Result<Vec<u8>> {
     static IN_PROCESS: Mutex<()> = Mutex::new(());
     let _one = IN_PROCESS.lock().unwrap_or_else(|p| p.into_inner());
     let deadline = Instant::now() + STATE_LOCK_PATIENCE;
     let mut key = loop {
-        match StatefulKey::open(path, 1) {
+        match StatefulKey::open_sealed(path, 1, seal) {
             Ok(k) => break k,
             Err(StateError::Locked(..)) if Instant::now() < deadline => continue,
             Err(e) => return Err(state_rv(e)),

@@ -265,6 +265,26 @@ fn hss_in_the_token_counts_down_and_stops_at_exhaustion() {
         sign_hss(&t, private, b"one more"),
         Err(cryptoki_sys::CKR_KEY_EXHAUSTED)
     );
+    // The state files in the token directory are sealed: none opens, or signs, on its own.
+    let hbs = fixture().dir.join("main").join("hbs");
+    let mut states = 0;
+    for entry in std::fs::read_dir(&hbs).unwrap().flatten() {
+        if entry.path().extension().is_some_and(|e| e == "state") {
+            states += 1;
+            let err = pqkit_hbs::state::StatefulKey::open(&entry.path(), 1)
+                .err()
+                .unwrap();
+            assert!(
+                matches!(
+                    err,
+                    pqkit_hbs::state::StateError::Sealed(_)
+                        | pqkit_hbs::state::StateError::Locked(..)
+                ),
+                "{err}"
+            );
+        }
+    }
+    assert!(states > 0);
     // The token verifies its own signatures too, and refuses a damaged one.
     let (p2, k2) = generate_hss(&t, &[5], 4, "hss-verify");
     let mut sig = sign_hss(&t, k2, b"m").unwrap();

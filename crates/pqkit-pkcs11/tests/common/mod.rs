@@ -19,14 +19,20 @@ use pqkit_pkcs11::store::{InitOptions, Kdf, Store};
 pub const SO_PIN: &str = "so-secret";
 pub const USER_PIN: &str = "1234";
 
-/// The module next to the test binary (target/<profile>/libpqkit_pkcs11.so).
+/// The module built with the test binary: target/<profile>/deps/libpqkit_pkcs11.so (where
+/// `cargo test` leaves it), else target/<profile>/libpqkit_pkcs11.so.
 pub fn module_path() -> PathBuf {
     let exe = std::env::current_exe().unwrap();
-    exe.parent()
-        .unwrap()
-        .parent()
-        .unwrap()
-        .join("libpqkit_pkcs11.so")
+    let deps = exe.parent().unwrap();
+    let candidates = [
+        deps.join("libpqkit_pkcs11.so"),
+        deps.parent().unwrap().join("libpqkit_pkcs11.so"),
+    ];
+    candidates
+        .iter()
+        .find(|c| c.exists())
+        .cloned()
+        .unwrap_or_else(|| panic!("libpqkit_pkcs11.so not built: looked for {candidates:?}"))
 }
 
 /// Argon2id light enough for tests (the default costs 64 MiB per login).
