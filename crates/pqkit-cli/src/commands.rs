@@ -526,7 +526,8 @@ fn read_key(path: &Path) -> Result<pqkit_rustls::TlsKey> {
     if crate::files::token_key(path).is_some() {
         // The key stays in its token: each CertificateVerify is signed there.
         let key = crate::files::load_signing_key(path)?;
-        return pqkit_rustls::TlsKey::signing(key).about(path.display());
+        let shown = pqkit_pkcs11::client::redacted(&path.to_string_lossy());
+        return pqkit_rustls::TlsKey::signing(key).about(shown);
     }
     let der = pem::read_private_key(path)?;
     if matches!(

@@ -91,7 +91,7 @@ pub(crate) fn token_key(path: &Path) -> Option<Result<pqkit_pkcs11::client::Toke
     let text = path.to_str()?;
     pqkit_pkcs11::client::is_uri(text).then(|| {
         pqkit_pkcs11::client::TokenKey::open(text, PKCS11.get().unwrap_or(&Default::default()))
-            .about(text)
+            .about(pqkit_pkcs11::client::redacted(text))
     })
 }
 
@@ -99,7 +99,8 @@ pub(crate) fn token_key(path: &Path) -> Option<Result<pqkit_pkcs11::client::Toke
 /// PKCS#11 token, when `path` is a `pkcs11:` URI.
 pub(crate) fn load_signing_key(path: &Path) -> Result<SigningKey> {
     if let Some(key) = token_key(path) {
-        return key?.into_signing_key().about(path.display());
+        let shown = pqkit_pkcs11::client::redacted(&path.to_string_lossy());
+        return key?.into_signing_key().about(shown);
     }
     let der = pem::read_private_key(path)?;
     key::signing_key_from_pkcs8(&der).about(path.display())

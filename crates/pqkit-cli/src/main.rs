@@ -147,7 +147,7 @@ enum Command {
     /// Print (or write) the public key (SPKI PEM) of a private key.
     #[command(after_help = "Example:\n  pqkit pubkey key.pem -o pub.pem")]
     Pubkey {
-        /// PKCS#8 private key PEM.
+        /// PKCS#8 private key PEM — or an RFC 7512 `pkcs11:` URI of a key in a token.
         key: PathBuf,
         /// Output file (default: stdout).
         #[arg(short, long)]
@@ -160,7 +160,7 @@ enum Command {
                             pqkit sign --key key.pem --external-mu --context v1 -o doc.sig doc.pdf"
     )]
     Sign {
-        /// PKCS#8 private key PEM.
+        /// PKCS#8 private key PEM — or an RFC 7512 `pkcs11:` URI of a key in a token.
         #[arg(long)]
         key: PathBuf,
         /// Signature output file (raw bytes).
@@ -527,7 +527,7 @@ enum HbsCommand {
     /// written).
     #[command(after_help = "Example:\n  pqkit hbs sign --state fw.hss -o fw.bin.sig fw.bin")]
     Sign {
-        /// State file.
+        /// State file — or a `pkcs11:` URI of an HSS/XMSS key in a token (the token keeps its state).
         #[arg(long)]
         state: PathBuf,
         /// Signature output (one file to sign).
@@ -660,7 +660,7 @@ enum CsrCommand {
                             --dns device7.example --ip 10.0.0.7 -o device.csr"
     )]
     Create {
-        /// The requester's PKCS#8 signing key (PEM).
+        /// The requester's PKCS#8 signing key (PEM) — or an RFC 7512 `pkcs11:` URI of a key in a token.
         #[arg(long)]
         key: PathBuf,
         /// Subject distinguished name, RFC 4514 form.
@@ -694,7 +694,7 @@ enum CsrCommand {
         /// CA certificate (PEM; the first certificate is used).
         #[arg(long)]
         ca: PathBuf,
-        /// CA private key (PKCS#8 PEM).
+        /// CA private key (PKCS#8 PEM) — or an RFC 7512 `pkcs11:` URI of a key in a token.
         #[arg(long)]
         ca_key: PathBuf,
         /// Certificate profile: server, client or intermediate.
@@ -767,7 +767,7 @@ struct ServerArgs {
     /// Certificate chain PEM (leaf first).
     #[arg(long)]
     cert: PathBuf,
-    /// PKCS#8 private key PEM.
+    /// PKCS#8 private key PEM — or an RFC 7512 `pkcs11:` URI of a key in a token.
     #[arg(long)]
     key: PathBuf,
     /// CA certificate(s) PEM to verify client certificates against.
@@ -819,7 +819,7 @@ struct ClientArgs {
     /// Client certificate chain PEM, for mutual authentication.
     #[arg(long, requires = "key")]
     cert: Option<PathBuf>,
-    /// Client PKCS#8 private key PEM.
+    /// Client PKCS#8 private key PEM — or an RFC 7512 `pkcs11:` URI of a key in a token.
     #[arg(long, requires = "cert")]
     key: Option<PathBuf>,
     /// Named groups in preference order, comma-separated; a key share is sent for the first.

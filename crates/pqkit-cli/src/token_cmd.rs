@@ -2,6 +2,7 @@
 //! (pqkit's own, SoftHSM, hardware), with pkcs11-tool's habits: a module, a token label, a PIN
 //! source, keys named by label and id.
 
+use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use cryptoki::mechanism::Mechanism;
@@ -90,6 +91,28 @@ pub(crate) fn init(
         },
         max_pin_attempts,
     };
+    let path = Config::path();
+    let existing = Config::load_from(&path).about(path.display())?;
+    // Two tokens with one label could not be told apart by `pkcs11:token=LABEL`.
+    if existing.slots.iter().any(|slot| {
+        Store::open(&slot.dir)
+            .and_then(|s| s.info())
+            .is_ok_and(|info| info.label == label)
+    }) {
+        return Err(Failure::usage(format!(
+            "a token labelled {label:?} is configured already ({})",
+            path.display()
+        )));
+    }
+    options
+        .kdf
+        .check()
+        .map_err(|e| Failure::usage(e.to_string()))?;
+    if label.len() > 32 {
+        return Err(Failure::usage(
+            "a token label is at most 32 bytes (CK_TOKEN_INFO)",
+        ));
+    }
     Store::init(
         &dir,
         label,
@@ -119,24 +142,44 @@ pub(crate) fn list(token: Option<&str>, options: &Options) -> Result<()> {
     let options = with_module(options);
     let m = client::load_module(options.module.as_deref().unwrap_or(Path::new("")))
         .about("PKCS#11 module")?;
+    let mut out = std::io::stdout().lock();
+    let mut listed = 0;
     for slot in m.get_slots_with_token().about("C_GetSlotList")? {
         let info = m.get_token_info(slot).about("C_GetTokenInfo")?;
         let label = info.label().trim_end().to_owned();
         if token.is_some_and(|t| t != label) {
             continue;
         }
-        println!(
+        listed += 1;
+        writeln!(
+            out,
             "slot {}: token {label:?} ({}, serial {})",
             slot.id(),
             info.model().trim_end(),
             info.serial_number().trim_end()
-        );
+        )?;
         let uri = Uri {
             token: Some(label.clone()),
             slot_id: Some(slot.id()),
             ..Uri::default()
         };
-        let (_, session) = client::open_session(&uri, &options).about(&label)?;
+        // A PIN is tried only on the token asked for: the same PIN on every token would count
+        // a failed login (and, repeated, lock the PIN) on each token whose PIN it is not.
+        let login = if token.is_some() {
+            options.clone()
+        } else {
+            Options {
+                pin_source: Some("none".into()),
+                ..options.clone()
+            }
+        };
+        if token.is_none() {
+            writeln!(
+                out,
+                "  (public objects; --token {label:?} logs in and lists its private objects)"
+            )?;
+        }
+        let (_, session) = client::open_session(&uri, &login).about(&label)?;
         let raw =
             client::raw::RawModule::load(options.module.as_deref().unwrap_or(Path::new(""))).ok();
         for h in session.find_objects(&[]).about("C_FindObjects")? {
@@ -182,8 +225,13 @@ pub(crate) fn list(token: Option<&str>, options: &Options) -> Result<()> {
                     _ => {}
                 }
             }
-            println!("{}", line.trim_end());
+            writeln!(out, "{}", line.trim_end())?;
         }
+    }
+    if let Some(t) = token
+        && listed == 0
+    {
+        return Err(Failure::usage(format!("no token labelled {t:?}")));
     }
     Ok(())
 }
@@ -204,6 +252,51 @@ fn token_session(token: &str, options: &Options) -> Result<cryptoki::session::Se
     Ok(client::open_session(&uri, &with_module(options))
         .about(token)?
         .1)
+}
+
+/// Refuses a session that is not logged in: private objects are invisible to it, so a delete
+/// would leave them, and a new key could not be made.
+fn require_login(session: &cryptoki::session::Session, token: &str) -> Result<()> {
+    use cryptoki::session::SessionState;
+    let state = session
+        .get_session_info()
+        .about("C_GetSessionInfo")?
+        .session_state();
+    if matches!(state, SessionState::RoPublic | SessionState::RwPublic) {
+        return Err(Failure::usage(format!(
+            "token {token:?}: not logged in (give the PIN: --pin-source or PQKIT_PKCS11_PIN)"
+        )));
+    }
+    Ok(())
+}
+
+/// Refuses a label or id that an object of the token already has: a `pkcs11:` URI naming it
+/// would then match two keys.
+fn refuse_taken(
+    session: &cryptoki::session::Session,
+    label: &str,
+    id: Option<&Vec<u8>>,
+) -> Result<()> {
+    let taken = |a: Attribute| -> Result<bool> {
+        Ok(!session
+            .find_objects(&[a])
+            .about("C_FindObjects")?
+            .is_empty())
+    };
+    if taken(Attribute::Label(label.as_bytes().to_vec()))? {
+        return Err(Failure::usage(format!(
+            "an object labelled {label:?} exists already; choose another label or delete it first"
+        )));
+    }
+    if let Some(id) = id
+        && taken(Attribute::Id(id.clone()))?
+    {
+        return Err(Failure::usage(format!(
+            "an object with id {} exists already",
+            hex::encode(id)
+        )));
+    }
+    Ok(())
 }
 
 /// CKA_TOKEN, CKA_LABEL and (when given) CKA_ID of a new object.
@@ -250,25 +343,18 @@ fn generate(
 ) -> Result<String> {
     let options = with_module(options);
     let session = token_session(token, &options)?;
+    require_login(&session, token)?;
+    refuse_taken(&session, label, id.as_ref())?;
     if let Some((ty, private_extra)) = stateful_templates(alg) {
-        // cryptoki has no type for CKM_HSS_KEY_PAIR_GEN / CKM_XMSS*_KEY_PAIR_GEN: raw call.
-        let slot = session
-            .get_session_info()
-            .about("C_GetSessionInfo")?
-            .slot_id();
-        let mut raw_common = vec![
-            (cryptoki_sys::CKA_TOKEN, vec![1u8]),
-            (cryptoki_sys::CKA_LABEL, label.as_bytes().to_vec()),
-        ];
-        if let Some(id) = &id {
-            raw_common.push((cryptoki_sys::CKA_ID, id.clone()));
-        }
-        let mut raw_private = raw_common.clone();
-        raw_private.extend(private_extra);
-        let raw = client::raw::RawModule::load(options.module.as_deref().unwrap_or(Path::new("")))
-            .map_err(|rv| Failure::other(format!("PKCS#11 module: CK_RV {rv:#x}")))?;
-        raw.generate_key_pair(slot.id(), ty, raw_common, raw_private)
-            .map_err(|rv| Failure::other(format!("C_GenerateKeyPair: CK_RV {rv:#x}")))?;
+        raw_generate(
+            &session,
+            &options,
+            ty,
+            Vec::new(),
+            private_extra,
+            label,
+            id.as_ref(),
+        )?;
         return Ok(uri_of(token, label, id));
     }
     let common = object_attributes(label, id.as_ref());
@@ -290,9 +376,27 @@ fn generate(
         cryptoki_sys::CKK_ML_KEM => Mechanism::MlKemKeyPairGen,
         cryptoki_sys::CKK_EC => Mechanism::EccKeyPairGen,
         cryptoki_sys::CKK_EC_EDWARDS => Mechanism::EccEdwardsKeyPairGen,
+        mech::CKK_PQKIT_FALCON => {
+            // Falcon's generator is vendor-defined (no FIPS 206 yet): pqkit's token has it.
+            let set = (
+                cryptoki_sys::CKA_PARAMETER_SET,
+                kind.parameter_set.to_ne_bytes().to_vec(),
+            );
+            let ty = mech::CKM_PQKIT_FALCON_KEY_PAIR_GEN;
+            raw_generate(
+                &session,
+                &options,
+                ty,
+                vec![set],
+                Vec::new(),
+                label,
+                id.as_ref(),
+            )?;
+            return Ok(uri_of(token, label, id));
+        }
         _ => {
             return Err(Failure::usage(format!(
-                "{alg}: no standard key-generation mechanism; import it with pqkit token import"
+                "{alg}: no key-generation mechanism; import it with pqkit token import"
             )));
         }
     };
@@ -304,6 +408,39 @@ fn generate(
         .generate_key_pair(&mechanism, &public, &private)
         .about("C_GenerateKeyPair")?;
     Ok(uri_of(token, label, id))
+}
+
+/// C_GenerateKeyPair through the raw function list, for the mechanisms cryptoki has no type
+/// for (CKM_HSS_KEY_PAIR_GEN, CKM_XMSS*_KEY_PAIR_GEN, Falcon's vendor-defined one).
+fn raw_generate(
+    session: &cryptoki::session::Session,
+    options: &Options,
+    ty: cryptoki_sys::CK_MECHANISM_TYPE,
+    public_extra: Vec<client::raw::RawAttribute>,
+    private_extra: Vec<client::raw::RawAttribute>,
+    label: &str,
+    id: Option<&Vec<u8>>,
+) -> Result<()> {
+    let slot = session
+        .get_session_info()
+        .about("C_GetSessionInfo")?
+        .slot_id();
+    let mut common = vec![
+        (cryptoki_sys::CKA_TOKEN, vec![1u8]),
+        (cryptoki_sys::CKA_LABEL, label.as_bytes().to_vec()),
+    ];
+    if let Some(id) = id {
+        common.push((cryptoki_sys::CKA_ID, id.clone()));
+    }
+    let mut public = common.clone();
+    public.extend(public_extra);
+    let mut private = common;
+    private.extend(private_extra);
+    let raw = client::raw::RawModule::load(options.module.as_deref().unwrap_or(Path::new("")))
+        .map_err(|rv| Failure::other(format!("PKCS#11 module: CK_RV {rv:#x}")))?;
+    raw.generate_key_pair(slot.id(), ty, public, private)
+        .map_err(|rv| Failure::other(format!("C_GenerateKeyPair: CK_RV {rv:#x}")))?;
+    Ok(())
 }
 
 fn uri_of(token: &str, label: &str, id: Option<Vec<u8>>) -> String {
@@ -420,6 +557,7 @@ pub(crate) fn bench_keys(
 pub(crate) fn delete(token: &str, label: &str, options: &Options) -> Result<()> {
     let options = with_module(options);
     let session = token_session(token, &options)?;
+    require_login(&session, token)?;
     let found = session
         .find_objects(&[Attribute::Label(label.as_bytes().to_vec())])
         .about("C_FindObjects")?;
@@ -431,7 +569,6 @@ pub(crate) fn delete(token: &str, label: &str, options: &Options) -> Result<()> 
     for h in &found {
         session.destroy_object(*h).about("C_DestroyObject")?;
     }
-    let _ = ObjectClass::PRIVATE_KEY;
     eprintln!("deleted {} objects labelled {label:?}", found.len());
     Ok(())
 }
@@ -487,6 +624,8 @@ fn import_pkcs8(
     options: &Options,
 ) -> Result<String> {
     let session = token_session(token, options)?;
+    require_login(&session, token)?;
+    refuse_taken(&session, label, id.as_ref())?;
     let common = object_attributes(label, id.as_ref());
     let key = pqkit_pki::key::signing_key_from_pkcs8(der)?;
     let vk = key.verifying_key();
@@ -549,9 +688,17 @@ fn import_pkcs8(
 pub(crate) fn serve(socket: &Path, force: bool) -> Result<()> {
     use std::os::unix::fs::{FileTypeExt, PermissionsExt};
     if let Ok(meta) = std::fs::symlink_metadata(socket) {
+        // A socket a server still answers on is never replaced: its clients would lose it.
+        let live = std::os::unix::net::UnixStream::connect(socket).is_ok();
+        if live {
+            return Err(Failure::usage(format!(
+                "{}: a token server is running on it",
+                socket.display()
+            )));
+        }
         if !(force && meta.file_type().is_socket()) {
             return Err(Failure::usage(format!(
-                "{} exists (--force replaces a stale socket, nothing else)",
+                "{} exists (--force replaces a stale socket that no server answers on, nothing else)",
                 socket.display()
             )));
         }

@@ -606,3 +606,109 @@ fn tools_sign_with_keys_held_by_another_process() {
     );
     drop(server);
 }
+
+/// What a user gets wrong is refused before it costs anything: a label taken twice, a second
+/// token with the same label, a delete without a login (it would leave the private key), a
+/// live token server's socket, a token key that is not the certificate's; and `token list`
+/// without `--token` never spends a login attempt of a token whose PIN is another.
+#[test]
+fn token_mistakes_are_refused_before_they_cost() {
+    let dir = scratch("token-mistakes");
+    run_ok(with_token(&mut token_init("one", &dir.join("one")), &dir));
+    // A second token, another PIN.
+    let two = token_init("two", &dir.join("two"));
+    let args: Vec<_> = two.get_args().map(|a| a.to_owned()).collect();
+    let mut two = pqkit();
+    for a in &args {
+        two.arg(if a == "1234" {
+            std::ffi::OsStr::new("5678")
+        } else {
+            a.as_os_str()
+        });
+    }
+    run_ok(with_token(&mut two, &dir));
+    let fails = |cmd: &mut Command| {
+        let out = cmd.output().expect("run");
+        assert!(!out.status.success(), "{cmd:?} succeeded");
+        String::from_utf8_lossy(&out.stderr).into_owned()
+    };
+    let err = fails(with_token(
+        &mut token_init("one", &dir.join("one-again")),
+        &dir,
+    ));
+    assert!(err.contains("configured already"), "{err}");
+
+    let keygen = |label: &str| {
+        let mut c = pqkit();
+        c.args([
+            "token",
+            "keygen",
+            "--token",
+            "one",
+            "--alg",
+            "ECDSA-P256",
+            "--label",
+            label,
+        ]);
+        c
+    };
+    run_ok(with_token(&mut keygen("server"), &dir));
+    let err = fails(with_token(&mut keygen("server"), &dir));
+    assert!(err.contains("exists already"), "{err}");
+
+    // Delete without a login: refused, and the private key is still there.
+    let err = fails(
+        with_token(
+            pqkit().args(["token", "delete", "--token", "one", "--label", "server"]),
+            &dir,
+        )
+        .env_remove("PQKIT_PKCS11_PIN"),
+    );
+    assert!(err.contains("not logged in"), "{err}");
+    let listing = run_ok(with_token(
+        pqkit().args(["token", "list", "--token", "one"]),
+        &dir,
+    ));
+    assert!(String::from_utf8_lossy(&listing.stdout).contains("CKO_PRIVATE_KEY label=\"server\""));
+
+    // `token list` of every token with token one's PIN: token two counts no failed login.
+    for _ in 0..3 {
+        run_ok(with_token(pqkit().args(["token", "list"]), &dir));
+    }
+    let header: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(dir.join("two").join("token.json")).expect("read"))
+            .expect("json");
+    assert_eq!(header["failed_user"], 0, "{header}");
+
+    // A token key that is not the certificate's: the server refuses to start.
+    let pki = dir.join("pki");
+    run_ok(
+        pqkit()
+            .args(["pki", "init", "--sig", "ECDSA-P256", "--dir"])
+            .arg(&pki),
+    );
+    let err = fails(with_token(
+        pqkit()
+            .args(["server", "--port", &free_port().to_string(), "--cert"])
+            .arg(pki.join("server.pem"))
+            .args(["--key", "pkcs11:token=one;object=server"]),
+        &dir,
+    ));
+    assert!(err.to_lowercase().contains("key"), "{err}");
+
+    // A live token server's socket is never replaced, even with --force.
+    let socket = dir.join("t.sock");
+    let mut server = Guard::spawn(with_token(
+        pqkit().args(["token", "serve", "--socket"]).arg(&socket),
+        &dir,
+    ));
+    wait_socket(&socket, server.child());
+    let err = fails(with_token(
+        pqkit()
+            .args(["token", "serve", "--force", "--socket"])
+            .arg(&socket),
+        &dir,
+    ));
+    assert!(err.contains("running"), "{err}");
+    drop(server);
+}

@@ -64,6 +64,9 @@ pub enum StoreError {
     /// A PIN outside 4..=255 bytes.
     #[error("a PIN must be 4 to 255 bytes")]
     PinLength,
+    /// Argon2id parameters or a label the token cannot take.
+    #[error("{0}")]
+    Invalid(&'static str),
 }
 
 fn io_err(path: &Path) -> impl Fn(io::Error) -> StoreError + '_ {
@@ -94,6 +97,22 @@ impl Default for Kdf {
 }
 
 impl Kdf {
+    /// Checks the parameters: at least 1 MiB of memory, one pass and one lane, and what
+    /// Argon2id itself accepts.
+    ///
+    /// # Errors
+    /// [`StoreError::Invalid`].
+    pub fn check(&self) -> Result<(), StoreError> {
+        if self.memory_kib < 1024 || self.passes == 0 || self.lanes == 0 {
+            return Err(StoreError::Invalid(
+                "Argon2id needs at least 1024 KiB of memory, 1 pass and 1 lane",
+            ));
+        }
+        argon2::Params::new(self.memory_kib, self.passes, self.lanes, Some(KEY_SIZE))
+            .map(|_| ())
+            .map_err(|_| StoreError::Invalid("Argon2id parameters out of range"))
+    }
+
     fn derive(&self, pin: &[u8], salt: &[u8]) -> Result<Zeroizing<[u8; KEY_SIZE]>, StoreError> {
         let params = argon2::Params::new(self.memory_kib, self.passes, self.lanes, Some(KEY_SIZE))
             .map_err(|_| StoreError::Corrupt(PathBuf::from("token.json"), "Argon2id parameters"))?;
@@ -336,6 +355,11 @@ impl Store {
         check_pin(so_pin)?;
         if let Some(pin) = user_pin {
             check_pin(pin)?;
+        }
+        options.kdf.check()?;
+        if label.len() > 32 {
+            // CK_TOKEN_INFO.label is 32 bytes: a longer label could not be found by its name.
+            return Err(StoreError::Invalid("a token label is at most 32 bytes"));
         }
         fs::DirBuilder::new()
             .recursive(true)
@@ -712,7 +736,7 @@ mod tests {
     fn fast() -> InitOptions {
         InitOptions {
             kdf: Kdf {
-                memory_kib: 256,
+                memory_kib: 1024,
                 passes: 1,
                 lanes: 1,
             },

@@ -82,6 +82,7 @@ fn store_rv(e: StoreError) -> Rv {
         StoreError::PinLocked => CKR_PIN_LOCKED,
         StoreError::UserPinNotInitialized => CKR_USER_PIN_NOT_INITIALIZED,
         StoreError::PinLength => CKR_PIN_LEN_RANGE,
+        StoreError::Invalid(_) => CKR_ARGUMENTS_BAD,
         StoreError::Token(..) => CKR_TOKEN_NOT_RECOGNIZED,
         StoreError::Io(..) | StoreError::Corrupt(..) => CKR_DEVICE_ERROR,
     }

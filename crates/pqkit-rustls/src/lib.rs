@@ -160,6 +160,9 @@ impl SigningKeyHandle {
         chain: Vec<CertificateDer<'static>>,
     ) -> Result<Arc<rustls::sign::SingleCertAndKey>, Error> {
         let certified = rustls::sign::CertifiedKey::new(chain, self.0);
+        // The key (in a token, say) must be the certificate's, as with_single_cert checks
+        // for a PKCS#8 key: otherwise every handshake would fail at CertificateVerify.
+        certified.keys_match()?;
         Ok(Arc::new(rustls::sign::SingleCertAndKey::from(certified)))
     }
 }

@@ -92,6 +92,24 @@ pub struct Uri {
     pub pin_source: Option<String>,
 }
 
+/// `uri` with its `pin-value` hidden, for messages.
+pub fn redacted(uri: &str) -> String {
+    let Some((head, query)) = uri.split_once('?') else {
+        return uri.to_owned();
+    };
+    let query: Vec<String> = query
+        .split('&')
+        .map(|q| {
+            if q.starts_with("pin-value=") {
+                "pin-value=(hidden)".to_owned()
+            } else {
+                q.to_owned()
+            }
+        })
+        .collect();
+    format!("{head}?{}", query.join("&"))
+}
+
 /// Whether `s` is a `pkcs11:` URI rather than a file name.
 pub fn is_uri(s: &str) -> bool {
     s.starts_with("pkcs11:")
@@ -185,8 +203,8 @@ impl Uri {
 pub struct Options {
     /// The module (`--pkcs11-module`); else `PQKIT_PKCS11_MODULE`.
     pub module: Option<PathBuf>,
-    /// Where the PIN comes from (`--pin-source`): `file:PATH`, `env:NAME`; else
-    /// `PQKIT_PKCS11_PIN`. No PIN: no login (public objects only).
+    /// Where the PIN comes from (`--pin-source`): `file:PATH`, `env:NAME`, or `none` (no
+    /// login: public objects only); else `PQKIT_PKCS11_PIN`.
     pub pin_source: Option<String>,
 }
 
@@ -247,6 +265,9 @@ fn pin(uri: &Uri, options: &Options) -> Result<Option<Zeroizing<String>>, Client
         return Ok(Some(v.clone()));
     }
     if let Some(s) = uri.pin_source.as_ref().or(options.pin_source.as_ref()) {
+        if s == "none" {
+            return Ok(None);
+        }
         return read_pin_source(s).map(Some);
     }
     Ok(std::env::var("PQKIT_PKCS11_PIN").ok().map(Zeroizing::new))
@@ -349,7 +370,8 @@ fn one_object(
     match found.as_slice() {
         [one] => Ok(*one),
         [] => Err(ClientError::NotFound(format!(
-            "no {what} matches the pkcs11: URI (logged in?)"
+            "no {what} matches the pkcs11: URI (check object= and id=; private keys are visible \
+             only after a login: give the PIN with --pin-source or PQKIT_PKCS11_PIN)"
         ))),
         _ => Err(ClientError::NotFound(format!(
             "{} {what}s match the pkcs11: URI: add object= or id=",
@@ -798,6 +820,10 @@ mod tests {
         );
         assert_eq!(u.pin_value.as_deref().map(String::as_str), Some("1234"));
         assert_eq!(u.module_path.as_deref(), Some(Path::new("/usr/lib/m.so")));
+        assert_eq!(
+            redacted("pkcs11:token=a?pin-value=1234&module-path=/m.so"),
+            "pkcs11:token=a?pin-value=(hidden)&module-path=/m.so"
+        );
         for bad in [
             "file:x",
             "pkcs11:id=%zz",

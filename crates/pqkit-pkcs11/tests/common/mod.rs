@@ -39,7 +39,7 @@ pub fn module_path() -> PathBuf {
 pub fn fast(attempts: u32) -> InitOptions {
     InitOptions {
         kdf: Kdf {
-            memory_kib: 256,
+            memory_kib: 1024,
             passes: 1,
             lanes: 1,
         },
