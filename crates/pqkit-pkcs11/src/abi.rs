@@ -772,43 +772,59 @@ pub(crate) unsafe extern "C" fn C_GetAttributeValue(
         if n > MAX_ATTRIBUTES || (n > 0 && (t.is_null() || !t.is_aligned())) {
             return Err(CKR_ARGUMENTS_BAD);
         }
-        let attrs: &mut [CK_ATTRIBUTE] = if n == 0 {
-            &mut []
-        } else {
-            // SAFETY: non-null, aligned, n attributes (the caller's contract).
-            unsafe { std::slice::from_raw_parts_mut(t, n as usize) }
-        };
+        // The template is read and written through raw pointers, one field at a time: a value
+        // buffer may lie anywhere, even inside the template, so no reference to it is held.
+        let types: Vec<CK_ATTRIBUTE_TYPE> = (0..n as usize)
+            .map(|i| {
+                // SAFETY: non-null, aligned, `i < n` attributes (the caller's contract); the
+                // same holds for every `t.add(i)` below.
+                unsafe { std::ptr::read(&raw const (*t.add(i)).type_) }
+            })
+            .collect();
         let Reply::Attributes(answers) = execute(Call::GetAttributes {
             session,
             object,
-            types: attrs.iter().map(|a| a.type_).collect(),
+            types,
         })?
         else {
             return Err(CKR_DEVICE_ERROR);
         };
-        if answers.len() != attrs.len() {
+        if answers.len() != n as usize {
             return Err(CKR_DEVICE_ERROR);
         }
         let mut result = Ok(());
-        for (a, answer) in attrs.iter_mut().zip(answers) {
+        for (i, answer) in answers.into_iter().enumerate() {
+            // SAFETY: as above.
+            let (value_ptr, len_ptr) = unsafe {
+                (
+                    std::ptr::read(&raw const (*t.add(i)).pValue),
+                    &raw mut (*t.add(i)).ulValueLen,
+                )
+            };
+            let unavailable = || {
+                // SAFETY: as above.
+                unsafe { std::ptr::write(len_ptr, CK_UNAVAILABLE_INFORMATION) };
+            };
             let problem = match answer {
                 Ok(Some(value)) => {
-                    let mut len = a.ulValueLen;
-                    // SAFETY: a.pValue has room for a.ulValueLen bytes (the caller's contract).
-                    let r = unsafe { write_bytes(&value, a.pValue.cast(), &raw mut len) };
-                    a.ulValueLen = if r.is_ok() {
-                        len
+                    // SAFETY: as above.
+                    let mut len = unsafe { std::ptr::read(len_ptr) };
+                    // SAFETY: pValue has room for ulValueLen bytes (the caller's contract).
+                    let r = unsafe { write_bytes(&value, value_ptr.cast(), &raw mut len) };
+                    if r.is_ok() {
+                        // SAFETY: as above.
+                        unsafe { std::ptr::write(len_ptr, len) };
                     } else {
-                        CK_UNAVAILABLE_INFORMATION
-                    };
+                        unavailable();
+                    }
                     r.err()
                 }
                 Ok(None) => {
-                    a.ulValueLen = CK_UNAVAILABLE_INFORMATION;
+                    unavailable();
                     Some(CKR_ATTRIBUTE_TYPE_INVALID)
                 }
                 Err(rv) => {
-                    a.ulValueLen = CK_UNAVAILABLE_INFORMATION;
+                    unavailable();
                     Some(rv)
                 }
             };
@@ -879,8 +895,15 @@ pub(crate) unsafe extern "C" fn C_FindObjects(
             return Err(CKR_ARGUMENTS_BAD);
         }
         let handles = execute(Call::FindNext { session, max })?.ulongs()?;
-        // SAFETY: `found` has room for max >= handles.len() handles.
-        unsafe { std::ptr::copy_nonoverlapping(handles.as_ptr(), found, handles.len()) };
+        // A remote token's answer is checked too: never more than the caller has room for.
+        if handles.len() as CK_ULONG > max {
+            return Err(CKR_DEVICE_ERROR);
+        }
+        if !handles.is_empty() {
+            // SAFETY: `found` is non-null and aligned (max > 0) with room for max >=
+            // handles.len() handles.
+            unsafe { std::ptr::copy_nonoverlapping(handles.as_ptr(), found, handles.len()) };
+        }
         *count = handles.len() as CK_ULONG;
         Ok(())
     })

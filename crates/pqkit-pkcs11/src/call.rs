@@ -49,8 +49,9 @@ impl WireParams {
     }
 }
 
-/// One token operation (byte strings as bytes on the wire: a 10 MiB message is one copy).
-#[derive(Debug, Serialize, Deserialize)]
+/// One token operation (byte strings as bytes on the wire: a 10 MiB message is one copy). Not
+/// `Debug`: calls carry PINs.
+#[derive(Serialize, Deserialize)]
 pub(crate) enum Call {
     SlotList {
         present: bool,
@@ -215,6 +216,43 @@ pub(crate) enum Reply {
         ciphertext: Vec<u8>,
         secret: u64,
     },
+}
+
+impl Call {
+    /// The session a call acts in, if any.
+    pub(crate) fn session(&self) -> Option<u64> {
+        use Call as C;
+        match self {
+            C::InitPin { session, .. }
+            | C::SetPin { session, .. }
+            | C::CloseSession { session }
+            | C::SessionInfo { session }
+            | C::Login { session, .. }
+            | C::Logout { session }
+            | C::CreateObject { session, .. }
+            | C::DestroyObject { session, .. }
+            | C::GetAttributes { session, .. }
+            | C::SetAttributes { session, .. }
+            | C::FindInit { session, .. }
+            | C::FindNext { session, .. }
+            | C::FindFinal { session }
+            | C::OperationInit { session, .. }
+            | C::SignatureLen { session }
+            | C::Update { session, .. }
+            | C::Sign { session, .. }
+            | C::Verify { session, .. }
+            | C::GenerateKeyPair { session, .. }
+            | C::CiphertextLen { session, .. }
+            | C::Encapsulate { session, .. }
+            | C::Decapsulate { session, .. } => Some(*session),
+            C::SlotList { .. }
+            | C::SlotInfo { .. }
+            | C::TokenInfo { .. }
+            | C::InitToken { .. }
+            | C::OpenSession { .. }
+            | C::CloseAllSessions { .. } => None,
+        }
+    }
 }
 
 impl Reply {

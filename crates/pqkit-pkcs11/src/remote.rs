@@ -8,8 +8,11 @@
 //!
 //! Wire: each message is a u32 big-endian length ‖ bincode (fixed options, below) of a
 //! [`Call`] or of `Result<Reply, CK_RV>`, at most [`MAX_FRAME`] bytes. The socket is created
-//! 0600; who may connect is whoever may open it. Each connection is one application: the
-//! sessions it opened are closed when it goes away. Logins are per slot, as in one process.
+//! 0600; who may connect is whoever may open it (the same user). Each connection is one
+//! application: it may act only in the sessions it opened, which are closed when it goes away;
+//! at most [`MAX_CONNECTIONS`] are served at once, and a message's memory grows with the bytes
+//! that arrive. Logins are per slot, as in one process: while one application is logged in, a
+//! session another opens on that slot is logged in too (PKCS#11 3.2 §5.6.9).
 
 use std::io::{self, Read, Write};
 use std::os::unix::net::{UnixListener, UnixStream};
@@ -66,15 +69,22 @@ fn write_frame(to: &mut impl Write, body: &[u8]) -> io::Result<()> {
 fn read_frame(from: &mut impl Read) -> io::Result<Vec<u8>> {
     let mut len = [0u8; 4];
     from.read_exact(&mut len)?;
-    let len = u32::from_be_bytes(len);
-    if u64::from(len) > MAX_FRAME {
+    let len = u64::from(u32::from_be_bytes(len));
+    if len > MAX_FRAME {
         return Err(io::Error::new(
             io::ErrorKind::InvalidData,
             "message too large",
         ));
     }
-    let mut body = vec![0u8; len as usize];
-    from.read_exact(&mut body)?;
+    // Memory grows with the bytes that arrive, not with the length announced.
+    let mut body = Vec::new();
+    from.take(len).read_to_end(&mut body)?;
+    if body.len() as u64 != len {
+        return Err(io::Error::new(
+            io::ErrorKind::UnexpectedEof,
+            "message cut short",
+        ));
+    }
     Ok(body)
 }
 
@@ -85,10 +95,16 @@ pub(crate) fn execute(call: Call) -> Result<Reply> {
     let body = codec().serialize(&call).map_err(|_| CKR_ARGUMENTS_BAD)?;
     write_frame(stream, &body).map_err(|_| CKR_DEVICE_REMOVED)?;
     let answer = read_frame(stream).map_err(|_| CKR_DEVICE_REMOVED)?;
-    codec()
-        .deserialize::<std::result::Result<Reply, u64>>(&answer)
-        .map_err(|_| CKR_DEVICE_ERROR)?
+    match codec().deserialize::<std::result::Result<Reply, u64>>(&answer) {
+        Ok(Ok(reply)) => Ok(reply),
+        // An error that is CKR_OK would read as success with nothing written.
+        Ok(Err(CKR_OK)) | Err(_) => Err(CKR_DEVICE_ERROR),
+        Ok(Err(rv)) => Err(rv),
+    }
 }
+
+/// Applications served at once.
+pub const MAX_CONNECTIONS: usize = 64;
 
 /// Serves the token of this process's configuration on `listener` until it fails: a thread
 /// per connection.
@@ -104,30 +120,60 @@ pub fn serve(listener: UnixListener) -> io::Result<()> {
             )));
         }
     }
+    let open = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
     for stream in listener.incoming() {
         let stream = stream?;
-        std::thread::spawn(move || handle(stream));
+        // At most MAX_CONNECTIONS applications at once; the next one is turned away.
+        if open.fetch_add(1, std::sync::atomic::Ordering::AcqRel) >= MAX_CONNECTIONS {
+            open.fetch_sub(1, std::sync::atomic::Ordering::AcqRel);
+            continue;
+        }
+        let open = open.clone();
+        std::thread::spawn(move || {
+            handle(stream);
+            open.fetch_sub(1, std::sync::atomic::Ordering::AcqRel);
+        });
     }
     Ok(())
 }
 
-/// One application's connection: its calls in order; its sessions closed at the end.
+/// One application's connection: its calls in order; its sessions closed at the end. A call
+/// may act only in a session this connection opened (another application's handle is
+/// CKR_SESSION_HANDLE_INVALID), and C_CloseAllSessions closes only this connection's.
 fn handle(mut stream: UnixStream) {
-    let mut sessions = Vec::new();
+    // (session, slot) of the sessions this connection opened.
+    let mut sessions: Vec<(u64, u64)> = Vec::new();
     while let Ok(body) = read_frame(&mut stream) {
         let answer = match codec().deserialize::<Call>(&body) {
+            Ok(Call::CloseAllSessions { slot }) => {
+                for (session, _) in sessions.iter().filter(|(_, s)| *s == slot) {
+                    let _ = dispatch(Call::CloseSession { session: *session });
+                }
+                sessions.retain(|(_, s)| *s != slot);
+                Ok(Reply::Unit)
+            }
+            Ok(call)
+                if call
+                    .session()
+                    .is_some_and(|h| !sessions.iter().any(|(s, _)| *s == h)) =>
+            {
+                Err(CKR_SESSION_HANDLE_INVALID)
+            }
             Ok(call) => {
                 let closing = match &call {
                     Call::CloseSession { session } => Some(*session),
                     _ => None,
                 };
-                let opening = matches!(call, Call::OpenSession { .. });
+                let opening = match &call {
+                    Call::OpenSession { slot, .. } => Some(*slot),
+                    _ => None,
+                };
                 // A panic in one call answers CKR_GENERAL_ERROR, as across the C interface.
                 let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| dispatch(call)))
                     .unwrap_or(Err(CKR_GENERAL_ERROR));
                 match (&r, opening, closing) {
-                    (Ok(Reply::Ulong(h)), true, _) => sessions.push(*h),
-                    (Ok(_), _, Some(h)) => sessions.retain(|s| *s != h),
+                    (Ok(Reply::Ulong(h)), Some(slot), _) => sessions.push((*h, slot)),
+                    (Ok(_), _, Some(h)) => sessions.retain(|(s, _)| *s != h),
                     _ => {}
                 }
                 r
@@ -141,7 +187,82 @@ fn handle(mut stream: UnixStream) {
             break;
         }
     }
-    for session in sessions {
+    for (session, _) in sessions {
         let _ = dispatch(Call::CloseSession { session });
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    fn call(stream: &mut UnixStream, call: &Call) -> std::result::Result<Reply, u64> {
+        write_frame(stream, &codec().serialize(call).unwrap()).unwrap();
+        codec().deserialize(&read_frame(stream).unwrap()).unwrap()
+    }
+
+    /// Two applications on one token server: the second cannot act in the first's session,
+    /// and a frame that announces 64 MiB but sends nothing costs nothing.
+    #[test]
+    #[allow(unsafe_code)]
+    fn a_connection_acts_only_in_its_own_sessions() {
+        let dir = std::env::temp_dir().join(format!("pqkit-remote-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        let options = crate::store::InitOptions {
+            kdf: crate::store::Kdf {
+                memory_kib: 1024,
+                passes: 1,
+                lanes: 1,
+            },
+            max_pin_attempts: 3,
+        };
+        crate::store::Store::init(&dir.join("t"), "t", b"so-pin-1", Some(b"1234"), &options)
+            .unwrap();
+        let conf = dir.join("pkcs11.json");
+        crate::config::Config {
+            slots: vec![crate::config::SlotConfig { dir: dir.join("t") }],
+            remote: None,
+        }
+        .save_to(&conf)
+        .unwrap();
+        // SAFETY: the only test of this binary that reads the variable.
+        unsafe { std::env::set_var("PQKIT_PKCS11_CONF", &conf) };
+        match crate::token::initialize() {
+            Ok(()) | Err(CKR_CRYPTOKI_ALREADY_INITIALIZED) => {}
+            Err(rv) => panic!("{rv:#x}"),
+        }
+        let connect = || {
+            let (client, server) = UnixStream::pair().unwrap();
+            std::thread::spawn(move || handle(server));
+            client
+        };
+        let (mut a, mut b) = (connect(), connect());
+        let flags = CKF_SERIAL_SESSION | CKF_RW_SESSION;
+        let Ok(Reply::Ulong(session)) = call(&mut a, &Call::OpenSession { slot: 0, flags }) else {
+            panic!("open")
+        };
+        assert!(call(&mut a, &Call::SessionInfo { session }).is_ok());
+        assert_eq!(
+            call(&mut b, &Call::SessionInfo { session }).err(),
+            Some(CKR_SESSION_HANDLE_INVALID)
+        );
+        assert_eq!(
+            call(&mut b, &Call::CloseSession { session }).err(),
+            Some(CKR_SESSION_HANDLE_INVALID)
+        );
+        assert!(call(&mut b, &Call::CloseAllSessions { slot: 0 }).is_ok());
+        assert!(
+            call(&mut a, &Call::SessionInfo { session }).is_ok(),
+            "b closed a's session"
+        );
+        // A header announcing 64 MiB, then nothing: the server waits for bytes, allocating none
+        // beyond what arrives, and lets go when the connection closes.
+        let mut c = connect();
+        c.write_all(&u32::try_from(MAX_FRAME).unwrap().to_be_bytes())
+            .unwrap();
+        drop(c);
+        assert!(call(&mut a, &Call::CloseSession { session }).is_ok());
+        std::fs::remove_dir_all(dir).unwrap();
     }
 }
