@@ -523,7 +523,7 @@ fn read_roots(path: &Path) -> Result<Vec<CertificateDer<'static>>> {
 /// part (pqkit-pki), so a damaged key is refused here with the file's name, not at the first
 /// handshake.
 fn read_key(path: &Path) -> Result<pqkit_rustls::TlsKey> {
-    if crate::files::token_key(path).is_some() {
+    if crate::files::is_token_uri(path) {
         // The key stays in its token: each CertificateVerify is signed there.
         let key = crate::files::load_signing_key(path)?;
         let shown = pqkit_pkcs11::client::redacted(&path.to_string_lossy());

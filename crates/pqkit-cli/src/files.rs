@@ -85,8 +85,13 @@ pub(crate) fn set_pkcs11(options: pqkit_pkcs11::client::Options) {
     let _ = PKCS11.set(options);
 }
 
-/// The private key named by `path`: an RFC 7512 `pkcs11:` URI (the key stays in its token)
-/// or a file.
+/// Whether `path` is an RFC 7512 `pkcs11:` URI (a key in a token) rather than a file.
+pub(crate) fn is_token_uri(path: &Path) -> bool {
+    path.to_str().is_some_and(pqkit_pkcs11::client::is_uri)
+}
+
+/// The private key named by `path` when it is a `pkcs11:` URI: opened in its token (the key
+/// stays there); `None` for a file.
 pub(crate) fn token_key(path: &Path) -> Option<Result<pqkit_pkcs11::client::TokenKey>> {
     let text = path.to_str()?;
     pqkit_pkcs11::client::is_uri(text).then(|| {
@@ -202,7 +207,7 @@ fn public_of_private(path: &Path) -> Result<Vec<u8>> {
 /// `pqkit pubkey`.
 pub(crate) fn pubkey(key_path: &Path, out: Option<&Path>, overwrite: Overwrite) -> Result<()> {
     let out = out.unwrap_or(Path::new("-"));
-    let inputs: &[&Path] = if token_key(key_path).is_some() {
+    let inputs: &[&Path] = if is_token_uri(key_path) {
         &[]
     } else {
         &[key_path]

@@ -10,7 +10,7 @@ use cryptoki::object::{Attribute, AttributeType, ObjectClass};
 use pqkit_pkcs11::client::{self, Options, Uri};
 use pqkit_pkcs11::config::{Config, SlotConfig};
 use pqkit_pkcs11::mech;
-use pqkit_pkcs11::store::{InitOptions, Kdf, Store};
+use pqkit_pkcs11::store::{InitOptions, Kdf, Store, StoreError};
 
 use crate::commands::Result;
 use crate::failure::{Context, Failure};
@@ -59,10 +59,6 @@ pub(crate) fn options(module_flag: Option<PathBuf>, pin_source: Option<String>) 
     }
 }
 
-fn with_module(options: &Options) -> Options {
-    options.clone()
-}
-
 /// `pqkit token init`: a new pqkit token directory, added to the module's configuration.
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn init(
@@ -92,9 +88,9 @@ pub(crate) fn init(
         max_pin_attempts,
     };
     let path = Config::path();
-    let existing = Config::load_from(&path).about(path.display())?;
+    let mut config = Config::load_from(&path).about(path.display())?;
     // Two tokens with one label could not be told apart by `pkcs11:token=LABEL`.
-    if existing.slots.iter().any(|slot| {
+    if config.slots.iter().any(|slot| {
         Store::open(&slot.dir)
             .and_then(|s| s.info())
             .is_ok_and(|info| info.label == label)
@@ -104,15 +100,7 @@ pub(crate) fn init(
             path.display()
         )));
     }
-    options
-        .kdf
-        .check()
-        .map_err(|e| Failure::usage(e.to_string()))?;
-    if label.len() > 32 {
-        return Err(Failure::usage(
-            "a token label is at most 32 bytes (CK_TOKEN_INFO)",
-        ));
-    }
+    // The store checks the label and the Argon2id values before it creates anything.
     Store::init(
         &dir,
         label,
@@ -120,9 +108,10 @@ pub(crate) fn init(
         Some(pin.as_bytes()),
         &options,
     )
-    .about(dir.display())?;
-    let path = Config::path();
-    let mut config = Config::load_from(&path).about(path.display())?;
+    .map_err(|e| match e {
+        StoreError::Invalid(why) => Failure::usage(why),
+        e => Failure::from(e).about(dir.display()),
+    })?;
     let dir = std::fs::canonicalize(&dir).about(dir.display())?;
     if !config.slots.iter().any(|s| s.dir == dir) {
         config.slots.push(SlotConfig { dir: dir.clone() });
@@ -139,7 +128,6 @@ pub(crate) fn init(
 
 /// `pqkit token list`: every token and its objects (label, id, class, key type).
 pub(crate) fn list(token: Option<&str>, options: &Options) -> Result<()> {
-    let options = with_module(options);
     let m = client::load_module(options.module.as_deref().unwrap_or(Path::new("")))
         .about("PKCS#11 module")?;
     let mut out = std::io::stdout().lock();
@@ -249,9 +237,7 @@ fn token_session(token: &str, options: &Options) -> Result<cryptoki::session::Se
         token: Some(token.to_owned()),
         ..Uri::default()
     };
-    Ok(client::open_session(&uri, &with_module(options))
-        .about(token)?
-        .1)
+    Ok(client::open_session(&uri, options).about(token)?.1)
 }
 
 /// Refuses a session that is not logged in: private objects are invisible to it, so a delete
@@ -341,14 +327,13 @@ fn generate(
     id: Option<Vec<u8>>,
     options: &Options,
 ) -> Result<String> {
-    let options = with_module(options);
-    let session = token_session(token, &options)?;
+    let session = token_session(token, options)?;
     require_login(&session, token)?;
     refuse_taken(&session, label, id.as_ref())?;
     if let Some((ty, private_extra)) = stateful_templates(alg) {
         raw_generate(
             &session,
-            &options,
+            options,
             ty,
             Vec::new(),
             private_extra,
@@ -385,7 +370,7 @@ fn generate(
             let ty = mech::CKM_PQKIT_FALCON_KEY_PAIR_GEN;
             raw_generate(
                 &session,
-                &options,
+                options,
                 ty,
                 vec![set],
                 Vec::new(),
@@ -504,7 +489,7 @@ pub(crate) fn bench_keys(
         .token
         .clone()
         .ok_or_else(|| Failure::usage(format!("{uri}: give token=")))?;
-    let mut options = with_module(options);
+    let mut options = options.clone();
     if let Some(m) = parsed.module_path.clone() {
         options.module = Some(m);
     }
@@ -555,8 +540,7 @@ pub(crate) fn bench_keys(
 
 /// `pqkit token delete`: every object with this label (public and private key, certificate).
 pub(crate) fn delete(token: &str, label: &str, options: &Options) -> Result<()> {
-    let options = with_module(options);
-    let session = token_session(token, &options)?;
+    let session = token_session(token, options)?;
     require_login(&session, token)?;
     let found = session
         .find_objects(&[Attribute::Label(label.as_bytes().to_vec())])

@@ -106,34 +106,13 @@ unsafe fn template(p: *const CK_ATTRIBUTE, n: CK_ULONG) -> Result<Attributes> {
     Ok(out)
 }
 
-/// Writes `value` with the two-call convention: a null `p` asks for the size; a short buffer is
-/// CKR_BUFFER_TOO_SMALL with the size written back.
+/// Writes `values` with the two-call convention (PKCS#11 3.2 §5.2): a null `p` asks for the
+/// count; a short buffer is CKR_BUFFER_TOO_SMALL with the count written back. Bytes, lists of
+/// CK_ULONG and interfaces alike.
 ///
 /// # Safety
-/// `len` as [`out`]; a non-null `p` must point to `*len` writable bytes.
-unsafe fn write_bytes(value: &[u8], p: *mut u8, len: *mut CK_ULONG) -> Result<()> {
-    // SAFETY: forwarded contract.
-    let len = unsafe { out(len) }?;
-    let needed = value.len() as CK_ULONG;
-    if p.is_null() {
-        *len = needed;
-        return Ok(());
-    }
-    if *len < needed {
-        *len = needed;
-        return Err(CKR_BUFFER_TOO_SMALL);
-    }
-    // SAFETY: p has at least `needed` writable bytes (checked against the caller's length).
-    unsafe { std::ptr::copy_nonoverlapping(value.as_ptr(), p, value.len()) };
-    *len = needed;
-    Ok(())
-}
-
-/// A list of `CK_ULONG`s with the two-call convention.
-///
-/// # Safety
-/// As [`write_bytes`], for `*count` elements.
-unsafe fn write_list(values: &[CK_ULONG], p: *mut CK_ULONG, count: *mut CK_ULONG) -> Result<()> {
+/// `count` as [`out`]; a non-null `p` must point to `*count` writable elements.
+unsafe fn write_list<T: Copy>(values: &[T], p: *mut T, count: *mut CK_ULONG) -> Result<()> {
     // SAFETY: forwarded contract.
     let count = unsafe { out(count) }?;
     let needed = values.len() as CK_ULONG;
@@ -148,10 +127,20 @@ unsafe fn write_list(values: &[CK_ULONG], p: *mut CK_ULONG, count: *mut CK_ULONG
         *count = needed;
         return Err(CKR_BUFFER_TOO_SMALL);
     }
-    // SAFETY: p is aligned and has room for `needed` elements.
+    // SAFETY: p is aligned and has room for `needed` elements (checked against the caller's
+    // count).
     unsafe { std::ptr::copy_nonoverlapping(values.as_ptr(), p, values.len()) };
     *count = needed;
     Ok(())
+}
+
+/// [`write_list`] of bytes.
+///
+/// # Safety
+/// As [`write_list`].
+unsafe fn write_bytes(value: &[u8], p: *mut u8, len: *mut CK_ULONG) -> Result<()> {
+    // SAFETY: forwarded contract.
+    unsafe { write_list(value, p, len) }
 }
 
 /// `s` in a blank-padded fixed field (PKCS#11 strings are not NUL-terminated).
@@ -280,26 +269,8 @@ pub unsafe extern "C" fn C_GetInterfaceList(
     count: *mut CK_ULONG,
 ) -> CK_RV {
     guard(|| {
-        // SAFETY: checked by `out`.
-        let count = unsafe { out(count) }?;
-        let n = INTERFACES.0.len() as CK_ULONG;
-        if list.is_null() {
-            *count = n;
-            return Ok(());
-        }
-        if !list.is_aligned() {
-            return Err(CKR_ARGUMENTS_BAD);
-        }
-        if *count < n {
-            *count = n;
-            return Err(CKR_BUFFER_TOO_SMALL);
-        }
-        for (i, iface) in INTERFACES.0.iter().enumerate() {
-            // SAFETY: list has room for `n` interfaces (checked against *count), aligned.
-            unsafe { list.add(i).write(*iface) };
-        }
-        *count = n;
-        Ok(())
+        // SAFETY: forwarded contract.
+        unsafe { write_list(&INTERFACES.0, list, count) }
     })
 }
 

@@ -29,9 +29,6 @@ pub const CKA_PQKIT_PKCS8: CK_ATTRIBUTE_TYPE = CKA_VENDOR_DEFINED | PQKIT | 0x01
 /// The state file of a stateful private key (HSS, XMSS, XMSS^MT) under the token's `hbs/`.
 /// Internal; never returned and never accepted from a caller.
 pub const CKA_PQKIT_STATE_FILE: CK_ATTRIBUTE_TYPE = CKA_VENDOR_DEFINED | PQKIT | 0x02;
-/// XMSS^MT's keys remaining (PKCS#11 3.2 defines CKA_HSS_KEYS_REMAINING only; pqkit answers it
-/// for XMSS too).
-pub const CKA_PQKIT_KEYS_REMAINING: CK_ATTRIBUTE_TYPE = CKA_HSS_KEYS_REMAINING;
 
 /// CKA_EC_PARAMS of the curves pqkit offers: the DER of the named curve's OID (RFC 5480 §2.1.1).
 pub const EC_PARAMS: [(&str, &[u8]); 3] = [
@@ -147,13 +144,6 @@ pub enum SignOp {
     EcdsaDigest,
     /// ECDSA hashing inside the token (CKM_ECDSA_SHA256/384/512): r ‖ s.
     EcdsaHash(PreHash),
-}
-
-/// Which kind of key a mechanism works on.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum KeyClass {
-    /// This key type (any parameter set).
-    Type(CK_KEY_TYPE),
 }
 
 /// One mechanism of the token.
@@ -310,23 +300,34 @@ pub fn find(ty: CK_MECHANISM_TYPE) -> Option<&'static Mechanism> {
 
 /// The pre-hash a CK_HASH_SIGN_ADDITIONAL_CONTEXT's `hash` names (PKCS#11 3.2 §6.67.6).
 pub fn prehash_of(hash: CK_MECHANISM_TYPE) -> Option<PreHash> {
-    Some(match hash {
-        CKM_SHA224 => PreHash::Sha224,
-        CKM_SHA256 => PreHash::Sha256,
-        CKM_SHA384 => PreHash::Sha384,
-        CKM_SHA512 => PreHash::Sha512,
-        CKM_SHA512_224 => PreHash::Sha512_224,
-        CKM_SHA512_256 => PreHash::Sha512_256,
-        CKM_SHA3_224 => PreHash::Sha3_224,
-        CKM_SHA3_256 => PreHash::Sha3_256,
-        CKM_SHA3_384 => PreHash::Sha3_384,
-        CKM_SHA3_512 => PreHash::Sha3_512,
-        // PKCS#11 3.2 names the SHAKE pre-hashes by their key-derivation mechanisms' hashes.
-        CKM_SHAKE_128_KEY_DERIVATION => PreHash::Shake128,
-        CKM_SHAKE_256_KEY_DERIVATION => PreHash::Shake256,
-        _ => return None,
-    })
+    PREHASHES.iter().find(|(m, _)| *m == hash).map(|(_, h)| *h)
 }
+
+/// The mechanism a CK_HASH_SIGN_ADDITIONAL_CONTEXT names `hash` by (the inverse of
+/// [`prehash_of`]).
+pub fn hash_mechanism_of(hash: PreHash) -> CK_MECHANISM_TYPE {
+    PREHASHES
+        .iter()
+        .find(|(_, h)| *h == hash)
+        .map_or(CK_UNAVAILABLE_INFORMATION, |(m, _)| *m)
+}
+
+/// Each pre-hash and the hash mechanism that names it. PKCS#11 3.2 names the SHAKE pre-hashes
+/// by their key-derivation mechanisms.
+const PREHASHES: [(CK_MECHANISM_TYPE, PreHash); 12] = [
+    (CKM_SHA224, PreHash::Sha224),
+    (CKM_SHA256, PreHash::Sha256),
+    (CKM_SHA384, PreHash::Sha384),
+    (CKM_SHA512, PreHash::Sha512),
+    (CKM_SHA512_224, PreHash::Sha512_224),
+    (CKM_SHA512_256, PreHash::Sha512_256),
+    (CKM_SHA3_224, PreHash::Sha3_224),
+    (CKM_SHA3_256, PreHash::Sha3_256),
+    (CKM_SHA3_384, PreHash::Sha3_384),
+    (CKM_SHA3_512, PreHash::Sha3_512),
+    (CKM_SHAKE_128_KEY_DERIVATION, PreHash::Shake128),
+    (CKM_SHAKE_256_KEY_DERIVATION, PreHash::Shake256),
+];
 
 /// The hash ECDSA uses with a curve (the one pqkit's ECDSA algorithms sign with).
 pub fn ecdsa_hash(alg: &SignatureAlgorithm) -> Option<PreHash> {
@@ -357,5 +358,17 @@ mod tests {
         types.sort_unstable();
         types.dedup();
         assert_eq!(types.len(), all().count(), "a mechanism is listed twice");
+    }
+
+    #[test]
+    fn every_prehash_has_one_hash_mechanism() {
+        for hash in PreHash::ALL {
+            assert_eq!(
+                prehash_of(hash_mechanism_of(hash)),
+                Some(hash),
+                "{}",
+                hash.name()
+            );
+        }
     }
 }

@@ -1029,8 +1029,8 @@ impl Module {
         if self.user_key(slot).is_none() {
             return Err(CKR_USER_NOT_LOGGED_IN);
         }
-        let (public_attrs, private_attrs) = if matches!(m.key_type, CKK_HSS | CKK_XMSS | CKK_XMSSMT)
-        {
+        let stateful = matches!(m.key_type, CKK_HSS | CKK_XMSS | CKK_XMSSMT);
+        let (public_attrs, private_attrs) = if stateful {
             if !self.session(session)?.rw {
                 return Err(CKR_SESSION_READ_ONLY);
             }
@@ -1039,8 +1039,16 @@ impl Module {
         } else {
             generate(m, &public, &private)?
         };
-        let pub_h = self.insert(session, merge(public_attrs, &public))?;
-        let priv_h = match self.insert(session, merge(private_attrs, &private)) {
+        let (mut public_attrs, mut private_attrs) =
+            (merge(public_attrs, &public), merge(private_attrs, &private));
+        if stateful {
+            // The state file outlives the process: a stateful key is always a token object,
+            // whatever the template says.
+            public_attrs.insert(CKA_TOKEN, boolean(true));
+            private_attrs.insert(CKA_TOKEN, boolean(true));
+        }
+        let pub_h = self.insert(session, public_attrs)?;
+        let priv_h = match self.insert(session, private_attrs) {
             Ok(h) => h,
             Err(e) => {
                 let _ = self.destroy_object(session, pub_h);
@@ -1405,17 +1413,6 @@ fn generate_stateful(
             );
         }
     }
-    // The state file must outlive the process: a stateful key is always a token object.
-    public.insert(CKA_TOKEN, boolean(true));
-    private.insert(CKA_TOKEN, boolean(true));
-    let mut private = merge(
-        private,
-        &both
-            .into_iter()
-            .filter(|(t, _)| *t == CKA_LABEL || *t == CKA_ID)
-            .collect(),
-    );
-    private.insert(CKA_TOKEN, boolean(true));
     Ok((public, private))
 }
 
@@ -1433,37 +1430,34 @@ fn private_key_from_template(t: &Attributes) -> Result<Attributes> {
             )
             .ok_or(CKR_ATTRIBUTE_VALUE_INVALID)?;
             let bad = |_| CKR_ATTRIBUTE_VALUE_INVALID;
-            if key_type == CKK_ML_KEM {
+            // The key is kept in the form it was given: its seed, or its expanded encoding.
+            use pqkit_pki::key::KeyFormat;
+            let (material, format) = match (t.get(&CKA_SEED), t.get(&CKA_VALUE)) {
+                (Some(seed), _) => (seed, KeyFormat::Seed),
+                (None, Some(value)) => (value, KeyFormat::Expanded),
+                _ => return Err(CKR_TEMPLATE_INCOMPLETE),
+            };
+            let from_seed = format == KeyFormat::Seed;
+            let der = if key_type == CKK_ML_KEM {
                 let alg = catalogue::kem(kind.name).map_err(core_rv)?;
-                let dk = match (t.get(&CKA_SEED), t.get(&CKA_VALUE)) {
-                    (Some(seed), _) => alg.generate_from_seed(seed).map_err(bad)?,
-                    (None, Some(v)) => alg.decapsulation_key_from_expanded(v).map_err(bad)?,
-                    _ => return Err(CKR_TEMPLATE_INCOMPLETE),
-                };
-                pqkit_pki::key::decapsulation_key_to_pkcs8(&dk, pqkit_pki::key::KeyFormat::Seed)
-                    .or_else(|_| {
-                        pqkit_pki::key::decapsulation_key_to_pkcs8(
-                            &dk,
-                            pqkit_pki::key::KeyFormat::Expanded,
-                        )
-                    })
-                    .map_err(|_| CKR_FUNCTION_FAILED)?
+                let dk = if from_seed {
+                    alg.generate_from_seed(material)
+                } else {
+                    alg.decapsulation_key_from_expanded(material)
+                }
+                .map_err(bad)?;
+                pqkit_pki::key::decapsulation_key_to_pkcs8(&dk, format)
             } else {
                 let alg = catalogue::signature(kind.name).map_err(core_rv)?;
-                let key = match (t.get(&CKA_SEED), t.get(&CKA_VALUE)) {
-                    (Some(seed), _) => alg.signing_key_from_seed(seed).map_err(bad)?,
-                    (None, Some(v)) => alg.signing_key_from_expanded(v).map_err(bad)?,
-                    _ => return Err(CKR_TEMPLATE_INCOMPLETE),
-                };
-                pqkit_pki::key::signing_key_to_pkcs8(&key, pqkit_pki::key::KeyFormat::Seed)
-                    .or_else(|_| {
-                        pqkit_pki::key::signing_key_to_pkcs8(
-                            &key,
-                            pqkit_pki::key::KeyFormat::Expanded,
-                        )
-                    })
-                    .map_err(|_| CKR_FUNCTION_FAILED)?
-            }
+                let key = if from_seed {
+                    alg.signing_key_from_seed(material)
+                } else {
+                    alg.signing_key_from_expanded(material)
+                }
+                .map_err(bad)?;
+                pqkit_pki::key::signing_key_to_pkcs8(&key, format)
+            };
+            der.map_err(|_| CKR_FUNCTION_FAILED)?
         }
     };
     let (private, _) = imported_pair(&pkcs8)?;
@@ -1518,19 +1512,23 @@ fn imported_pair(pkcs8: &[u8]) -> Result<(Attributes, Attributes)> {
 /// CKA_EC_PARAMS and CKA_EC_POINT.
 fn public_key_from_template(t: &Attributes) -> Result<Attributes> {
     let mut attrs = t.clone();
-    let probe = public_op_key(&attrs)?;
-    drop(probe);
-    attrs.entry(CKA_PRIVATE).or_insert_with(|| boolean(false));
+    // The key must decode (and, for ML-KEM, pass FIPS 203 §7.2's check) before it is stored.
     let usage = if get_ulong(t, CKA_KEY_TYPE)? == Some(CKK_ML_KEM) {
+        if !t.contains_key(&CKA_VALUE) {
+            return Err(CKR_TEMPLATE_INCOMPLETE);
+        }
+        encapsulation_key(t).map_err(|_| CKR_ATTRIBUTE_VALUE_INVALID)?;
         CKA_ENCAPSULATE
     } else {
+        public_op_key(t)?;
         CKA_VERIFY
     };
+    attrs.entry(CKA_PRIVATE).or_insert_with(|| boolean(false));
     attrs.entry(usage).or_insert_with(|| boolean(true));
     Ok(attrs)
 }
 
-/// The verifying key of a public-key object.
+/// The verifying key of a public-key object (not ML-KEM's: see [`encapsulation_key`]).
 fn public_op_key(attrs: &Attributes) -> Result<OpKey> {
     let key_type = get_ulong(attrs, CKA_KEY_TYPE)?.ok_or(CKR_TEMPLATE_INCOMPLETE)?;
     if matches!(key_type, CKK_HSS | CKK_XMSS | CKK_XMSSMT) {
@@ -1559,18 +1557,6 @@ fn public_op_key(attrs: &Attributes) -> Result<OpKey> {
             .ok_or(CKR_TEMPLATE_INCOMPLETE)?
             .clone()
     };
-    if key_type == CKK_ML_KEM {
-        let alg = catalogue::kem(kind.name).map_err(core_rv)?;
-        alg.encapsulation_key(&bytes)
-            .map_err(|_| CKR_ATTRIBUTE_VALUE_INVALID)?;
-        return Ok(OpKey::Verify(
-            // Never used to verify: the operation checks the mechanism's key type first.
-            catalogue::signature("Ed25519")
-                .map_err(core_rv)?
-                .verifying_key(&[0; 32])
-                .map_err(core_rv)?,
-        ));
-    }
     let alg = catalogue::signature(kind.name).map_err(core_rv)?;
     Ok(OpKey::Verify(
         alg.verifying_key(&bytes)

@@ -240,6 +240,8 @@ pub struct TokenKey {
     public: Vec<u8>,
     slot: Slot,
     module_path: PathBuf,
+    /// The raw function list, for CKM_HSS / CKM_XMSS (loaded at the first use).
+    raw: std::sync::OnceLock<raw::RawModule>,
     // Keeps the module loaded while the session lives.
     _module: Pkcs11,
 }
@@ -515,6 +517,7 @@ impl TokenKey {
             public,
             slot,
             module_path,
+            raw: std::sync::OnceLock::new(),
             _module: module,
         })
     }
@@ -550,8 +553,8 @@ impl TokenKey {
     /// # Errors
     /// [`ClientError::Rv`] when the token does not answer it.
     pub fn keys_remaining(&self) -> Result<u64, ClientError> {
-        let raw = raw::RawModule::load(&self.module_path).map_err(ClientError::Rv)?;
-        let v = raw
+        let v = self
+            .raw()?
             .attribute(
                 self.slot.id(),
                 self.key.handle(),
@@ -574,10 +577,18 @@ impl TokenKey {
             cryptoki_sys::CKK_XMSS => cryptoki_sys::CKM_XMSS,
             _ => cryptoki_sys::CKM_XMSSMT,
         };
-        let raw = raw::RawModule::load(&self.module_path)
-            .map_err(|rv| ClientError::NotFound(format!("raw PKCS#11 access: CK_RV {rv:#x}")))?;
-        raw.sign(self.slot.id(), self.key.handle(), ty, message)
+        self.raw()?
+            .sign(self.slot.id(), self.key.handle(), ty, message)
             .map_err(ClientError::Rv)
+    }
+
+    /// The module's raw function list, loaded once per key.
+    fn raw(&self) -> Result<&raw::RawModule, ClientError> {
+        if let Some(raw) = self.raw.get() {
+            return Ok(raw);
+        }
+        let loaded = raw::RawModule::load(&self.module_path).map_err(ClientError::Rv)?;
+        Ok(self.raw.get_or_init(|| loaded))
     }
 
     /// Signs with mechanism `ty`, no parameter.
@@ -623,22 +634,7 @@ fn mechanism_type(ty: cryptoki_sys::CK_MECHANISM_TYPE) -> Result<MechanismType, 
 }
 
 fn hash_mechanism(hash: PreHash) -> Result<MechanismType, pqkit_core::Error> {
-    use cryptoki_sys::*;
-    let ty = match hash {
-        PreHash::Sha224 => CKM_SHA224,
-        PreHash::Sha256 => CKM_SHA256,
-        PreHash::Sha384 => CKM_SHA384,
-        PreHash::Sha512 => CKM_SHA512,
-        PreHash::Sha512_224 => CKM_SHA512_224,
-        PreHash::Sha512_256 => CKM_SHA512_256,
-        PreHash::Sha3_224 => CKM_SHA3_224,
-        PreHash::Sha3_256 => CKM_SHA3_256,
-        PreHash::Sha3_384 => CKM_SHA3_384,
-        PreHash::Sha3_512 => CKM_SHA3_512,
-        PreHash::Shake128 => CKM_SHAKE_128_KEY_DERIVATION,
-        PreHash::Shake256 => CKM_SHAKE_256_KEY_DERIVATION,
-    };
-    mechanism_type(ty).map_err(|_| {
+    mechanism_type(mech::hash_mechanism_of(hash)).map_err(|_| {
         pqkit_core::Error::Unsupported("a pre-hash the token's mechanisms do not name")
     })
 }
