@@ -23,6 +23,10 @@ use crate::slh_dsa::{
     SLH_DSA_SHAKE_192S, SLH_DSA_SHAKE_256F, SLH_DSA_SHAKE_256S,
 };
 
+/// The largest key share a TLS 1.3 KeyShareEntry carries, in bytes: `key_exchange<1..2^16-1>`
+/// (RFC 8446 §4.2.8).
+pub const MAX_KEY_SHARE: usize = 65535;
+
 /// A TLS code point: its value, its IANA spelling and the document that assigns it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct TlsCodePoint {
@@ -34,7 +38,7 @@ pub struct TlsCodePoint {
     pub source: &'static str,
 }
 
-static KEMS: &[&KemAlgorithm] = &[&ML_KEM_512, &ML_KEM_768, &ML_KEM_1024];
+static ML_KEMS: &[&KemAlgorithm] = &[&ML_KEM_512, &ML_KEM_768, &ML_KEM_1024];
 
 static SIGNATURES: &[&SignatureAlgorithm] = &[
     &ML_DSA_44,
@@ -66,7 +70,7 @@ static SIGNATURES: &[&SignatureAlgorithm] = &[
     &RSA_PKCS1_4096,
 ];
 
-static GROUPS: &[&KeyExchangeGroup] = &[
+static ML_KEM_GROUPS: &[&KeyExchangeGroup] = &[
     &X25519MLKEM768,
     &SECP256R1MLKEM768,
     &SECP384R1MLKEM1024,
@@ -78,9 +82,17 @@ static GROUPS: &[&KeyExchangeGroup] = &[
     &P521_MLKEM1024,
 ];
 
-/// Every KEM, strongest last.
+/// Every KEM: ML-KEM strongest last, HQC, then (with the `liboqs` feature) BIKE, eFrodoKEM
+/// and Classic McEliece.
 pub fn kems() -> &'static [&'static KemAlgorithm] {
-    KEMS
+    static ALL: std::sync::OnceLock<Vec<&'static KemAlgorithm>> = std::sync::OnceLock::new();
+    ALL.get_or_init(|| {
+        let mut all = ML_KEMS.to_vec();
+        all.extend_from_slice(crate::hqc::KEMS);
+        #[cfg(feature = "liboqs")]
+        all.extend_from_slice(crate::oqs_kem::KEMS);
+        all
+    })
 }
 
 /// Every signature algorithm.
@@ -88,9 +100,22 @@ pub fn signatures() -> &'static [&'static SignatureAlgorithm] {
     SIGNATURES
 }
 
-/// Every ML-KEM-based TLS key-exchange group, in pqkit's preference order.
+/// Every KEM-based TLS key-exchange group: the ML-KEM ones in pqkit's preference order (the
+/// ones offered by default), HQC's, then (with the `liboqs` feature) BIKE's and eFrodoKEM's.
 pub fn groups() -> &'static [&'static KeyExchangeGroup] {
-    GROUPS
+    static ALL: std::sync::OnceLock<Vec<&'static KeyExchangeGroup>> = std::sync::OnceLock::new();
+    ALL.get_or_init(|| {
+        let mut all = ML_KEM_GROUPS.to_vec();
+        all.extend_from_slice(crate::hybrid::HQC_GROUPS);
+        #[cfg(feature = "liboqs")]
+        all.extend_from_slice(crate::hybrid::LIBOQS_GROUPS);
+        all
+    })
+}
+
+/// The ML-KEM groups, in pqkit's preference order: the groups offered when none are named.
+pub fn ml_kem_groups() -> &'static [&'static KeyExchangeGroup] {
+    ML_KEM_GROUPS
 }
 
 /// Finds a KEM by name or alias (case-insensitively), by OID ("2.16.840.1.101.3.4.4.2"), or by
@@ -159,14 +184,22 @@ fn code_point(name: &str) -> Option<u16> {
 /// A KEM name ("ML-KEM-768", "Kyber768") means that KEM's pure group (MLKEM768).
 ///
 /// # Errors
-/// [`Error::UnknownAlgorithm`].
+/// [`Error::UnknownAlgorithm`]; [`Error::Unsupported`] for a KEM too large for a key share
+/// (Classic McEliece).
 pub fn group(name: &str) -> Result<&'static KeyExchangeGroup, Error> {
-    if let Ok(kem) = kem(name)
-        && let Some(g) = groups()
+    if let Ok(kem) = kem(name) {
+        if let Some(g) = groups()
             .iter()
             .find(|g| g.classical.is_none() && core::ptr::eq(g.kem, kem))
-    {
-        return Ok(g);
+        {
+            return Ok(g);
+        }
+        if kem.encapsulation_key_size > MAX_KEY_SHARE {
+            return Err(Error::Unsupported(
+                "this KEM has no TLS named group: its encapsulation key exceeds the 65535 bytes \
+                 of a key share (RFC 8446 §4.2.8)",
+            ));
+        }
     }
     if let Some(g) =
         code_point(name).and_then(|v| groups().iter().find(|g| g.code_point.value == v))
@@ -203,18 +236,25 @@ pub fn signature_by_algorithms(
     })
 }
 
-/// The one-line note for a round-3 name (Kyber, SPHINCS+) that maps to a final standard with
-/// different bytes; `None` for other names.
+/// The one-line note for a name that maps to something with different bytes (round-3 Kyber
+/// and SPHINCS+, FrodoKEM's salted variant); `None` for other names.
 pub fn round3_note(name: &str) -> Option<&'static str> {
     let n = normalize(name);
     if n.contains("kyber") {
         Some(crate::ml_kem::KYBER_NOTE)
     } else if n.contains("sphincs") {
         Some(SPHINCS_NOTE)
+    } else if n.contains("frodo") && !n.contains("efrodo") {
+        Some(FRODO_NOTE)
     } else {
         None
     }
 }
+
+/// Printed when a FrodoKEM name without the "e" is used.
+pub const FRODO_NOTE: &str = "note: pqkit offers eFrodoKEM (FrodoKEM round 3, for ephemeral \
+     keys; liboqs <= 0.13 calls it FrodoKEM); the salted FrodoKEM of the ISO draft (liboqs >= \
+     0.14, 32 more ciphertext bytes) is not offered: name eFrodoKEM-640-AES, efrodo640aes, …";
 
 /// Printed when a SPHINCS+ round-3 name is used.
 pub const SPHINCS_NOTE: &str = "note: SPHINCS+ (round 3) is not SLH-DSA (FIPS 205): FIPS 205 \

@@ -23,7 +23,8 @@ pub enum ShareOrder {
     KemFirst,
 }
 
-/// A TLS key-exchange group built on ML-KEM, with or without an ECDH half.
+/// A TLS key-exchange group built on a KEM (ML-KEM, BIKE, FrodoKEM), with or without an ECDH
+/// half.
 pub struct KeyExchangeGroup {
     /// IANA name, e.g. "X25519MLKEM768".
     pub name: &'static str,
@@ -33,7 +34,7 @@ pub struct KeyExchangeGroup {
     pub code_point: TlsCodePoint,
     /// The ECDH half, if hybrid.
     pub classical: Option<&'static Ecdh>,
-    /// The ML-KEM half.
+    /// The KEM half.
     pub kem: &'static KemAlgorithm,
     /// The order of the halves in shares and secret.
     pub order: ShareOrder,
@@ -118,7 +119,7 @@ pub static P521_MLKEM1024: KeyExchangeGroup = level_named(
     &ML_KEM_1024,
 );
 
-/// oqs-provider's NIST-level-named hybrids: classical share first, private-use code points.
+/// oqs-provider's hybrids: classical share and secret first, private-use code points.
 const fn level_named(
     name: &'static str,
     aliases: &'static [&'static str],
@@ -286,7 +287,7 @@ const fn pure(name: &'static str, kem: &'static KemAlgorithm) -> KeyExchangeGrou
         Some(cp) => cp,
         // Evaluated at compile time only (the callers are `static` initializers): a KEM without
         // a TLS code point fails the build, never a running program.
-        None => panic!("pure ML-KEM group without a code point"),
+        None => panic!("pure KEM group without a code point"),
     };
     KeyExchangeGroup {
         name,
@@ -297,6 +298,167 @@ const fn pure(name: &'static str, kem: &'static KemAlgorithm) -> KeyExchangeGrou
         order: ShareOrder::KemFirst,
     }
 }
+
+/// HQC's groups at oqs-provider's code points (`oqs-template/generate.yml`, liboqs 0.16's
+/// `OQS_KEM_alg_hqc_1/3/5`): each set alone, and the ECDHE hybrids (classical share and
+/// secret first). x448_hqc3 is not offered: aws-lc-rs has no X448.
+mod hqc_groups {
+    use super::{KeyExchangeGroup, level_named, pure};
+    use crate::classical::{P256, P384, P521, X25519};
+    use crate::hqc::{HQC_1, HQC_3, HQC_5};
+
+    /// hqc1 (65075): ek 2241; ct 4433.
+    pub static HQC1: KeyExchangeGroup = pure("hqc1", &HQC_1);
+    /// p256_hqc1 (65076).
+    pub static P256_HQC1: KeyExchangeGroup = level_named("p256_hqc1", &[], 65076, &P256, &HQC_1);
+    /// x25519_hqc1 (65077).
+    pub static X25519_HQC1: KeyExchangeGroup =
+        level_named("x25519_hqc1", &[], 65077, &X25519, &HQC_1);
+    /// hqc3 (65078).
+    pub static HQC3: KeyExchangeGroup = pure("hqc3", &HQC_3);
+    /// p384_hqc3 (65079).
+    pub static P384_HQC3: KeyExchangeGroup = level_named("p384_hqc3", &[], 65079, &P384, &HQC_3);
+    /// hqc5 (65081).
+    pub static HQC5: KeyExchangeGroup = pure("hqc5", &HQC_5);
+    /// p521_hqc5 (65082).
+    pub static P521_HQC5: KeyExchangeGroup = level_named("p521_hqc5", &[], 65082, &P521, &HQC_5);
+
+    /// All of them.
+    pub(crate) static HQC_GROUPS: &[&KeyExchangeGroup] = &[
+        &HQC1,
+        &P256_HQC1,
+        &X25519_HQC1,
+        &HQC3,
+        &P384_HQC3,
+        &HQC5,
+        &P521_HQC5,
+    ];
+}
+
+pub use hqc_groups::*;
+
+/// The groups of the KEMs pqkit takes from liboqs (BIKE, eFrodoKEM), with oqs-provider's private-use code
+/// points (`oqs-template/generate.yml`): each KEM alone, and hybrids whose ECDHE share and
+/// secret come first, as [`P256_MLKEM512`]'s do. Classic McEliece has none: its encapsulation
+/// key exceeds a key share's 65,535 bytes (RFC 8446 §4.2.8). oqs-provider's X448 hybrids
+/// (x448_bikel3, x448_efrodo976*) are not offered: aws-lc-rs has no X448.
+#[cfg(feature = "liboqs")]
+mod liboqs_groups {
+    use super::{KeyExchangeGroup, level_named, pure};
+    use crate::classical::{P256, P384, P521, X25519};
+    use crate::oqs_kem::{
+        BIKE_L1, BIKE_L3, BIKE_L5, EFRODOKEM_640_AES, EFRODOKEM_640_SHAKE, EFRODOKEM_976_AES,
+        EFRODOKEM_976_SHAKE, EFRODOKEM_1344_AES, EFRODOKEM_1344_SHAKE,
+    };
+
+    /// bikel1 (65040): ek 1541; ct 1573.
+    pub static BIKEL1: KeyExchangeGroup = pure("bikel1", &BIKE_L1);
+    /// p256_bikel1 (65041).
+    pub static P256_BIKEL1: KeyExchangeGroup =
+        level_named("p256_bikel1", &[], 65041, &P256, &BIKE_L1);
+    /// x25519_bikel1 (65042).
+    pub static X25519_BIKEL1: KeyExchangeGroup =
+        level_named("x25519_bikel1", &[], 65042, &X25519, &BIKE_L1);
+    /// bikel3 (65043).
+    pub static BIKEL3: KeyExchangeGroup = pure("bikel3", &BIKE_L3);
+    /// p384_bikel3 (65044).
+    pub static P384_BIKEL3: KeyExchangeGroup =
+        level_named("p384_bikel3", &[], 65044, &P384, &BIKE_L3);
+    /// bikel5 (65046).
+    pub static BIKEL5: KeyExchangeGroup = pure("bikel5", &BIKE_L5);
+    /// p521_bikel5 (65047).
+    pub static P521_BIKEL5: KeyExchangeGroup =
+        level_named("p521_bikel5", &[], 65047, &P521, &BIKE_L5);
+    /// efrodo640aes (65024).
+    pub static EFRODO640AES: KeyExchangeGroup = pure("efrodo640aes", &EFRODOKEM_640_AES);
+    /// p256_efrodo640aes (65025).
+    pub static P256_EFRODO640AES: KeyExchangeGroup =
+        level_named("p256_efrodo640aes", &[], 65025, &P256, &EFRODOKEM_640_AES);
+    /// x25519_efrodo640aes (65026).
+    pub static X25519_EFRODO640AES: KeyExchangeGroup = level_named(
+        "x25519_efrodo640aes",
+        &[],
+        65026,
+        &X25519,
+        &EFRODOKEM_640_AES,
+    );
+    /// efrodo640shake (65027).
+    pub static EFRODO640SHAKE: KeyExchangeGroup = pure("efrodo640shake", &EFRODOKEM_640_SHAKE);
+    /// p256_efrodo640shake (65028).
+    pub static P256_EFRODO640SHAKE: KeyExchangeGroup = level_named(
+        "p256_efrodo640shake",
+        &[],
+        65028,
+        &P256,
+        &EFRODOKEM_640_SHAKE,
+    );
+    /// x25519_efrodo640shake (65029).
+    pub static X25519_EFRODO640SHAKE: KeyExchangeGroup = level_named(
+        "x25519_efrodo640shake",
+        &[],
+        65029,
+        &X25519,
+        &EFRODOKEM_640_SHAKE,
+    );
+    /// efrodo976aes (65030).
+    pub static EFRODO976AES: KeyExchangeGroup = pure("efrodo976aes", &EFRODOKEM_976_AES);
+    /// p384_efrodo976aes (65031).
+    pub static P384_EFRODO976AES: KeyExchangeGroup =
+        level_named("p384_efrodo976aes", &[], 65031, &P384, &EFRODOKEM_976_AES);
+    /// efrodo976shake (65033).
+    pub static EFRODO976SHAKE: KeyExchangeGroup = pure("efrodo976shake", &EFRODOKEM_976_SHAKE);
+    /// p384_efrodo976shake (65034).
+    pub static P384_EFRODO976SHAKE: KeyExchangeGroup = level_named(
+        "p384_efrodo976shake",
+        &[],
+        65034,
+        &P384,
+        &EFRODOKEM_976_SHAKE,
+    );
+    /// efrodo1344aes (65036).
+    pub static EFRODO1344AES: KeyExchangeGroup = pure("efrodo1344aes", &EFRODOKEM_1344_AES);
+    /// p521_efrodo1344aes (65037).
+    pub static P521_EFRODO1344AES: KeyExchangeGroup =
+        level_named("p521_efrodo1344aes", &[], 65037, &P521, &EFRODOKEM_1344_AES);
+    /// efrodo1344shake (65038).
+    pub static EFRODO1344SHAKE: KeyExchangeGroup = pure("efrodo1344shake", &EFRODOKEM_1344_SHAKE);
+    /// p521_efrodo1344shake (65039).
+    pub static P521_EFRODO1344SHAKE: KeyExchangeGroup = level_named(
+        "p521_efrodo1344shake",
+        &[],
+        65039,
+        &P521,
+        &EFRODOKEM_1344_SHAKE,
+    );
+
+    /// All of them: BIKE's, then eFrodoKEM's.
+    pub(crate) static LIBOQS_GROUPS: &[&KeyExchangeGroup] = &[
+        &BIKEL1,
+        &P256_BIKEL1,
+        &X25519_BIKEL1,
+        &BIKEL3,
+        &P384_BIKEL3,
+        &BIKEL5,
+        &P521_BIKEL5,
+        &EFRODO640AES,
+        &P256_EFRODO640AES,
+        &X25519_EFRODO640AES,
+        &EFRODO640SHAKE,
+        &P256_EFRODO640SHAKE,
+        &X25519_EFRODO640SHAKE,
+        &EFRODO976AES,
+        &P384_EFRODO976AES,
+        &EFRODO976SHAKE,
+        &P384_EFRODO976SHAKE,
+        &EFRODO1344AES,
+        &P521_EFRODO1344AES,
+        &EFRODO1344SHAKE,
+        &P521_EFRODO1344SHAKE,
+    ];
+}
+
+#[cfg(feature = "liboqs")]
+pub use liboqs_groups::*;
 
 #[cfg(test)]
 mod tests {
@@ -332,7 +494,7 @@ mod tests {
             assert_eq!(s_share.len(), server);
             assert_eq!(*c.complete(&s_share).expect("complete"), *s_secret);
         }
-        assert_eq!(groups().len(), expected.len());
+        assert_eq!(crate::catalogue::ml_kem_groups().len(), expected.len());
     }
 
     #[test]

@@ -1,6 +1,8 @@
 //! Key-encapsulation mechanisms: the descriptor every KEM in the catalogue is, and its keys.
 //!
-//! Terms follow FIPS 203: encapsulation key, decapsulation key, ciphertext, shared secret.
+//! Terms follow FIPS 203: encapsulation key, decapsulation key, ciphertext, shared secret. The
+//! same terms serve the KEMs that are not ML-KEM (BIKE, FrodoKEM, Classic McEliece): their
+//! public key is the encapsulation key, their secret key the decapsulation key.
 
 use core::fmt;
 
@@ -9,7 +11,7 @@ use zeroize::Zeroizing;
 
 use crate::catalogue::TlsCodePoint;
 use crate::error::{Error, check_len};
-use crate::random_array;
+use crate::random_vec;
 
 /// Size of every ML-KEM shared secret, in bytes (FIPS 203 §3.3).
 pub const SHARED_SECRET_SIZE: usize = 32;
@@ -17,6 +19,35 @@ pub const SHARED_SECRET_SIZE: usize = 32;
 pub const SEED_SIZE: usize = 64;
 /// Size of the encapsulation randomness m, in bytes (FIPS 203 Algorithm 17).
 pub const ENCAPSULATION_RANDOMNESS_SIZE: usize = 32;
+
+/// The family of a KEM: which standard defines it and what its keys look like.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum KemFamily {
+    /// ML-KEM (FIPS 203): seed-form keys, deterministic encapsulation for known-answer tests.
+    MlKem,
+    /// BIKE (NIST round 4, spec 5.1).
+    Bike,
+    /// eFrodoKEM: FrodoKEM round 3, the ISO/IEC 18033-2 draft amendment's variant for
+    /// ephemeral keys (no salt).
+    FrodoKem,
+    /// Classic McEliece (NIST round 4; ISO/IEC 18033-2 amendment draft).
+    ClassicMcEliece,
+    /// HQC (specification 2025-08-22; FIPS 207 draft).
+    Hqc,
+}
+
+impl KemFamily {
+    /// The family's name, e.g. "ML-KEM".
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::MlKem => "ML-KEM",
+            Self::Bike => "BIKE",
+            Self::FrodoKem => "eFrodoKEM",
+            Self::ClassicMcEliece => "Classic McEliece",
+            Self::Hqc => "HQC",
+        }
+    }
+}
 
 /// One KEM of the catalogue: its names, sizes in bytes, identifiers and backend.
 ///
@@ -26,68 +57,98 @@ pub struct KemAlgorithm {
     pub name: &'static str,
     /// Other names users bring (case-insensitive), e.g. "Kyber768".
     pub aliases: &'static [&'static str],
+    /// The family.
+    pub family: KemFamily,
     /// NIST security category (1, 3 or 5).
     pub category: u8,
-    /// Encapsulation key size in bytes (FIPS 203 §8, Table 3).
+    /// Encapsulation key size in bytes (FIPS 203 §8, Table 3; the submission's for others).
     pub encapsulation_key_size: usize,
     /// Expanded decapsulation key size in bytes (FIPS 203 §8, Table 3).
     pub decapsulation_key_size: usize,
-    /// Seed size in bytes (d‖z, 64 for ML-KEM).
+    /// Seed size in bytes (d‖z, 64 for ML-KEM); 0 when the KEM has no seed form.
     pub seed_size: usize,
     /// Ciphertext size in bytes.
     pub ciphertext_size: usize,
     /// Shared secret size in bytes.
     pub shared_secret_size: usize,
-    /// Dotted object identifier (RFC 9935).
+    /// The randomness of one encapsulation in bytes, for derandomized encapsulation (m: 32 for
+    /// ML-KEM; m ‖ salt for HQC); 0 when the backend takes its randomness itself.
+    pub encapsulation_randomness_size: usize,
+    /// Whether the KEM claims IND-CCA2 security, i.e. whether a decapsulation key may be
+    /// used for many ciphertexts. BIKE does not (its decoding-failure rate is not proven low
+    /// enough): its keys are for one key exchange only, as in TLS.
+    pub ind_cca: bool,
+    /// Whether the KEM is meant for keys that serve one key exchange only (BIKE, which is
+    /// IND-CPA; eFrodoKEM, FrodoKEM's variant for ephemeral keys). pqkit offers these as TLS
+    /// groups and does not write their keys to files.
+    pub ephemeral: bool,
+    /// Where the encapsulation key lies inside the decapsulation key, in bytes from its start
+    /// (FIPS 203 §7.3: 384·k); `None` when the decapsulation key does not contain it.
+    pub encapsulation_key_offset: Option<usize>,
+    /// Dotted object identifier (RFC 9935 for ML-KEM; Bouncy Castle's arc for the others).
     pub oid: &'static str,
     /// The TLS named group of the pure KEM, if one is assigned.
     pub tls_group: Option<TlsCodePoint>,
-    /// The standard that defines it.
+    /// The standard or submission that defines it.
     pub standard: &'static str,
     pub(crate) backend: &'static dyn KemBackend,
 }
 
 impl KemAlgorithm {
-    /// Generates a key pair from the OS random number generator (FIPS 203 Algorithm 19).
+    /// Generates a key pair from the OS random number generator (FIPS 203 Algorithm 19): from
+    /// a fresh seed, kept with the key, when the KEM has a seed form.
     ///
     /// # Errors
-    /// [`Error::Rng`] when the OS RNG fails.
+    /// [`Error::Rng`] when the OS RNG fails, [`Error::Backend`] if the backend fails.
     pub fn generate(&'static self) -> Result<DecapsulationKey, Error> {
-        let seed = random_array::<SEED_SIZE>()?;
-        self.generate_from_seed(&seed[..])
+        if self.seed_size > 0 {
+            let seed = random_vec(self.seed_size)?;
+            return self.generate_from_seed(&seed);
+        }
+        let (ek, dk) = self.backend.generate()?;
+        Ok(DecapsulationKey {
+            ek: EncapsulationKey {
+                alg: self,
+                bytes: ek,
+            },
+            seed: None,
+            expanded: dk,
+        })
     }
 
     /// Derives a key pair from the 64-byte seed d‖z (FIPS 203 Algorithm 16,
     /// ML-KEM.KeyGen_internal). The same seed always gives the same keys.
     ///
     /// # Errors
-    /// [`Error::InvalidLength`] unless `seed` is [`SEED_SIZE`] bytes.
+    /// [`Error::InvalidLength`] unless `seed` is [`KemAlgorithm::seed_size`] bytes;
+    /// [`Error::Unsupported`] for a KEM without a seed form.
     pub fn generate_from_seed(&'static self, seed: &[u8]) -> Result<DecapsulationKey, Error> {
-        check_len("ML-KEM seed", seed, SEED_SIZE)?;
-        let mut d_z = Zeroizing::new([0u8; SEED_SIZE]);
-        d_z.copy_from_slice(seed);
-        let (ek, dk) = self.backend.generate_from_seed(&d_z);
+        if self.seed_size == 0 {
+            return Err(Error::Unsupported(
+                "this KEM has no seed form: its keys come from the OS RNG",
+            ));
+        }
+        check_len("KEM seed", seed, self.seed_size)?;
+        let seed = Zeroizing::new(seed.to_vec());
+        let (ek, dk) = self.backend.generate_from_seed(&seed)?;
         Ok(DecapsulationKey {
             ek: EncapsulationKey {
                 alg: self,
                 bytes: ek,
             },
-            seed: Some(d_z),
+            seed: Some(seed),
             expanded: dk,
         })
     }
 
-    /// Parses and checks an encapsulation key: its length and the FIPS 203 §7.2 modulus check.
+    /// Parses and checks an encapsulation key: its length and, for ML-KEM, the FIPS 203 §7.2
+    /// modulus check.
     ///
     /// # Errors
     /// [`Error::InvalidLength`] for a wrong length, [`Error::InvalidKey`] when a coefficient is
     /// not reduced modulo q.
     pub fn encapsulation_key(&'static self, bytes: &[u8]) -> Result<EncapsulationKey, Error> {
-        check_len(
-            "ML-KEM encapsulation key",
-            bytes,
-            self.encapsulation_key_size,
-        )?;
+        check_len("KEM encapsulation key", bytes, self.encapsulation_key_size)?;
         if !self.backend.check_encapsulation_key(bytes) {
             return Err(Error::InvalidKey(
                 "ML-KEM encapsulation key (FIPS 203 §7.2 modulus check)",
@@ -99,41 +160,63 @@ impl KemAlgorithm {
         })
     }
 
-    /// Parses an expanded decapsulation key and runs the FIPS 203 §7.3 hash check.
-    ///
-    /// Expanded keys are the NIST byte encoding; the seed is the default form.
+    /// Parses an expanded decapsulation key that contains its encapsulation key (ML-KEM,
+    /// FIPS 203 §7.3 hash check; BIKE; FrodoKEM).
     ///
     /// # Errors
-    /// [`Error::InvalidLength`] or [`Error::InvalidKey`].
+    /// [`Error::InvalidLength`] or [`Error::InvalidKey`]; [`Error::Unsupported`] when the
+    /// decapsulation key does not contain its encapsulation key (Classic McEliece: use
+    /// [`KemAlgorithm::decapsulation_key_from_parts`]).
     pub fn decapsulation_key_from_expanded(
         &'static self,
         bytes: &[u8],
     ) -> Result<DecapsulationKey, Error> {
-        check_len(
-            "ML-KEM decapsulation key",
-            bytes,
-            self.decapsulation_key_size,
-        )?;
-        if !self.backend.check_decapsulation_key(bytes) {
-            return Err(Error::InvalidKey(
-                "ML-KEM decapsulation key (FIPS 203 §7.3 hash check)",
-            ));
+        check_len("KEM decapsulation key", bytes, self.decapsulation_key_size)?;
+        let start = self.encapsulation_key_offset.ok_or(Error::Unsupported(
+            "this KEM's decapsulation key does not contain its encapsulation key: give both",
+        ))?;
+        let ek = &bytes[start..start + self.encapsulation_key_size];
+        self.decapsulation_key_from_parts(bytes, ek)
+    }
+
+    /// Parses an expanded decapsulation key together with its encapsulation key. Where the
+    /// decapsulation key contains the encapsulation key, the two must agree.
+    ///
+    /// # Errors
+    /// [`Error::InvalidLength`] or [`Error::InvalidKey`] (a failed family check such as the FIPS
+    /// 203 §7.3 hash check, an encapsulation key that is not the one inside, or a pair that
+    /// fails the pairwise test).
+    pub fn decapsulation_key_from_parts(
+        &'static self,
+        dk: &[u8],
+        ek: &[u8],
+    ) -> Result<DecapsulationKey, Error> {
+        check_len("KEM decapsulation key", dk, self.decapsulation_key_size)?;
+        self.backend.check_decapsulation_key(dk)?;
+        let ek = self.encapsulation_key(ek)?;
+        if let Some(start) = self.encapsulation_key_offset {
+            let inside = &dk[start..start + self.encapsulation_key_size];
+            if !bool::from(inside.ct_eq(ek.as_bytes())) {
+                return Err(Error::InvalidKey(
+                    "KEM key pair (the encapsulation key is not the one inside the \
+                     decapsulation key)",
+                ));
+            }
         }
-        // FIPS 203 §7.3: dk = dk_PKE ‖ ek ‖ H(ek) ‖ z; ek starts at 384·k.
-        let ek_start = self.encapsulation_key_size - 32;
-        let ek = &bytes[ek_start..ek_start + self.encapsulation_key_size];
+        self.backend.check_key_pair(dk, ek.as_bytes())?;
         let key = DecapsulationKey {
-            ek: self.encapsulation_key(ek)?,
+            ek,
             seed: None,
-            expanded: Zeroizing::new(bytes.to_vec()),
+            expanded: Zeroizing::new(dk.to_vec()),
         };
         // The §7.3 hash check covers ek inside dk, not the secret vector s: a damaged s would
         // decapsulate every ciphertext to the implicit-rejection key. A pairwise consistency
-        // test (FIPS 140-3 IG 10.3.A) — encapsulate to ek, decapsulate with dk — catches it.
+        // test (FIPS 140-3 IG 10.3.A) — encapsulate to ek, decapsulate with dk — catches it,
+        // for every family.
         let (ct, ss) = key.ek.encapsulate()?;
         if key.decapsulate(&ct)? != ss {
             return Err(Error::InvalidKey(
-                "ML-KEM decapsulation key (it does not decapsulate what its encapsulation key \
+                "KEM decapsulation key (it does not decapsulate what its encapsulation key \
                  encapsulates: the secret part is damaged)",
             ));
         }
@@ -162,25 +245,43 @@ pub struct EncapsulationKey {
 impl EncapsulationKey {
     /// Encapsulates a fresh shared secret to this key (FIPS 203 Algorithm 20).
     ///
-    /// Returns the ciphertext ([`KemAlgorithm::ciphertext_size`] bytes) and the shared secret.
+    /// Returns the ciphertext ([`KemAlgorithm::ciphertext_size`] bytes) and the shared secret
+    /// ([`KemAlgorithm::shared_secret_size`] bytes).
     ///
     /// # Errors
     /// [`Error::Rng`] when the OS RNG fails, [`Error::Backend`] if the backend fails.
     pub fn encapsulate(&self) -> Result<(Vec<u8>, SharedSecret), Error> {
-        let m = random_array::<ENCAPSULATION_RANDOMNESS_SIZE>()?;
-        self.encapsulate_deterministic(&m)
+        let (ct, ss) = self.alg.backend.encapsulate(&self.bytes)?;
+        Ok((ct, SharedSecret(ss)))
     }
 
-    /// Derandomized encapsulation with caller-chosen m (FIPS 203 Algorithm 17,
-    /// ML-KEM.Encaps_internal). **For known-answer tests only**: reusing m reveals the secret.
+    /// Derandomized encapsulation with caller-chosen randomness of
+    /// [`KemAlgorithm::encapsulation_randomness_size`] bytes: m for ML-KEM (FIPS 203 Algorithm
+    /// 17, ML-KEM.Encaps_internal), m ‖ salt for HQC. **For known-answer tests only**: reusing
+    /// the randomness reveals the secret.
     ///
     /// # Errors
-    /// [`Error::Backend`] if the backend rejects the key.
+    /// [`Error::InvalidLength`] for randomness of another size; [`Error::Backend`] if the
+    /// backend rejects the key; [`Error::Unsupported`] for a KEM whose backend draws its own
+    /// randomness (liboqs).
     pub fn encapsulate_deterministic(
         &self,
-        m: &[u8; ENCAPSULATION_RANDOMNESS_SIZE],
+        randomness: &[u8],
     ) -> Result<(Vec<u8>, SharedSecret), Error> {
-        let (ct, ss) = self.alg.backend.encapsulate_deterministic(&self.bytes, m)?;
+        if self.alg.encapsulation_randomness_size == 0 {
+            return Err(Error::Unsupported(
+                "this KEM's backend draws its encapsulation randomness itself",
+            ));
+        }
+        check_len(
+            "KEM encapsulation randomness",
+            randomness,
+            self.alg.encapsulation_randomness_size,
+        )?;
+        let (ct, ss) = self
+            .alg
+            .backend
+            .encapsulate_deterministic(&self.bytes, randomness)?;
         Ok((ct, SharedSecret(ss)))
     }
 
@@ -203,13 +304,13 @@ impl fmt::Debug for EncapsulationKey {
     }
 }
 
-/// A decapsulation key: the seed d‖z where known, and the expanded FIPS 203 `dk`.
+/// A decapsulation key: the seed (d‖z for ML-KEM) where known, and the expanded key.
 ///
 /// # Security
 /// Zeroized on drop; `Debug` prints no key material.
 pub struct DecapsulationKey {
     ek: EncapsulationKey,
-    seed: Option<Zeroizing<[u8; SEED_SIZE]>>,
+    seed: Option<Zeroizing<Vec<u8>>>,
     expanded: Zeroizing<Vec<u8>>,
 }
 
@@ -222,7 +323,7 @@ impl DecapsulationKey {
     /// [`Error::Backend`] if the backend fails.
     pub fn decapsulate(&self, ciphertext: &[u8]) -> Result<SharedSecret, Error> {
         let alg = self.ek.alg;
-        check_len("ML-KEM ciphertext", ciphertext, alg.ciphertext_size)?;
+        check_len("KEM ciphertext", ciphertext, alg.ciphertext_size)?;
         Ok(SharedSecret(
             alg.backend.decapsulate(&self.expanded, ciphertext)?,
         ))
@@ -233,12 +334,12 @@ impl DecapsulationKey {
         &self.ek
     }
 
-    /// The 64-byte seed d‖z, when the key was made from one.
+    /// The seed ([`KemAlgorithm::seed_size`] bytes), when the key was made from one.
     pub fn seed(&self) -> Option<&[u8]> {
-        self.seed.as_ref().map(|s| &s[..])
+        self.seed.as_deref().map(|s| &s[..])
     }
 
-    /// The expanded FIPS 203 decapsulation key, [`KemAlgorithm::decapsulation_key_size`] bytes.
+    /// The expanded decapsulation key, [`KemAlgorithm::decapsulation_key_size`] bytes.
     pub fn expanded(&self) -> &[u8] {
         &self.expanded
     }
@@ -255,8 +356,9 @@ impl fmt::Debug for DecapsulationKey {
     }
 }
 
-/// A 32-byte shared secret. Zeroized on drop, compared in constant time.
-pub struct SharedSecret(Zeroizing<[u8; SHARED_SECRET_SIZE]>);
+/// A shared secret ([`KemAlgorithm::shared_secret_size`] bytes: 32 for ML-KEM, 16 to 32 for
+/// FrodoKEM). Zeroized on drop, compared in constant time.
+pub struct SharedSecret(Zeroizing<Vec<u8>>);
 
 impl SharedSecret {
     /// The secret bytes.
@@ -279,34 +381,69 @@ impl fmt::Debug for SharedSecret {
     }
 }
 
+/// An encoded key pair as a backend returns it: (encapsulation key, decapsulation key).
+pub(crate) type KeyPair = (Vec<u8>, Zeroizing<Vec<u8>>);
+
 /// A KEM implementation behind a [`KemAlgorithm`]. Lengths are checked before it is called.
-pub trait KemBackend: Send + Sync {
+pub(crate) trait KemBackend: Send + Sync {
     /// Name of the implementation, e.g. "libcrux-ml-kem".
     fn name(&self) -> &'static str;
-    /// FIPS 203 Algorithm 16: (ek, dk) from d‖z.
-    fn generate_from_seed(&self, seed: &[u8; SEED_SIZE]) -> (Vec<u8>, Zeroizing<Vec<u8>>);
-    /// FIPS 203 §7.2 encapsulation-key check (modulus check).
-    fn check_encapsulation_key(&self, ek: &[u8]) -> bool;
-    /// FIPS 203 §7.3 decapsulation-key check (hash check).
-    fn check_decapsulation_key(&self, dk: &[u8]) -> bool;
-    /// FIPS 203 Algorithm 17: (c, K) from ek and m.
+    /// FIPS 203 Algorithm 16: (ek, dk) from d‖z. Called only when the KEM's `seed_size` > 0.
     ///
     /// # Errors
-    /// [`Error::Backend`] when the backend cannot take the key.
+    /// [`Error::Backend`] when the backend cannot take the seed.
+    fn generate_from_seed(&self, seed: &[u8]) -> Result<KeyPair, Error>;
+    /// (ek, dk) from the OS RNG. Called only when the KEM's `seed_size` is 0.
+    ///
+    /// # Errors
+    /// [`Error::Backend`] when the backend fails.
+    fn generate(&self) -> Result<KeyPair, Error> {
+        Err(Error::Unsupported("this KEM generates keys from a seed"))
+    }
+    /// FIPS 203 §7.2 encapsulation-key check (modulus check); `true` where none is defined.
+    fn check_encapsulation_key(&self, _ek: &[u8]) -> bool {
+        true
+    }
+    /// The family's decapsulation-key check (FIPS 203 §7.3 hash check for ML-KEM); none by
+    /// default.
+    ///
+    /// # Errors
+    /// [`Error::InvalidKey`] naming the check that failed.
+    fn check_decapsulation_key(&self, _dk: &[u8]) -> Result<(), Error> {
+        Ok(())
+    }
+    /// The family's check that `ek` belongs to `dk`, beyond one pairwise test; none by default.
+    ///
+    /// # Errors
+    /// [`Error::InvalidKey`] naming the check that failed.
+    fn check_key_pair(&self, _dk: &[u8], _ek: &[u8]) -> Result<(), Error> {
+        Ok(())
+    }
+    /// FIPS 203 Algorithm 20: (c, K) from ek and fresh randomness.
+    ///
+    /// # Errors
+    /// [`Error::Rng`], or [`Error::Backend`] when the backend cannot take the key.
+    fn encapsulate(&self, ek: &[u8]) -> Result<(Vec<u8>, Zeroizing<Vec<u8>>), Error>;
+    /// FIPS 203 Algorithm 17: (c, K) from ek and m (for HQC, m ‖ salt); the randomness has the
+    /// KEM's `encapsulation_randomness_size`.
+    ///
+    /// # Errors
+    /// [`Error::Backend`] when the backend cannot take the key; [`Error::Unsupported`] where
+    /// the KEM has no derandomized encapsulation.
     fn encapsulate_deterministic(
         &self,
-        ek: &[u8],
-        m: &[u8; ENCAPSULATION_RANDOMNESS_SIZE],
-    ) -> Result<(Vec<u8>, Zeroizing<[u8; SHARED_SECRET_SIZE]>), Error>;
+        _ek: &[u8],
+        _randomness: &[u8],
+    ) -> Result<(Vec<u8>, Zeroizing<Vec<u8>>), Error> {
+        Err(Error::Unsupported(
+            "derandomized encapsulation is defined for ML-KEM only (FIPS 203 Algorithm 17)",
+        ))
+    }
     /// FIPS 203 Algorithm 18: K from dk and c, with implicit rejection.
     ///
     /// # Errors
     /// [`Error::Backend`] when the backend cannot take the key or ciphertext.
-    fn decapsulate(
-        &self,
-        dk: &[u8],
-        ct: &[u8],
-    ) -> Result<Zeroizing<[u8; SHARED_SECRET_SIZE]>, Error>;
+    fn decapsulate(&self, dk: &[u8], ct: &[u8]) -> Result<Zeroizing<Vec<u8>>, Error>;
 }
 
 #[cfg(test)]

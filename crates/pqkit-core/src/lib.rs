@@ -3,7 +3,9 @@
 //! Every algorithm is one static descriptor — name, aliases, NIST category, sizes in bytes,
 //! OIDs, TLS code point and backend:
 //!
-//! - KEMs ([`kem::KemAlgorithm`]): ML-KEM-512/768/1024 (FIPS 203) on libcrux-ml-kem.
+//! - KEMs ([`kem::KemAlgorithm`]): ML-KEM-512/768/1024 (FIPS 203) on libcrux-ml-kem; with the
+//!   `liboqs` feature (default), BIKE, eFrodoKEM and Classic McEliece on liboqs ([`oqs_kem`]);
+//!   HQC-1/3/5 on RustCrypto `hqc-kem` ([`hqc`]).
 //! - Signatures ([`sig::SignatureAlgorithm`]): ML-DSA-44/65/87 (FIPS 204) on aws-lc-rs and
 //!   fips204; ECDSA P-256 on aws-lc-rs.
 //! - TLS key-exchange groups ([`hybrid::KeyExchangeGroup`]): MLKEM512/768/1024 and the
@@ -22,10 +24,13 @@ pub mod catalogue;
 pub mod classical;
 mod error;
 pub mod falcon;
+pub mod hqc;
 pub mod hybrid;
 pub mod kem;
 pub mod ml_dsa;
 pub mod ml_kem;
+#[cfg(feature = "liboqs")]
+pub mod oqs_kem;
 pub mod prehash;
 pub mod sig;
 pub mod slh_dsa;

@@ -9,8 +9,10 @@ use zeroize::Zeroizing;
 use crate::catalogue::TlsCodePoint;
 use crate::error::Error;
 use crate::kem::{
-    ENCAPSULATION_RANDOMNESS_SIZE, KemAlgorithm, KemBackend, SEED_SIZE, SHARED_SECRET_SIZE,
+    ENCAPSULATION_RANDOMNESS_SIZE, KemAlgorithm, KemBackend, KemFamily, KeyPair, SEED_SIZE,
+    SHARED_SECRET_SIZE,
 };
+use crate::random_array;
 
 /// ML-KEM-512, NIST category 1 (FIPS 203 §8, Table 3).
 pub static ML_KEM_512: KemAlgorithm = KemAlgorithm {
@@ -22,12 +24,18 @@ pub static ML_KEM_512: KemAlgorithm = KemAlgorithm {
         "Kyber512",
         "Kyber-512",
     ],
+    family: KemFamily::MlKem,
     category: 1,
     encapsulation_key_size: 800,
     decapsulation_key_size: 1632,
     seed_size: SEED_SIZE,
     ciphertext_size: 768,
     shared_secret_size: SHARED_SECRET_SIZE,
+    encapsulation_randomness_size: ENCAPSULATION_RANDOMNESS_SIZE,
+    ind_cca: true,
+    ephemeral: false,
+    // FIPS 203 §7.3: dk = dk_PKE (384·k) ‖ ek ‖ H(ek) ‖ z.
+    encapsulation_key_offset: Some(384 * 2),
     oid: "2.16.840.1.101.3.4.4.1",
     // draft-ietf-tls-mlkem: MLKEM512 = 0x0200.
     tls_group: Some(TlsCodePoint {
@@ -49,12 +57,17 @@ pub static ML_KEM_768: KemAlgorithm = KemAlgorithm {
         "Kyber768",
         "Kyber-768",
     ],
+    family: KemFamily::MlKem,
     category: 3,
     encapsulation_key_size: 1184,
     decapsulation_key_size: 2400,
     seed_size: SEED_SIZE,
     ciphertext_size: 1088,
     shared_secret_size: SHARED_SECRET_SIZE,
+    encapsulation_randomness_size: ENCAPSULATION_RANDOMNESS_SIZE,
+    ind_cca: true,
+    ephemeral: false,
+    encapsulation_key_offset: Some(384 * 3),
     oid: "2.16.840.1.101.3.4.4.2",
     // draft-ietf-tls-mlkem: MLKEM768 = 0x0201.
     tls_group: Some(TlsCodePoint {
@@ -76,12 +89,17 @@ pub static ML_KEM_1024: KemAlgorithm = KemAlgorithm {
         "Kyber1024",
         "Kyber-1024",
     ],
+    family: KemFamily::MlKem,
     category: 5,
     encapsulation_key_size: 1568,
     decapsulation_key_size: 3168,
     seed_size: SEED_SIZE,
     ciphertext_size: 1568,
     shared_secret_size: SHARED_SECRET_SIZE,
+    encapsulation_randomness_size: ENCAPSULATION_RANDOMNESS_SIZE,
+    ind_cca: true,
+    ephemeral: false,
+    encapsulation_key_offset: Some(384 * 4),
     oid: "2.16.840.1.101.3.4.4.3",
     // draft-ietf-tls-mlkem: MLKEM1024 = 0x0202.
     tls_group: Some(TlsCodePoint {
@@ -115,11 +133,15 @@ macro_rules! libcrux_backend {
                 "libcrux-ml-kem"
             }
 
-            fn generate_from_seed(&self, seed: &[u8; SEED_SIZE]) -> (Vec<u8>, Zeroizing<Vec<u8>>) {
+            fn generate_from_seed(&self, seed: &[u8]) -> Result<KeyPair, Error> {
+                let seed: [u8; SEED_SIZE] = seed
+                    .try_into()
+                    .map_err(|_| Error::Backend("libcrux-ml-kem"))?;
+                let seed = Zeroizing::new(seed);
                 let pair = libcrux_ml_kem::$module::generate_key_pair(*seed);
                 let (sk, pk) = pair.into_parts();
                 let sk = Zeroizing::new(<[u8; $dk_len]>::from(sk));
-                (pk.as_slice().to_vec(), Zeroizing::new(sk.to_vec()))
+                Ok((pk.as_slice().to_vec(), Zeroizing::new(sk.to_vec())))
             }
 
             fn check_encapsulation_key(&self, ek: &[u8]) -> bool {
@@ -129,39 +151,48 @@ macro_rules! libcrux_backend {
                 }
             }
 
-            fn check_decapsulation_key(&self, dk: &[u8]) -> bool {
-                let Ok(dk) = dk.try_into() else { return false };
+            fn check_decapsulation_key(&self, dk: &[u8]) -> Result<(), Error> {
+                let refused =
+                    Error::InvalidKey("ML-KEM decapsulation key (FIPS 203 §7.3 hash check)");
+                let Ok(dk) = dk.try_into() else {
+                    return Err(refused);
+                };
                 let ok = libcrux_ml_kem::$module::portable::validate_private_key_only(&dk);
                 drop(Zeroizing::new(<[u8; $dk_len]>::from(dk)));
-                ok
+                if ok { Ok(()) } else { Err(refused) }
+            }
+
+            fn encapsulate(&self, ek: &[u8]) -> Result<(Vec<u8>, Zeroizing<Vec<u8>>), Error> {
+                let m = random_array::<ENCAPSULATION_RANDOMNESS_SIZE>()?;
+                self.encapsulate_deterministic(ek, &m[..])
             }
 
             fn encapsulate_deterministic(
                 &self,
                 ek: &[u8],
-                m: &[u8; ENCAPSULATION_RANDOMNESS_SIZE],
-            ) -> Result<(Vec<u8>, Zeroizing<[u8; SHARED_SECRET_SIZE]>), Error> {
+                m: &[u8],
+            ) -> Result<(Vec<u8>, Zeroizing<Vec<u8>>), Error> {
+                let m: [u8; ENCAPSULATION_RANDOMNESS_SIZE] =
+                    m.try_into().map_err(|_| Error::Backend("libcrux-ml-kem"))?;
                 let ek = ek
                     .try_into()
                     .map_err(|_| Error::Backend("libcrux-ml-kem"))?;
-                let (ct, ss) = libcrux_ml_kem::$module::encapsulate(&ek, *m);
-                Ok((ct.as_slice().to_vec(), Zeroizing::new(ss)))
+                let (ct, ss) = libcrux_ml_kem::$module::encapsulate(&ek, m);
+                let ss = Zeroizing::new(ss);
+                Ok((ct.as_slice().to_vec(), Zeroizing::new(ss.to_vec())))
             }
 
-            fn decapsulate(
-                &self,
-                dk: &[u8],
-                ct: &[u8],
-            ) -> Result<Zeroizing<[u8; SHARED_SECRET_SIZE]>, Error> {
+            fn decapsulate(&self, dk: &[u8], ct: &[u8]) -> Result<Zeroizing<Vec<u8>>, Error> {
                 let dk = dk
                     .try_into()
                     .map_err(|_| Error::Backend("libcrux-ml-kem"))?;
                 let ct = ct
                     .try_into()
                     .map_err(|_| Error::Backend("libcrux-ml-kem"))?;
-                let ss = Zeroizing::new(libcrux_ml_kem::$module::decapsulate(&dk, &ct));
+                let ss: Zeroizing<[u8; SHARED_SECRET_SIZE]> =
+                    Zeroizing::new(libcrux_ml_kem::$module::decapsulate(&dk, &ct));
                 drop(Zeroizing::new(<[u8; $dk_len]>::from(dk)));
-                Ok(ss)
+                Ok(Zeroizing::new(ss.to_vec()))
             }
         }
     };
