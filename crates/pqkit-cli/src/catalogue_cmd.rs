@@ -24,6 +24,8 @@ struct Entry {
     private_key_bytes: usize,
     signature_or_ciphertext_bytes: usize,
     tls: String,
+    /// The standard (or submission) and the implementation pqkit runs.
+    source: String,
 }
 
 fn tls_usability(a: &SignatureAlgorithm) -> String {
@@ -60,6 +62,28 @@ fn tls_usability(a: &SignatureAlgorithm) -> String {
     }
 }
 
+/// Whether a KEM's pure group is offered: ML-KEM's by default, the others when named; a KEM
+/// without a group, why.
+fn kem_tls_usability(k: &pqkit_core::kem::KemAlgorithm) -> String {
+    match k.tls_group {
+        Some(_) if k.family == pqkit_core::kem::KemFamily::MlKem => "yes (named group)".into(),
+        Some(_) => "yes (named group, offered when named)".into(),
+        None => format!(
+            "no: the {}-byte encapsulation key exceeds a key share's 65535 bytes \
+             (RFC 8446 §4.2.8); for `pqkit kem`",
+            k.encapsulation_key_size
+        ),
+    }
+}
+
+fn group_tls_usability(g: &pqkit_core::hybrid::KeyExchangeGroup) -> String {
+    if g.kem.family == pqkit_core::kem::KemFamily::MlKem {
+        "yes (named group)".into()
+    } else {
+        "yes (named group, offered when named)".into()
+    }
+}
+
 fn entries() -> Vec<Entry> {
     let mut out: Vec<Entry> = catalogue::signatures()
         .iter()
@@ -76,6 +100,7 @@ fn entries() -> Vec<Entry> {
             private_key_bytes: a.signing_key_size,
             signature_or_ciphertext_bytes: a.signature_size,
             tls: tls_usability(a),
+            source: format!("{}; {}", a.standard, a.backend_name()),
         })
         .collect();
     for k in catalogue::kems() {
@@ -91,7 +116,8 @@ fn entries() -> Vec<Entry> {
             public_key_bytes: k.encapsulation_key_size,
             private_key_bytes: k.decapsulation_key_size,
             signature_or_ciphertext_bytes: k.ciphertext_size,
-            tls: "yes (named group)".into(),
+            tls: kem_tls_usability(k),
+            source: format!("{}; {}", k.standard, k.backend_name()),
         });
     }
     for g in catalogue::groups().iter().filter(|g| g.classical.is_some()) {
@@ -107,7 +133,8 @@ fn entries() -> Vec<Entry> {
             public_key_bytes: g.client_share_size(),
             private_key_bytes: 0,
             signature_or_ciphertext_bytes: g.server_share_size(),
-            tls: "yes (named group)".into(),
+            tls: group_tls_usability(g),
+            source: format!("{} + {}", g.classical.map_or("-", |c| c.name), g.kem.name),
         });
     }
     out
@@ -121,7 +148,7 @@ pub(crate) fn list(json: bool) -> Result<()> {
         return Ok(());
     }
     println!(
-        "{:<20} {:<12} {:>3} {:<28} {:<26} {:>6} {:>6} {:>6}  TLS / aliases",
+        "{:<26} {:<12} {:>3} {:<28} {:<26} {:>7} {:>6} {:>6}  TLS / source / aliases",
         "algorithm", "kind", "cat", "TLS code point", "OID", "pk", "sk", "sig/ct"
     );
     for e in &entries {
@@ -130,7 +157,7 @@ pub(crate) fn list(json: bool) -> Result<()> {
             _ => "-".into(),
         };
         println!(
-            "{:<20} {:<12} {:>3} {:<28} {:<26} {:>6} {:>6} {:>6}  {}",
+            "{:<26} {:<12} {:>3} {:<28} {:<26} {:>7} {:>6} {:>6}  {}",
             e.name,
             e.kind,
             e.nist_category,
@@ -141,14 +168,17 @@ pub(crate) fn list(json: bool) -> Result<()> {
             e.signature_or_ciphertext_bytes,
             e.tls
         );
+        println!("{:<26} source: {}", "", e.source);
         if !e.aliases.is_empty() {
-            println!("{:<20} aliases: {}", "", e.aliases.join(", "));
+            println!("{:<26} aliases: {}", "", e.aliases.join(", "));
         }
     }
     println!(
         "\nSizes in bytes (pk: public key as in the SPKI; sk: expanded private key; sig: largest \
          signature; ct: ciphertext; for hybrid groups: client share / server share). \
-         Round-3 names (Kyber, SPHINCS+) resolve with a note: the final standards differ."
+         Round-3 names (Kyber, SPHINCS+) resolve with a note: the final standards differ. \
+         FrodoKEM is eFrodoKEM (round 3, no salt); BIKE and eFrodoKEM keys serve one key \
+         exchange and are not written to files."
     );
     Ok(())
 }

@@ -130,6 +130,23 @@ pub(crate) fn keygen(
         .transpose()?
         .map(Zeroizing::new);
     let alg = algorithm(alg)?;
+    if let Algorithm::Kem(k) = alg
+        && k.ephemeral
+    {
+        let why = if k.ind_cca {
+            "is the variant meant for ephemeral keys"
+        } else {
+            "claims IND-CPA security only"
+        };
+        return Err(Failure::usage(format!(
+            "{}: pqkit does not write long-term {} keys: the KEM {why}, so a key should serve \
+             one encapsulation, as in a TLS key exchange (named group {}); for a key kept in \
+             a file use ML-KEM or Classic McEliece",
+            k.name,
+            k.family.name(),
+            k.tls_group.map_or("-", |g| g.iana)
+        )));
+    }
     // Both outputs are claimed before the key exists.
     let outputs = Outputs::new(overwrite, &[]);
     let key_out = outputs.claim(out, Sensitivity::Secret)?;
@@ -451,7 +468,7 @@ pub(crate) fn encapsulate(
     let PublicKey::Encapsulation(ek) = key::public_key_from_spki(&der).about(public.display())?
     else {
         return Err(Failure::other(format!(
-            "{}: not an ML-KEM encapsulation key",
+            "{}: not a KEM encapsulation key",
             public.display()
         )));
     };

@@ -383,6 +383,83 @@ fn kem_files_and_key_formats() {
     assert!(publics.windows(2).all(|w| w[0] == w[1]));
 }
 
+/// The KEMs from liboqs: a Classic McEliece key in files (its 261 KB encapsulation key), BIKE
+/// and eFrodoKEM refused as long-term keys, and their TLS groups at oqs-provider's code points.
+#[test]
+fn code_based_and_lwe_kems_in_files_and_tls() {
+    let dir = scratch("liboqs-kems");
+    let (key, public) = (dir.join("mce.pem"), dir.join("mce.pub"));
+    run_ok(
+        pqkit()
+            .args(["keygen", "--force", "--alg", "mceliece348864", "-o"])
+            .arg(&key)
+            .arg("--pub")
+            .arg(&public),
+    );
+    run_ok(
+        pqkit()
+            .args(["kem", "encapsulate", "--force", "--pub"])
+            .arg(&public)
+            .arg("-o")
+            .arg(dir.join("ct"))
+            .arg("--secret")
+            .arg(dir.join("a")),
+    );
+    assert_eq!(std::fs::read(dir.join("ct")).expect("ct").len(), 96);
+    run_ok(
+        pqkit()
+            .args(["kem", "decapsulate", "--force", "--key"])
+            .arg(&key)
+            .arg("--ciphertext")
+            .arg(dir.join("ct"))
+            .arg("--secret")
+            .arg(dir.join("b")),
+    );
+    assert_eq!(
+        std::fs::read(dir.join("a")).expect("a"),
+        std::fs::read(dir.join("b")).expect("b")
+    );
+    // The public key comes back out of the private key file (its RFC 5958 publicKey).
+    let derived = run_ok(pqkit().arg("pubkey").arg(&key)).stdout;
+    assert_eq!(derived, std::fs::read(&public).expect("pub"));
+
+    for (alg, why) in [("BIKE-L1", "IND-CPA"), ("efrodo640aes", "ephemeral")] {
+        let out = pqkit()
+            .args(["keygen", "--alg", alg, "-o"])
+            .arg(dir.join(format!("{alg}.pem")))
+            .output()
+            .expect("run");
+        fails_cleanly(&out, why);
+        assert!(!dir.join(format!("{alg}.pem")).exists());
+    }
+    // The salted FrodoKEM is not eFrodoKEM: the name is refused with a note.
+    let out = pqkit()
+        .args(["keygen", "--alg", "FrodoKEM-640-AES", "-o"])
+        .arg(dir.join("frodo.pem"))
+        .output()
+        .expect("run");
+    assert!(String::from_utf8_lossy(&out.stderr).contains("eFrodoKEM"));
+    assert!(!out.status.success());
+
+    for (group, cp) in [
+        ("bikel1", "0xfe10"),
+        ("x25519_bikel1", "0xfe12"),
+        ("efrodo640aes", "0xfe00"),
+        ("p256_efrodo640shake", "0xfe04"),
+    ] {
+        let out = run_ok(pqkit().args(["demo", "--json", "--group", group]));
+        let report: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
+        assert_eq!(report["client"]["group_code_point"], cp, "{group}");
+        assert_eq!(report["server"]["group_code_point"], cp, "{group}");
+    }
+    // Classic McEliece has no group, and says why.
+    let out = pqkit()
+        .args(["demo", "--group", "Classic-McEliece-348864"])
+        .output()
+        .expect("run");
+    fails_cleanly(&out, "65535 bytes of a key share");
+}
+
 #[test]
 fn list_resolves_the_names_users_bring() {
     let out = run_ok(pqkit().args(["list", "--json"]));

@@ -58,7 +58,7 @@ impl Algorithm {
 pub enum PublicKey {
     /// A signature verifying key.
     Verifying(VerifyingKey),
-    /// An ML-KEM encapsulation key (FIPS 203 §7.2 checked).
+    /// A KEM encapsulation key (for ML-KEM, FIPS 203 §7.2 checked).
     Encapsulation(EncapsulationKey),
 }
 
@@ -91,7 +91,10 @@ pub fn signing_key_to_pkcs8(
     }
 }
 
-/// Encodes an ML-KEM decapsulation key as PKCS#8 DER (RFC 9935 §6).
+/// Encodes a decapsulation key as PKCS#8 DER: ML-KEM in the RFC 9935 §6 form `format` names;
+/// a KEM without a seed form (BIKE, FrodoKEM, Classic McEliece) as its expanded key in an
+/// OCTET STRING whatever `format` says, with the encapsulation key as the RFC 5958 v2
+/// `publicKey` when the decapsulation key does not contain it (Classic McEliece).
 ///
 /// # Errors
 /// As [`signing_key_to_pkcs8`].
@@ -99,8 +102,18 @@ pub fn decapsulation_key_to_pkcs8(
     key: &DecapsulationKey,
     format: KeyFormat,
 ) -> Result<Zeroizing<Vec<u8>>, Error> {
+    let alg = key.algorithm();
+    let oid = oid_of(alg.oid)?;
+    if alg.seed_size == 0 {
+        let inner = encode_choice(None, Some(key.expanded()), KeyFormat::Expanded)?;
+        let public = alg
+            .encapsulation_key_offset
+            .is_none()
+            .then(|| key.encapsulation_key().as_bytes());
+        return encode_pkcs8(oid, &inner, public);
+    }
     let inner = encode_choice(key.seed(), Some(key.expanded()), format)?;
-    encode_pkcs8(oid_of(key.algorithm().oid)?, &inner, None)
+    encode_pkcs8(oid, &inner, None)
 }
 
 /// The RFC 9881 / RFC 9935 private-key CHOICE.
@@ -193,7 +206,8 @@ pub fn signing_key_from_pkcs8(der: &[u8]) -> Result<SigningKey, Error> {
     Err(last)
 }
 
-/// Decodes a PKCS#8 ML-KEM decapsulation key (RFC 9935 §6: seed, expanded or both).
+/// Decodes a PKCS#8 decapsulation key: ML-KEM's RFC 9935 §6 seed, expanded or both; the
+/// other KEMs' expanded key, with the v2 `publicKey` where the key needs it.
 ///
 /// # Errors
 /// As [`signing_key_from_pkcs8`].
@@ -206,7 +220,10 @@ pub fn decapsulation_key_from_pkcs8(der: &[u8]) -> Result<DecapsulationKey, Erro
     };
     let key = match ml_choice(info.private_key)? {
         Choice::Seed(seed) => alg.generate_from_seed(seed)?,
-        Choice::Expanded(dk) => alg.decapsulation_key_from_expanded(dk)?,
+        Choice::Expanded(dk) => match info.public_key {
+            Some(ek) => alg.decapsulation_key_from_parts(dk, ek)?,
+            None => alg.decapsulation_key_from_expanded(dk)?,
+        },
         Choice::Both(seed, dk) => {
             let key = alg.generate_from_seed(seed)?;
             check_same(key.expanded(), dk)?;

@@ -68,8 +68,8 @@ pub static P521_MLKEM1024: KxGroup = KxGroup {
     name: NamedGroup::Unknown(0x2F4D),
 };
 
-/// pqkit's groups in preference order (RFC 10024 hybrids, pure ML-KEM, then oqs-provider's
-/// private-use hybrids).
+/// pqkit's groups offered by default, in preference order (RFC 10024 hybrids, pure ML-KEM, then
+/// oqs-provider's private-use ML-KEM hybrids).
 pub static ALL_KX_GROUPS: &[&KxGroup] = &[
     &X25519MLKEM768,
     &SECP256R1MLKEM768,
@@ -82,6 +82,31 @@ pub static ALL_KX_GROUPS: &[&KxGroup] = &[
     &P521_MLKEM1024,
 ];
 
+/// The catalogue's other groups — BIKE and FrodoKEM, alone and with an ECDHE half, at
+/// oqs-provider's private-use code points — offered only when named. rustls has no names for
+/// them: each is `NamedGroup::Unknown(code point)`.
+pub fn other_kx_groups() -> &'static [KxGroup] {
+    static OTHERS: std::sync::OnceLock<Vec<KxGroup>> = std::sync::OnceLock::new();
+    OTHERS.get_or_init(|| {
+        pqkit_core::catalogue::groups()
+            .iter()
+            .filter(|g| !ALL_KX_GROUPS.iter().any(|k| core::ptr::eq(k.group, **g)))
+            .map(|g| KxGroup {
+                group: g,
+                name: NamedGroup::from(g.code_point.value),
+            })
+            .collect()
+    })
+}
+
+/// Every pqkit group: [`ALL_KX_GROUPS`], then [`other_kx_groups`].
+pub fn every_kx_group() -> impl Iterator<Item = &'static KxGroup> {
+    ALL_KX_GROUPS
+        .iter()
+        .copied()
+        .chain(other_kx_groups().iter())
+}
+
 /// Finds one of pqkit's groups by name, alias or code point (see
 /// [`pqkit_core::catalogue::group`]).
 ///
@@ -89,9 +114,7 @@ pub static ALL_KX_GROUPS: &[&KxGroup] = &[
 /// [`pqkit_core::Error::UnknownAlgorithm`].
 pub fn find(name: &str) -> Result<&'static KxGroup, pqkit_core::Error> {
     let group = pqkit_core::catalogue::group(name)?;
-    ALL_KX_GROUPS
-        .iter()
-        .copied()
+    every_kx_group()
         .find(|g| core::ptr::eq(g.group, group))
         .ok_or_else(|| pqkit_core::Error::UnknownAlgorithm(name.to_owned()))
 }
@@ -180,7 +203,7 @@ mod tests {
 
     #[test]
     fn every_code_point_round_trips_to_the_variant_pqkit_matches_on() {
-        for g in ALL_KX_GROUPS {
+        for g in every_kx_group() {
             let wire = u16::from(g.name);
             assert_eq!(wire, g.group.code_point.value, "{}", g.group.name);
             assert_eq!(
@@ -194,7 +217,7 @@ mod tests {
 
     #[test]
     fn every_catalogue_group_is_offered_in_catalogue_order() {
-        let ours: Vec<&str> = ALL_KX_GROUPS.iter().map(|g| g.group.name).collect();
+        let ours: Vec<&str> = every_kx_group().map(|g| g.group.name).collect();
         let catalogue: Vec<&str> = pqkit_core::catalogue::groups()
             .iter()
             .map(|g| g.name)
@@ -204,7 +227,7 @@ mod tests {
 
     #[test]
     fn server_rejects_every_wrong_length_and_a_bad_modulus() {
-        for g in ALL_KX_GROUPS {
+        for g in every_kx_group() {
             let client = g.start().expect("start");
             let share = client.pub_key().to_vec();
             assert!(g.start_and_complete(&share).is_ok());
@@ -212,6 +235,9 @@ mod tests {
                 let mut bad = share.clone();
                 bad.resize(bad_len, 0);
                 assert_eq!(g.start_and_complete(&bad).err(), Some(INVALID_KEY_SHARE));
+            }
+            if g.group.kem.family != pqkit_core::kem::KemFamily::MlKem {
+                continue;
             }
             // All-0xFF coefficients are 4095 > q: fails the FIPS 203 §7.2 modulus check.
             let mut bad = share.clone();
@@ -231,7 +257,7 @@ mod tests {
 
     #[test]
     fn client_and_server_agree() {
-        for g in ALL_KX_GROUPS {
+        for g in every_kx_group() {
             let client = g.start().expect("start");
             let done = g.start_and_complete(client.pub_key()).expect("server");
             assert_eq!(done.pub_key.len(), g.group.server_share_size());

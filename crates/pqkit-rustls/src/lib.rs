@@ -3,7 +3,8 @@
 //!
 //! - Named groups ([`kx`]): X25519MLKEM768, SecP256r1MLKEM768, SecP384r1MLKEM1024 (RFC 10024)
 //!   and MLKEM512/768/1024 (draft-ietf-tls-mlkem), on pqkit-core; X25519, secp256r1 and
-//!   secp384r1 from aws-lc-rs for classical peers.
+//!   secp384r1 from aws-lc-rs for classical peers. On request, BIKE and FrodoKEM alone and as
+//!   ECDHE hybrids at oqs-provider's code points ([`kx::other_kx_groups`]).
 //! - Signature schemes ([`scheme`]): ML-DSA-44/65/87 (draft-ietf-tls-mldsa) for
 //!   CertificateVerify ([`sign`]) and certificate chains ([`verify`]); ECDSA, Ed25519 and RSA
 //!   from aws-lc-rs.
@@ -73,8 +74,7 @@ pub fn find_group(name: &str) -> Result<&'static dyn SupportedKxGroup, pqkit_cor
 /// The IANA name of a negotiated group.
 pub fn group_name(group: &dyn SupportedKxGroup) -> String {
     let wire = u16::from(group.name());
-    kx::ALL_KX_GROUPS
-        .iter()
+    kx::every_kx_group()
         .find(|g| g.group.code_point.value == wire)
         .map_or_else(
             || format!("{:?}", group.name()),
