@@ -6,6 +6,8 @@
 //!   message type ([`wire`]), heap per side ([`heap`]), stack per side ([`stack`]).
 //! - [`tls`]: connections/s, connect time and bulk MB/s each way (tls_bench style).
 //! - [`boundary`]: signing time versus message size inside and outside the key's boundary.
+//! - [`primitives`]: AES modes, GOST ciphers, SHA/GOST/Kupyna hashes, ECDSA, Ed25519 and RSA
+//!   in MB/s and ops/s, on one core and on every core.
 //! - [`render`]: aligned text, Markdown and HTML tables; [`plot`]: SVG plots.
 //! - [`suite`]: each benchmark as JSON + tables + plots, and the `pqkit report` HTML page.
 //!
@@ -22,6 +24,7 @@ pub mod machine;
 #[cfg(feature = "peers")]
 pub mod peers;
 pub mod plot;
+pub mod primitives;
 pub mod render;
 pub mod session;
 pub mod stack;

@@ -391,3 +391,51 @@ pub fn tls(rows: &[tls::Row]) -> Table {
     }
     t
 }
+
+/// `bench primitives`: one table per kind, one row per (algorithm, mode, operation,
+/// implementation): the rate on one core, on every core, and the scaling factor.
+pub fn primitives(rows: &[crate::primitives::Row]) -> Vec<Table> {
+    use crate::primitives::Kind;
+    let threads = rows.first().map_or(1, |r| r.threads);
+    let all = format!("{threads} threads");
+    let mut tables = Vec::new();
+    for (kind, title, unit) in [
+        (Kind::Cipher, "Block ciphers in modes (encryption)", "MB/s"),
+        (Kind::Hash, "Hash functions", "MB/s"),
+        (Kind::Signature, "Signatures", "ops/s"),
+    ] {
+        let one = format!("{unit}, 1 thread");
+        let many = format!("{unit}, {all}");
+        let mut t = Table::new(
+            title,
+            &[
+                "algorithm",
+                "mode",
+                "operation",
+                "implementation",
+                &one,
+                &many,
+                "scaling",
+            ],
+        );
+        for r in rows.iter().filter(|r| r.kind == kind) {
+            let rate = |x: &crate::primitives::Rate| match x.mb_per_sec {
+                Some(mb) => format!("{mb:.1}"),
+                None => format!("{:.1}", x.ops_per_sec),
+            };
+            t.rows.push(vec![
+                r.algorithm.clone(),
+                r.mode.unwrap_or("-").to_owned(),
+                r.operation.to_owned(),
+                r.implementation.to_owned(),
+                rate(&r.one_core),
+                rate(&r.all_cores),
+                format!("{:.2}×", r.scaling),
+            ]);
+        }
+        if !t.rows.is_empty() {
+            tables.push(t);
+        }
+    }
+    tables
+}

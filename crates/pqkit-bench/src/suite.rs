@@ -10,12 +10,12 @@ use crate::machine::Machine;
 use crate::plot::{self, Plot};
 use crate::render::{self, Table};
 use crate::timing::Budget;
-use crate::{SCHEMA, boundary, crypto, handshake, tls};
+use crate::{SCHEMA, boundary, crypto, handshake, primitives, tls};
 
 /// One finished benchmark.
 #[derive(Clone, Debug)]
 pub struct Measurement {
-    /// "crypto", "handshake", "tls" or "boundary": the JSON `kind`.
+    /// "crypto", "handshake", "tls", "boundary" or "primitives": the JSON `kind`.
     pub kind: &'static str,
     /// The JSON body: every field beside `schema`, `kind` and `machine`.
     pub body: Value,
@@ -226,6 +226,46 @@ pub fn boundary_with(
         &Body { rows: &rows },
         vec![render::boundary(&rows)],
         plot::boundary(&rows),
+    )
+}
+
+/// `bench primitives`: the Cipher+ tables (ciphers and hashes in MB/s, signatures in ops/s,
+/// on one core and on every core).
+///
+/// # Errors
+/// As [`primitives::run`].
+pub fn primitives(options: &primitives::Options) -> Result<Measurement, String> {
+    #[derive(Serialize)]
+    struct NotMeasured {
+        algorithm: &'static str,
+        reason: &'static str,
+    }
+    #[derive(Serialize)]
+    struct Body<'a> {
+        buffer_bytes: usize,
+        threads: usize,
+        rows: &'a [primitives::Row],
+        not_offered: Vec<NotMeasured>,
+        not_timed: Vec<NotMeasured>,
+    }
+    let rows = primitives::run(options)?;
+    let list = |l: &[(&'static str, &'static str)]| {
+        l.iter()
+            .map(|&(algorithm, reason)| NotMeasured { algorithm, reason })
+            .collect()
+    };
+    let body = Body {
+        buffer_bytes: options.buffer,
+        threads: options.threads,
+        rows: &rows,
+        not_offered: list(&primitives::NOT_OFFERED),
+        not_timed: list(&primitives::NOT_TIMED),
+    };
+    Measurement::new(
+        "primitives",
+        &body,
+        render::primitives(&rows),
+        Ok(Vec::new()),
     )
 }
 

@@ -416,6 +416,27 @@ enum BenchCommand {
         #[command(flatten)]
         output: BenchOutput,
     },
+    /// The classical primitive tables: AES (ECB/CBC/CTR/CFB/OFB/GCM), GOST ciphers, SHA-1/2/3,
+    /// GOST and Kupyna hashes in MB/s; ECDSA, Ed25519 and RSA in ops/s; one core and every core.
+    #[command(
+        after_help = "Example:\n  pqkit bench primitives --only AES-128,SHA-256,ECDSA --min-time 0.5"
+    )]
+    Primitives {
+        /// Keep algorithms whose name contains one of these, comma-separated (default: all).
+        #[arg(long, value_delimiter = ',')]
+        only: Vec<String>,
+        /// Seconds of calls per row, on one thread and again on every thread.
+        #[arg(long, default_value_t = 0.3)]
+        min_time: f64,
+        /// Bytes per call for ciphers and hashes.
+        #[arg(long, default_value_t = 16384)]
+        buffer: usize,
+        /// Threads of the every-core column (default: one per core).
+        #[arg(long)]
+        threads: Option<usize>,
+        #[command(flatten)]
+        output: BenchOutput,
+    },
     /// The (signature × named group) TLS 1.3 matrix: time, wire bytes, heap, stack.
     #[command(
         after_help = "Example:\n  pqkit bench handshake --sig ML-DSA-65,Falcon-512 \
@@ -1046,6 +1067,29 @@ fn main() -> ExitCode {
                 pqkit_bench::suite::boundary_with(&sizes, budget, &mut signers),
                 &output.get(),
             )
+        }),
+        Command::Bench(BenchCommand::Primitives {
+            only,
+            min_time,
+            buffer,
+            threads,
+            output,
+        }) => bench_cmd::seconds(min_time, "--min-time").and_then(|min_time| {
+            let mut options = pqkit_bench::primitives::Options {
+                min_time,
+                buffer,
+                only,
+                ..Default::default()
+            };
+            if let Some(t) = threads {
+                options.threads = t.max(1);
+            }
+            if buffer == 0 || buffer % 64 != 0 {
+                return Err(Failure::usage(
+                    "--buffer: a positive multiple of 64 bytes (every block size divides it)",
+                ));
+            }
+            bench_cmd::print(pqkit_bench::suite::primitives(&options), &output.get())
         }),
         Command::Report { out, quick } => bench_cmd::report(&out, quick, overwrite),
         Command::Hbs(HbsCommand::Params { json }) => hbs_cmd::params(json),

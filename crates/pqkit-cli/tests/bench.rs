@@ -245,6 +245,56 @@ fn bench_boundary_json() {
     }
 }
 
+/// `bench primitives`: a few rows of each kind, one core and every core, validated against the
+/// schema; Kalyna in every mode; what is not offered says why.
+#[test]
+fn bench_primitives_json() {
+    let v = json(&[
+        "bench",
+        "primitives",
+        "--json",
+        "--only",
+        "AES-256,Kalyna-256/512,Streebog-512,ECDSA-P384",
+        "--min-time",
+        "0.02",
+        "--buffer",
+        "4096",
+        "--threads",
+        "2",
+    ]);
+    assert_eq!(v["kind"], "primitives");
+    assert_eq!(v["buffer_bytes"], 4096);
+    let rows = v["rows"].as_array().expect("rows");
+    let count = |alg: &str| rows.iter().filter(|r| r["algorithm"] == alg).count();
+    // AES: six modes in aws-lc-rs and in RustCrypto; Kalyna: five modes; one hash; three ops.
+    assert_eq!(count("AES-256"), 12);
+    assert_eq!(count("Kalyna-256/512"), 5);
+    assert_eq!(count("Streebog-512"), 1);
+    assert_eq!(count("ECDSA-P384"), 3);
+    for r in rows {
+        assert!(
+            r["one_core"]["ops_per_sec"]
+                .as_f64()
+                .is_some_and(|x| x > 0.0),
+            "{r}"
+        );
+        assert!(r["scaling"].as_f64().is_some_and(|x| x > 0.0), "{r}");
+        assert_eq!(r["threads"], 2);
+    }
+    let not_offered = v["not_offered"].as_array().expect("list");
+    assert!(
+        not_offered
+            .iter()
+            .any(|n| n["algorithm"] == "DSTU 4145-2002")
+    );
+    let out = pqkit()
+        .args(["bench", "primitives", "--buffer", "100"])
+        .output()
+        .expect("run");
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--buffer"));
+}
+
 /// `bench boundary --token`: the same cases with keys in pqkit's PKCS#11 token (generated or
 /// imported there), each row naming its signer; the JSON still validates.
 #[test]
