@@ -27,7 +27,11 @@ impl Machine {
     pub fn detect() -> Self {
         let mut backends: Vec<(String, &'static str)> = Vec::new();
         for kem in pqkit_core::catalogue::kems() {
-            push_unique(&mut backends, "ML-KEM".to_owned(), kem.backend_name());
+            push_unique(
+                &mut backends,
+                kem.family.name().to_owned(),
+                kem.backend_name(),
+            );
         }
         for alg in pqkit_core::catalogue::signatures() {
             push_unique(

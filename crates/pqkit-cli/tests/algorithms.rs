@@ -321,6 +321,32 @@ fn sign_and_verify_files_in_every_mode() {
     fails_cleanly(&out, "PEM");
 }
 
+/// `pqkit kem encapsulate` to `public`, then `decapsulate` with `key`: the same secret.
+fn kem_round_trip(dir: &Path, key: &Path, public: &Path) {
+    run_ok(
+        pqkit()
+            .args(["kem", "encapsulate", "--force", "--pub"])
+            .arg(public)
+            .arg("-o")
+            .arg(dir.join("ct"))
+            .arg("--secret")
+            .arg(dir.join("a")),
+    );
+    run_ok(
+        pqkit()
+            .args(["kem", "decapsulate", "--force", "--key"])
+            .arg(key)
+            .arg("--ciphertext")
+            .arg(dir.join("ct"))
+            .arg("--secret")
+            .arg(dir.join("b")),
+    );
+    assert_eq!(
+        std::fs::read(dir.join("a")).expect("a"),
+        std::fs::read(dir.join("b")).expect("b")
+    );
+}
+
 #[test]
 fn kem_files_and_key_formats() {
     let dir = scratch("kem");
@@ -336,28 +362,7 @@ fn kem_files_and_key_formats() {
                 .arg("--pub")
                 .arg(&public),
         );
-        run_ok(
-            pqkit()
-                .args(["kem", "encapsulate", "--force", "--pub"])
-                .arg(&public)
-                .arg("-o")
-                .arg(dir.join("ct"))
-                .arg("--secret")
-                .arg(dir.join("a")),
-        );
-        run_ok(
-            pqkit()
-                .args(["kem", "decapsulate", "--force", "--key"])
-                .arg(&key)
-                .arg("--ciphertext")
-                .arg(dir.join("ct"))
-                .arg("--secret")
-                .arg(dir.join("b")),
-        );
-        assert_eq!(
-            std::fs::read(dir.join("a")).expect("a"),
-            std::fs::read(dir.join("b")).expect("b")
-        );
+        kem_round_trip(&dir, &key, &public);
     }
     // ML-DSA keys in all three forms give the same public key from the same seed.
     let seed = "11".repeat(32);
@@ -396,29 +401,8 @@ fn code_based_and_lwe_kems_in_files_and_tls() {
             .arg("--pub")
             .arg(&public),
     );
-    run_ok(
-        pqkit()
-            .args(["kem", "encapsulate", "--force", "--pub"])
-            .arg(&public)
-            .arg("-o")
-            .arg(dir.join("ct"))
-            .arg("--secret")
-            .arg(dir.join("a")),
-    );
+    kem_round_trip(&dir, &key, &public);
     assert_eq!(std::fs::read(dir.join("ct")).expect("ct").len(), 96);
-    run_ok(
-        pqkit()
-            .args(["kem", "decapsulate", "--force", "--key"])
-            .arg(&key)
-            .arg("--ciphertext")
-            .arg(dir.join("ct"))
-            .arg("--secret")
-            .arg(dir.join("b")),
-    );
-    assert_eq!(
-        std::fs::read(dir.join("a")).expect("a"),
-        std::fs::read(dir.join("b")).expect("b")
-    );
     // The public key comes back out of the private key file (its RFC 5958 publicKey).
     let derived = run_ok(pqkit().arg("pubkey").arg(&key)).stdout;
     assert_eq!(derived, std::fs::read(&public).expect("pub"));
