@@ -38,6 +38,17 @@ pub struct TlsCodePoint {
     pub source: &'static str,
 }
 
+impl TlsCodePoint {
+    /// A code point of oqs-provider's (`oqs-template/generate.yml`), in the private-use range.
+    pub const fn oqs_provider(value: u16, name: &'static str) -> Self {
+        Self {
+            value,
+            iana: name,
+            source: "oqs-provider (private use)",
+        }
+    }
+}
+
 static ML_KEMS: &[&KemAlgorithm] = &[&ML_KEM_512, &ML_KEM_768, &ML_KEM_1024];
 
 static SIGNATURES: &[&SignatureAlgorithm] = &[
@@ -246,6 +257,11 @@ pub fn round3_note(name: &str) -> Option<&'static str> {
         Some(SPHINCS_NOTE)
     } else if n.contains("frodo") && !n.contains("efrodo") {
         Some(FRODO_NOTE)
+    } else if ["hqc128", "hqc192", "hqc256"]
+        .iter()
+        .any(|old| n.contains(old))
+    {
+        Some(HQC_NOTE)
     } else {
         None
     }
@@ -255,6 +271,11 @@ pub fn round3_note(name: &str) -> Option<&'static str> {
 pub const FRODO_NOTE: &str = "note: pqkit offers eFrodoKEM (FrodoKEM round 3, for ephemeral \
      keys; liboqs <= 0.13 calls it FrodoKEM); the salted FrodoKEM of the ISO draft (liboqs >= \
      0.14, 32 more ciphertext bytes) is not offered: name eFrodoKEM-640-AES, efrodo640aes, …";
+
+/// Printed when an HQC name of the 2023 version is used.
+pub const HQC_NOTE: &str = "note: HQC-128/192/256 name the 2023 HQC (liboqs <= 0.13, the \
+     paper tables of round 4), which the 2025 revision changed; pqkit offers HQC-1/3/5 of \
+     2025 (hqc1, hqc3, hqc5), whose keys and ciphertexts differ";
 
 /// Printed when a SPHINCS+ round-3 name is used.
 pub const SPHINCS_NOTE: &str = "note: SPHINCS+ (round 3) is not SLH-DSA (FIPS 205): FIPS 205 \

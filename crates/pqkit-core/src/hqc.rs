@@ -1,5 +1,5 @@
-//! HQC, the code-based KEM NIST selected in March 2025 (HQC specification 2025-08-22, FIPS 207
-//! in preparation), on RustCrypto `hqc-kem`.
+//! HQC, the code-based KEM NIST selected in March 2025 (HQC specification 2025-08-22, FIPS
+//! 207 in preparation), on RustCrypto `hqc-kem`.
 //!
 //! The reference code changed its key-generation sampling on 2026-02-10 (pqc-hqc commit
 //! 161cd4f) under the same specification date; `hqc-kem` 0.1.0-rc.0, liboqs 0.16 and
@@ -129,11 +129,7 @@ const fn hqc(
         ephemeral: false,
         encapsulation_key_offset: Some(0),
         oid,
-        tls_group: Some(TlsCodePoint {
-            value: group.0,
-            iana: group.1,
-            source: "oqs-provider (private use)",
-        }),
+        tls_group: Some(TlsCodePoint::oqs_provider(group.0, group.1)),
         standard: STANDARD,
         backend,
     }
@@ -143,7 +139,7 @@ const fn hqc(
 /// secret 32 bytes. TLS: hqc1 (65075, oqs-provider).
 pub static HQC_1: KemAlgorithm = hqc(
     "HQC-1",
-    &["HQC-128", "hqc1", "hqc128"],
+    &["hqc1"],
     1,
     (2241, 2321, 4433, 16),
     "1.3.6.1.4.1.22554.5.9.1",
@@ -155,7 +151,7 @@ pub static HQC_1: KemAlgorithm = hqc(
 /// secret 32 bytes. TLS: hqc3 (65078, oqs-provider).
 pub static HQC_3: KemAlgorithm = hqc(
     "HQC-3",
-    &["HQC-192", "hqc3", "hqc192"],
+    &["hqc3"],
     3,
     (4514, 4602, 8978, 24),
     "1.3.6.1.4.1.22554.5.9.2",
@@ -167,7 +163,7 @@ pub static HQC_3: KemAlgorithm = hqc(
 /// secret 32 bytes. TLS: hqc5 (65081, oqs-provider).
 pub static HQC_5: KemAlgorithm = hqc(
     "HQC-5",
-    &["HQC-256", "hqc5", "hqc256"],
+    &["hqc5"],
     5,
     (7237, 7333, 14421, 32),
     "1.3.6.1.4.1.22554.5.9.3",

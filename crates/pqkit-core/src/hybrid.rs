@@ -1,4 +1,5 @@
-//! Key-exchange groups: pure ML-KEM and the ECDHE+ML-KEM hybrids, as data.
+//! Key-exchange groups: each KEM alone and the ECDHE hybrids, as data (ML-KEM's of RFC 10024
+//! and draft-ietf-tls-mlkem; HQC's, BIKE's and eFrodoKEM's at oqs-provider's code points).
 //!
 //! A group is a KEM, an optional ECDH function and the order of their shares. The client share
 //! is the ECDH share and the encapsulation key; the server share is the ECDH share and the
@@ -130,11 +131,7 @@ const fn level_named(
     KeyExchangeGroup {
         name,
         aliases,
-        code_point: TlsCodePoint {
-            value,
-            iana: name,
-            source: "oqs-provider (private use)",
-        },
+        code_point: TlsCodePoint::oqs_provider(value, name),
         classical: Some(classical),
         kem,
         order: ShareOrder::ClassicalFirst,
@@ -337,11 +334,11 @@ mod hqc_groups {
 
 pub use hqc_groups::*;
 
-/// The groups of the KEMs pqkit takes from liboqs (BIKE, eFrodoKEM), with oqs-provider's private-use code
-/// points (`oqs-template/generate.yml`): each KEM alone, and hybrids whose ECDHE share and
-/// secret come first, as [`P256_MLKEM512`]'s do. Classic McEliece has none: its encapsulation
-/// key exceeds a key share's 65,535 bytes (RFC 8446 §4.2.8). oqs-provider's X448 hybrids
-/// (x448_bikel3, x448_efrodo976*) are not offered: aws-lc-rs has no X448.
+/// The groups of the KEMs pqkit takes from liboqs (BIKE, eFrodoKEM), with oqs-provider's
+/// private-use code points (`oqs-template/generate.yml`): each KEM alone, and hybrids whose
+/// ECDHE share and secret come first, as [`P256_MLKEM512`]'s do. Classic McEliece has none:
+/// its encapsulation key exceeds a key share's 65,535 bytes (RFC 8446 §4.2.8). oqs-provider's
+/// X448 hybrids (x448_bikel3, x448_efrodo976*) are not offered: aws-lc-rs has no X448.
 #[cfg(feature = "liboqs")]
 mod liboqs_groups {
     use super::{KeyExchangeGroup, level_named, pure};

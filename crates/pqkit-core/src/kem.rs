@@ -27,10 +27,10 @@ pub enum KemFamily {
     MlKem,
     /// BIKE (NIST round 4, spec 5.1).
     Bike,
-    /// eFrodoKEM: FrodoKEM round 3, the ISO/IEC 18033-2 draft amendment's variant for
-    /// ephemeral keys (no salt).
+    /// eFrodoKEM: FrodoKEM round 3, the ISO/IEC 18033-2 amendment's variant for ephemeral
+    /// keys (no salt).
     FrodoKem,
-    /// Classic McEliece (NIST round 4; ISO/IEC 18033-2 amendment draft).
+    /// Classic McEliece (NIST round 4; ISO/IEC 18033-2 amendment).
     ClassicMcEliece,
     /// HQC (specification 2025-08-22; FIPS 207 draft).
     Hqc,
@@ -74,13 +74,13 @@ pub struct KemAlgorithm {
     /// The randomness of one encapsulation in bytes, for derandomized encapsulation (m: 32 for
     /// ML-KEM; m ‖ salt for HQC); 0 when the backend takes its randomness itself.
     pub encapsulation_randomness_size: usize,
-    /// Whether the KEM claims IND-CCA2 security, i.e. whether a decapsulation key may be
-    /// used for many ciphertexts. BIKE does not (its decoding-failure rate is not proven low
-    /// enough): its keys are for one key exchange only, as in TLS.
+    /// Whether the KEM's IND-CCA2 security is established, i.e. whether a decapsulation key
+    /// may be used for many ciphertexts. BIKE's rests on an extrapolated, unproven
+    /// decoding-failure rate (liboqs marks it not IND-CCA): its keys serve one key exchange.
     pub ind_cca: bool,
-    /// Whether the KEM is meant for keys that serve one key exchange only (BIKE, which is
-    /// IND-CPA; eFrodoKEM, FrodoKEM's variant for ephemeral keys). pqkit offers these as TLS
-    /// groups and does not write their keys to files.
+    /// Whether the KEM is meant for keys that serve one key exchange only (BIKE, see
+    /// [`KemAlgorithm::ind_cca`]; eFrodoKEM, FrodoKEM's variant for ephemeral keys). pqkit
+    /// offers these as TLS groups and does not write their keys to files.
     pub ephemeral: bool,
     /// Where the encapsulation key lies inside the decapsulation key, in bytes from its start
     /// (FIPS 203 §7.3: 384·k); `None` when the decapsulation key does not contain it.
@@ -116,8 +116,9 @@ impl KemAlgorithm {
         })
     }
 
-    /// Derives a key pair from the 64-byte seed d‖z (FIPS 203 Algorithm 16,
-    /// ML-KEM.KeyGen_internal). The same seed always gives the same keys.
+    /// Derives a key pair from its seed of [`KemAlgorithm::seed_size`] bytes: d‖z for ML-KEM
+    /// (64 bytes, FIPS 203 Algorithm 16, ML-KEM.KeyGen_internal), seed_kem for HQC (32
+    /// bytes). The same seed always gives the same keys.
     ///
     /// # Errors
     /// [`Error::InvalidLength`] unless `seed` is [`KemAlgorithm::seed_size`] bytes;
@@ -436,7 +437,7 @@ pub(crate) trait KemBackend: Send + Sync {
         _randomness: &[u8],
     ) -> Result<(Vec<u8>, Zeroizing<Vec<u8>>), Error> {
         Err(Error::Unsupported(
-            "derandomized encapsulation is defined for ML-KEM only (FIPS 203 Algorithm 17)",
+            "this KEM's backend draws its encapsulation randomness itself",
         ))
     }
     /// FIPS 203 Algorithm 18: K from dk and c, with implicit rejection.

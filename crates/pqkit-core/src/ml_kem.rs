@@ -172,12 +172,12 @@ macro_rules! libcrux_backend {
                 ek: &[u8],
                 m: &[u8],
             ) -> Result<(Vec<u8>, Zeroizing<Vec<u8>>), Error> {
-                let m: [u8; ENCAPSULATION_RANDOMNESS_SIZE] =
-                    m.try_into().map_err(|_| Error::Backend("libcrux-ml-kem"))?;
+                let m: Zeroizing<[u8; ENCAPSULATION_RANDOMNESS_SIZE]> =
+                    Zeroizing::new(m.try_into().map_err(|_| Error::Backend("libcrux-ml-kem"))?);
                 let ek = ek
                     .try_into()
                     .map_err(|_| Error::Backend("libcrux-ml-kem"))?;
-                let (ct, ss) = libcrux_ml_kem::$module::encapsulate(&ek, m);
+                let (ct, ss) = libcrux_ml_kem::$module::encapsulate(&ek, *m);
                 let ss = Zeroizing::new(ss);
                 Ok((ct.as_slice().to_vec(), Zeroizing::new(ss.to_vec())))
             }
