@@ -14,6 +14,7 @@
 //! One call gives the provider: [`provider()`]. [`server_config`] and [`client_config`] build
 //! mutually authenticated configurations from PEM-decoded certificates and keys.
 
+pub mod ffdhe;
 pub mod kx;
 pub mod observe;
 pub mod scheme;
@@ -56,8 +57,9 @@ pub fn provider_with_groups(groups: Vec<&'static dyn SupportedKxGroup>) -> Crypt
     }
 }
 
-/// Finds a named group by name, alias or code point: pqkit's groups, or the classical
-/// X25519 / secp256r1 (P-256) / secp384r1 (P-384).
+/// Finds a named group by name, alias or code point: pqkit's groups, the classical
+/// X25519 / secp256r1 (P-256) / secp384r1 (P-384), or ffdhe3072 (RFC 7919; offered only when
+/// named).
 ///
 /// # Errors
 /// [`pqkit_core::Error::UnknownAlgorithm`].
@@ -67,6 +69,9 @@ pub fn find_group(name: &str) -> Result<&'static dyn SupportedKxGroup, pqkit_cor
         .find(|(names, _)| names.iter().any(|n| n.eq_ignore_ascii_case(name)));
     if let Some((_, g)) = classical {
         return Ok(*g);
+    }
+    if name.eq_ignore_ascii_case("ffdhe3072") || name.eq_ignore_ascii_case("0x0101") {
+        return Ok(&ffdhe::FFDHE3072);
     }
     Ok(kx::find(name)?)
 }

@@ -123,6 +123,23 @@ fn every_named_group_completes_a_mutually_authenticated_handshake() {
     );
 }
 
+/// ffdhe3072 (RFC 7919), offered only when named: a full handshake with the padded
+/// 384-byte shares and secret.
+#[test]
+fn ffdhe3072_completes_a_handshake_when_named() {
+    let pki = Pki::generate(&ML_DSA_65).expect("pki");
+    let group = pqkit_rustls::find_group("ffdhe3072").expect("named");
+    let out = connect(group, &pki, &pki);
+    assert_eq!(out.group, NamedGroup::FFDHE3072);
+    assert!(
+        !pqkit_rustls::provider()
+            .kx_groups
+            .iter()
+            .any(|g| g.name() == NamedGroup::FFDHE3072),
+        "not in the default offer"
+    );
+}
+
 #[test]
 fn every_ml_dsa_level_as_server_and_as_client_certificate() {
     let other = Pki::generate(&ML_DSA_65).expect("pki");
