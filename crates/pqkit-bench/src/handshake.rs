@@ -343,63 +343,85 @@ fn metered<R>(meter: &mut Option<Meter>, f: impl FnOnce() -> R) -> R {
 /// An unknown name, or a connection that failed (as text). A combination rustls cannot carry
 /// (the 64 KiB flight limit) is listed in the second vector instead.
 pub fn run(options: &Options) -> Result<(Vec<Row>, Vec<Skipped>), String> {
-    let sigs: Vec<&'static SignatureAlgorithm> = options
+    let pairs: Vec<(String, String)> = options
         .signatures
         .iter()
-        .map(|n| pqkit_core::catalogue::signature(n.trim()).map_err(|e| e.to_string()))
-        .collect::<Result<_, _>>()?;
-    let groups: Vec<&'static dyn SupportedKxGroup> = options
-        .groups
+        .flat_map(|s| options.groups.iter().map(move |g| (s.clone(), g.clone())))
+        .collect();
+    run_pairs(&pairs, &options.mutual, options.repetitions)
+}
+
+/// Runs the given (signature, group) pairs, in order, each with every `mutual` setting; one
+/// PKI per signature algorithm.
+///
+/// # Errors
+/// As [`run`].
+pub fn run_pairs(
+    pairs: &[(String, String)],
+    mutual_settings: &[bool],
+    repetitions: usize,
+) -> Result<(Vec<Row>, Vec<Skipped>), String> {
+    let resolved: Vec<(&'static SignatureAlgorithm, &'static dyn SupportedKxGroup)> = pairs
         .iter()
-        .map(|n| pqkit_rustls::find_group(n.trim()).map_err(|e| e.to_string()))
-        .collect::<Result<_, _>>()?;
-    let total = sigs.len() * groups.len() * options.mutual.len();
+        .map(|(s, g)| {
+            let sig = pqkit_core::catalogue::signature(s.trim()).map_err(|e| e.to_string())?;
+            let group = pqkit_rustls::find_group(g.trim()).map_err(|e| e.to_string())?;
+            Ok((sig, group))
+        })
+        .collect::<Result<_, String>>()?;
+    let total = resolved.len() * mutual_settings.len();
     let progress = Progress::new("bench handshake", total as u64);
     let (mut rows, mut skipped) = (Vec::new(), Vec::new());
-    for sig in sigs {
-        let pki = Pki::generate(sig).map_err(|e| e.to_string())?;
-        for &group in &groups {
-            let group_name = pqkit_rustls::group_name(group);
-            for &mutual in &options.mutual {
-                progress.step(&format!("{} × {group_name} mutual={mutual}", sig.name));
-                let setup = match Setup::new(&pki, group, mutual) {
-                    Ok(s) => s,
-                    Err(reason) => {
-                        skipped.push(Skipped {
-                            signature: sig.name,
-                            group: group_name.clone(),
-                            mutual,
-                            reason,
-                        });
-                        continue;
-                    }
-                };
-                connection(&setup, false, &connect_direct)?;
-                let first = connection(&setup, true, &connect_direct)?;
-                let mut client_ms = vec![first.client.handshake_ms];
-                let mut server_ms = vec![first.server.handshake_ms];
-                for _ in 1..options.repetitions.max(1) {
-                    let m = connection(&setup, false, &connect_direct)?;
-                    client_ms.push(m.client.handshake_ms);
-                    server_ms.push(m.server.handshake_ms);
+    let mut pkis: Vec<(&'static str, Pki)> = Vec::new();
+    for (sig, group) in resolved {
+        if !pkis.iter().any(|(n, _)| *n == sig.name) {
+            pkis.push((sig.name, Pki::generate(sig).map_err(|e| e.to_string())?));
+        }
+        let pki = &pkis
+            .iter()
+            .find(|(n, _)| *n == sig.name)
+            .expect("just added")
+            .1;
+        let group_name = pqkit_rustls::group_name(group);
+        for &mutual in mutual_settings {
+            progress.step(&format!("{} × {group_name} mutual={mutual}", sig.name));
+            let setup = match Setup::new(pki, group, mutual) {
+                Ok(s) => s,
+                Err(reason) => {
+                    skipped.push(Skipped {
+                        signature: sig.name,
+                        group: group_name.clone(),
+                        mutual,
+                        reason,
+                    });
+                    continue;
                 }
-                rows.push(Row {
-                    signature: sig.name,
-                    group: group_name.clone(),
-                    mutual,
-                    repetitions: client_ms.len(),
-                    client_handshake_ms: median_of(client_ms),
-                    server_handshake_ms: median_of(server_ms),
-                    client_to_server_bytes: first.client.wire_bytes_written,
-                    server_to_client_bytes: first.server.wire_bytes_written,
-                    total_bytes: first.client.wire_bytes_written + first.server.wire_bytes_written,
-                    breakdown: first.breakdown.unwrap_or_default(),
-                    client_heap: first.client_heap,
-                    server_heap: first.server_heap,
-                    client_stack_bytes: first.client_stack,
-                    server_stack_bytes: first.server_stack,
-                });
+            };
+            connection(&setup, false, &connect_direct)?;
+            let first = connection(&setup, true, &connect_direct)?;
+            let mut client_ms = vec![first.client.handshake_ms];
+            let mut server_ms = vec![first.server.handshake_ms];
+            for _ in 1..repetitions.max(1) {
+                let m = connection(&setup, false, &connect_direct)?;
+                client_ms.push(m.client.handshake_ms);
+                server_ms.push(m.server.handshake_ms);
             }
+            rows.push(Row {
+                signature: sig.name,
+                group: group_name.clone(),
+                mutual,
+                repetitions: client_ms.len(),
+                client_handshake_ms: median_of(client_ms),
+                server_handshake_ms: median_of(server_ms),
+                client_to_server_bytes: first.client.wire_bytes_written,
+                server_to_client_bytes: first.server.wire_bytes_written,
+                total_bytes: first.client.wire_bytes_written + first.server.wire_bytes_written,
+                breakdown: first.breakdown.unwrap_or_default(),
+                client_heap: first.client_heap,
+                server_heap: first.server_heap,
+                client_stack_bytes: first.client_stack,
+                server_stack_bytes: first.server_stack,
+            });
         }
     }
     progress.finish();

@@ -24,6 +24,7 @@ pub mod machine;
 #[cfg(feature = "peers")]
 pub mod peers;
 pub mod plot;
+pub mod preset;
 pub mod primitives;
 pub mod render;
 pub mod session;

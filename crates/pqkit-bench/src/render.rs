@@ -439,3 +439,61 @@ pub fn primitives(rows: &[crate::primitives::Row]) -> Vec<Table> {
     }
     tables
 }
+
+/// `bench handshake --preset`: the reference document's rows by its labels, pqkit's handshake
+/// figures, and the KEM bytes compared exactly where the document's are known.
+pub fn preset(preset: &crate::preset::Preset, rows: &[handshake::Row]) -> Table {
+    let mut t = Table::new(
+        &format!(
+            "{} on this machine (the document's platform: {}; {})",
+            preset.document, preset.platform, preset.missing
+        ),
+        &[
+            "row",
+            "signature",
+            "group",
+            "mutual",
+            "client ms",
+            "server ms",
+            "C→S bytes",
+            "S→C bytes",
+            "KEM pk/ct bytes (pqkit)",
+            "KEM pk/ct bytes (document)",
+            "Δ pk/ct bytes",
+        ],
+    );
+    for p in preset.rows {
+        let ours = crate::preset::kem_bytes(p.group);
+        let theirs = p.their_kem_bytes;
+        for r in rows.iter().filter(|r| {
+            r.signature == p.signature
+                && pqkit_rustls::find_group(p.group)
+                    .is_ok_and(|g| pqkit_rustls::group_name(g) == r.group)
+        }) {
+            t.rows.push(vec![
+                p.label.to_owned(),
+                r.signature.to_owned(),
+                r.group.clone(),
+                yes_no(r.mutual),
+                fixed(r.client_handshake_ms, 2),
+                fixed(r.server_handshake_ms, 2),
+                r.client_to_server_bytes.to_string(),
+                r.server_to_client_bytes.to_string(),
+                ours.map_or_else(|| "-".to_owned(), |(pk, ct)| format!("{pk}/{ct}")),
+                theirs.map_or_else(
+                    || "not available".to_owned(),
+                    |k| format!("{}/{} ({})", k.public_key, k.ciphertext, k.source),
+                ),
+                match (ours, theirs) {
+                    (Some((pk, ct)), Some(k)) => format!(
+                        "{:+}/{:+}",
+                        pk as i64 - k.public_key as i64,
+                        ct as i64 - k.ciphertext as i64
+                    ),
+                    _ => "-".to_owned(),
+                },
+            ]);
+        }
+    }
+    t
+}

@@ -10,7 +10,7 @@ use crate::machine::Machine;
 use crate::plot::{self, Plot};
 use crate::render::{self, Table};
 use crate::timing::Budget;
-use crate::{SCHEMA, boundary, crypto, handshake, primitives, tls};
+use crate::{SCHEMA, boundary, crypto, handshake, preset, primitives, tls};
 
 /// One finished benchmark.
 #[derive(Clone, Debug)]
@@ -149,6 +149,84 @@ pub fn handshake(options: &handshake::Options) -> Result<Measurement, String> {
         "handshake",
         &body,
         vec![render::handshake(&rows, &skipped), render::breakdown(&rows)],
+        plot::handshake(&rows),
+    )
+}
+
+/// `bench handshake --preset NAME`: the preset's rows, each labelled, with the reference
+/// document's figures beside pqkit's where they are known (see [`preset`]).
+///
+/// # Errors
+/// As [`handshake::run`], and plotting errors.
+pub fn handshake_preset(
+    preset: &'static preset::Preset,
+    mutual: &[bool],
+    repetitions: usize,
+) -> Result<Measurement, String> {
+    #[derive(Serialize)]
+    struct Compared {
+        label: &'static str,
+        signature: &'static str,
+        group: &'static str,
+        their_kem: &'static str,
+        their_kem_bytes: Option<preset::KemBytes>,
+        /// pqkit's KEM encapsulation key and ciphertext, in bytes.
+        our_kem_bytes: Option<(usize, usize)>,
+    }
+    #[derive(Serialize)]
+    struct Preset<'a> {
+        name: &'static str,
+        document: &'static str,
+        platform: &'static str,
+        missing: &'static str,
+        rows: &'a [Compared],
+    }
+    #[derive(Serialize)]
+    struct Body<'a> {
+        client_message: &'static str,
+        server_reply: &'static str,
+        rows: &'a [handshake::Row],
+        skipped: &'a [handshake::Skipped],
+        preset: Preset<'a>,
+    }
+    let pairs: Vec<(String, String)> = preset
+        .rows
+        .iter()
+        .map(|r| (r.signature.to_owned(), r.group.to_owned()))
+        .collect();
+    let (rows, skipped) = handshake::run_pairs(&pairs, mutual, repetitions)?;
+    let compared: Vec<Compared> = preset
+        .rows
+        .iter()
+        .map(|r| Compared {
+            label: r.label,
+            signature: r.signature,
+            group: r.group,
+            their_kem: r.their_kem,
+            their_kem_bytes: r.their_kem_bytes,
+            our_kem_bytes: preset::kem_bytes(r.group),
+        })
+        .collect();
+    let body = Body {
+        client_message: handshake::CLIENT_MESSAGE,
+        server_reply: handshake::SERVER_REPLY,
+        rows: &rows,
+        skipped: &skipped,
+        preset: Preset {
+            name: preset.name,
+            document: preset.document,
+            platform: preset.platform,
+            missing: preset.missing,
+            rows: &compared,
+        },
+    };
+    Measurement::new(
+        "handshake",
+        &body,
+        vec![
+            render::preset(preset, &rows),
+            render::handshake(&rows, &skipped),
+        ],
         plot::handshake(&rows),
     )
 }

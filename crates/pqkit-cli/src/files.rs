@@ -136,7 +136,7 @@ pub(crate) fn keygen(
         let why = if k.ind_cca {
             "is the variant meant for ephemeral keys"
         } else {
-            "claims IND-CPA security only"
+            "rests its IND-CCA claim on an unproven decoding-failure rate"
         };
         return Err(Failure::usage(format!(
             "{}: pqkit does not write long-term {} keys: the KEM {why}, so a key should serve \

@@ -444,11 +444,15 @@ enum BenchCommand {
     )]
     Handshake {
         /// Signature algorithms, comma-separated (default: both references' set).
-        #[arg(long, value_delimiter = ',')]
+        #[arg(long, value_delimiter = ',', conflicts_with = "preset")]
         sig: Vec<String>,
         /// Named groups, comma-separated (default: ML-KEM, the hybrids, X25519, P-256).
-        #[arg(long, value_delimiter = ',')]
+        #[arg(long, value_delimiter = ',', conflicts_with = "preset")]
         group: Vec<String>,
+        /// A reference document's table instead of the matrix: m4-paper (the Cortex-M4 PQ TLS
+        /// paper's rows, Dil2-Kyb1 … Dil2-Hqc1, RSA-/ECDSA-ECDHE, FFDHE-3072).
+        #[arg(long)]
+        preset: Option<String>,
         /// Client authentication: on, off or both.
         #[arg(long, default_value = "both", value_parser = ["on", "off", "both"])]
         mutual: String,
@@ -999,22 +1003,36 @@ fn main() -> ExitCode {
         Command::Bench(BenchCommand::Handshake {
             sig,
             group,
+            preset,
             mutual,
             repetitions,
             output,
         }) => {
-            let defaults = pqkit_bench::handshake::Options::default();
-            let options = pqkit_bench::handshake::Options {
-                signatures: or_default(sig, defaults.signatures),
-                groups: or_default(group, defaults.groups),
-                mutual: match mutual.as_str() {
-                    "on" => vec![true],
-                    "off" => vec![false],
-                    _ => vec![false, true],
-                },
-                repetitions,
+            let mutual = match mutual.as_str() {
+                "on" => vec![true],
+                "off" => vec![false],
+                _ => vec![false, true],
             };
-            bench_cmd::print(pqkit_bench::suite::handshake(&options), &output.get())
+            match preset {
+                Some(name) => pqkit_bench::preset::find(&name)
+                    .map_err(Failure::usage)
+                    .and_then(|preset| {
+                        bench_cmd::print(
+                            pqkit_bench::suite::handshake_preset(preset, &mutual, repetitions),
+                            &output.get(),
+                        )
+                    }),
+                None => {
+                    let defaults = pqkit_bench::handshake::Options::default();
+                    let options = pqkit_bench::handshake::Options {
+                        signatures: or_default(sig, defaults.signatures),
+                        groups: or_default(group, defaults.groups),
+                        mutual,
+                        repetitions,
+                    };
+                    bench_cmd::print(pqkit_bench::suite::handshake(&options), &output.get())
+                }
+            }
         }
         Command::Bench(BenchCommand::Tls {
             sig,

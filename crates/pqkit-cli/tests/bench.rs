@@ -245,6 +245,52 @@ fn bench_boundary_json() {
     }
 }
 
+/// `bench handshake --preset m4-paper`: the paper's rows by label, BIKE-L1's key share the
+/// paper's byte for byte, HQC-1's 8/48 bytes smaller than round-3 HQC-128's; FFDHE-3072 and
+/// the classical rows run; the JSON validates.
+#[test]
+fn bench_handshake_m4_paper_preset() {
+    let v = json(&[
+        "bench",
+        "handshake",
+        "--json",
+        "--preset",
+        "m4-paper",
+        "--mutual",
+        "off",
+        "-n",
+        "1",
+    ]);
+    assert_eq!(v["kind"], "handshake");
+    let preset = &v["preset"];
+    assert_eq!(preset["name"], "m4-paper");
+    let rows = v["rows"].as_array().expect("rows");
+    assert_eq!(rows.len(), preset["rows"].as_array().expect("rows").len());
+    let labelled = |label: &str| {
+        preset["rows"]
+            .as_array()
+            .expect("rows")
+            .iter()
+            .find(|r| r["label"] == label)
+            .cloned()
+            .unwrap_or_else(|| panic!("{label}"))
+    };
+    let bike = labelled("Dil2-Bike1");
+    assert_eq!(bike["our_kem_bytes"], serde_json::json!([1541, 1573]));
+    assert_eq!(bike["their_kem_bytes"]["public_key"], 1541);
+    let hqc = labelled("Dil2-Hqc1");
+    assert_eq!(hqc["our_kem_bytes"], serde_json::json!([2241, 4433]));
+    assert_eq!(hqc["their_kem_bytes"]["ciphertext"], 4481);
+    assert!(labelled("FFDHE-3072")["our_kem_bytes"].is_null());
+    assert!(rows.iter().any(|r| r["group"] == "FFDHE3072"), "{rows:?}");
+    let out = pqkit()
+        .args(["bench", "handshake", "--preset", "m5-paper"])
+        .output()
+        .expect("run");
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("m4-paper"));
+}
+
 /// `bench primitives`: a few rows of each kind, one core and every core, validated against the
 /// schema; Kalyna in every mode; what is not offered says why.
 #[test]
