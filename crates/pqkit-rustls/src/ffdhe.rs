@@ -21,6 +21,8 @@ const BITS: u32 = 3072;
 pub const SHARE_SIZE: usize = 384;
 /// Bytes of the private exponent.
 const EXPONENT_SIZE: usize = 32;
+/// Bits of the private exponent.
+const EXPONENT_BITS: u32 = 256;
 
 /// ffdhe3072, offered when named (`--groups ffdhe3072`).
 #[derive(Debug)]
@@ -37,10 +39,11 @@ fn params() -> &'static BoxedMontyParams {
     })
 }
 
-/// x^e mod p for x < p, as 384 big-endian bytes.
+/// x^e mod p for x < p and e < 2^256, as 384 big-endian bytes (the ladder runs over the
+/// exponent's 256 bits, whatever their values).
 fn pow(base: &BoxedUint, exponent: &BoxedUint) -> Zeroizing<Vec<u8>> {
     let r = BoxedMontyForm::new(base.clone(), params())
-        .pow(exponent)
+        .pow_bounded_exp(exponent, EXPONENT_BITS)
         .retrieve();
     Zeroizing::new(r.to_be_bytes().to_vec())
 }
