@@ -126,31 +126,75 @@ pub fn crypto(options: &crypto::Options) -> Result<Measurement, String> {
     Measurement::new("crypto", &body, tables, plot::crypto(&rows))
 }
 
+/// The JSON body of `bench handshake`, with the preset's comparison when one ran.
+#[derive(Serialize)]
+struct HandshakeBody<'a> {
+    client_message: &'static str,
+    server_reply: &'static str,
+    rows: &'a [handshake::Row],
+    skipped: &'a [handshake::Skipped],
+    #[serde(skip_serializing_if = "Option::is_none")]
+    preset: Option<PresetBody>,
+}
+
+/// A preset's document and its rows, each with pqkit's KEM bytes beside the document's.
+#[derive(Serialize)]
+struct PresetBody {
+    name: &'static str,
+    document: &'static str,
+    platform: &'static str,
+    missing: &'static str,
+    rows: Vec<Compared>,
+}
+
+#[derive(Serialize)]
+struct Compared {
+    #[serde(flatten)]
+    row: &'static preset::PresetRow,
+    /// pqkit's KEM encapsulation key and ciphertext, in bytes.
+    our_kem_bytes: Option<(usize, usize)>,
+}
+
+/// One handshake measurement: its body, the preset's table first when there is one.
+fn handshake_measurement(
+    rows: &[handshake::Row],
+    skipped: &[handshake::Skipped],
+    preset: Option<&'static preset::Preset>,
+) -> Result<Measurement, String> {
+    let mut tables = vec![render::handshake(rows, skipped), render::breakdown(rows)];
+    if let Some(p) = preset {
+        tables.insert(0, render::preset(p, rows));
+    }
+    let body = HandshakeBody {
+        client_message: handshake::CLIENT_MESSAGE,
+        server_reply: handshake::SERVER_REPLY,
+        rows,
+        skipped,
+        preset: preset.map(|p| PresetBody {
+            name: p.name,
+            document: p.document,
+            platform: p.platform,
+            missing: p.missing,
+            rows: p
+                .rows
+                .iter()
+                .map(|row| Compared {
+                    row,
+                    our_kem_bytes: preset::kem_bytes(row.group),
+                })
+                .collect(),
+        }),
+    };
+    Measurement::new("handshake", &body, tables, plot::handshake(rows))
+}
+
 /// `bench handshake`.
 ///
 /// # Errors
 /// As [`handshake::run`], and plotting errors.
 pub fn handshake(options: &handshake::Options) -> Result<Measurement, String> {
-    #[derive(Serialize)]
-    struct Body<'a> {
-        client_message: &'static str,
-        server_reply: &'static str,
-        rows: &'a [handshake::Row],
-        skipped: &'a [handshake::Skipped],
-    }
     let (rows, skipped) = handshake::run(options)?;
-    let body = Body {
-        client_message: handshake::CLIENT_MESSAGE,
-        server_reply: handshake::SERVER_REPLY,
-        rows: &rows,
-        skipped: &skipped,
-    };
-    Measurement::new(
-        "handshake",
-        &body,
-        vec![render::handshake(&rows, &skipped), render::breakdown(&rows)],
-        plot::handshake(&rows),
-    )
+    handshake_measurement(&rows, &skipped, None)
 }
 
 /// `bench handshake --preset NAME`: the preset's rows, each labelled, with the reference
@@ -163,72 +207,13 @@ pub fn handshake_preset(
     mutual: &[bool],
     repetitions: usize,
 ) -> Result<Measurement, String> {
-    #[derive(Serialize)]
-    struct Compared {
-        label: &'static str,
-        signature: &'static str,
-        group: &'static str,
-        their_kem: &'static str,
-        their_kem_bytes: Option<preset::KemBytes>,
-        /// pqkit's KEM encapsulation key and ciphertext, in bytes.
-        our_kem_bytes: Option<(usize, usize)>,
-    }
-    #[derive(Serialize)]
-    struct Preset<'a> {
-        name: &'static str,
-        document: &'static str,
-        platform: &'static str,
-        missing: &'static str,
-        rows: &'a [Compared],
-    }
-    #[derive(Serialize)]
-    struct Body<'a> {
-        client_message: &'static str,
-        server_reply: &'static str,
-        rows: &'a [handshake::Row],
-        skipped: &'a [handshake::Skipped],
-        preset: Preset<'a>,
-    }
     let pairs: Vec<(String, String)> = preset
         .rows
         .iter()
         .map(|r| (r.signature.to_owned(), r.group.to_owned()))
         .collect();
     let (rows, skipped) = handshake::run_pairs(&pairs, mutual, repetitions)?;
-    let compared: Vec<Compared> = preset
-        .rows
-        .iter()
-        .map(|r| Compared {
-            label: r.label,
-            signature: r.signature,
-            group: r.group,
-            their_kem: r.their_kem,
-            their_kem_bytes: r.their_kem_bytes,
-            our_kem_bytes: preset::kem_bytes(r.group),
-        })
-        .collect();
-    let body = Body {
-        client_message: handshake::CLIENT_MESSAGE,
-        server_reply: handshake::SERVER_REPLY,
-        rows: &rows,
-        skipped: &skipped,
-        preset: Preset {
-            name: preset.name,
-            document: preset.document,
-            platform: preset.platform,
-            missing: preset.missing,
-            rows: &compared,
-        },
-    };
-    Measurement::new(
-        "handshake",
-        &body,
-        vec![
-            render::preset(preset, &rows),
-            render::handshake(&rows, &skipped),
-        ],
-        plot::handshake(&rows),
-    )
+    handshake_measurement(&rows, &skipped, Some(preset))
 }
 
 /// `bench tls`.
