@@ -36,10 +36,10 @@ pub use chain::{
     fixed_chains_with, fixed_chains_with_prelude, id_chains, id_chains_to_end,
 };
 pub use dispatch::Path;
-pub use keccak::Shake;
+pub use keccak::{Shake, Sponge, XofLanes};
 pub use sha256::{Sha256Prefix, lms_sha256_root};
 pub use sha512::Sha512Prefix;
-pub use wipe::{Wiped, Zero, wipe};
+pub use wipe::{Cleared, Wiped, Zero, wipe};
 
 /// A hash of many messages of the same length at once: the engine's unit of work.
 pub trait ManyHash: Sync {

@@ -17,6 +17,14 @@ impl Zero for u8 {
     const ZERO: Self = 0;
 }
 
+impl Zero for u16 {
+    const ZERO: Self = 0;
+}
+
+impl Zero for i16 {
+    const ZERO: Self = 0;
+}
+
 impl Zero for u32 {
     const ZERO: Self = 0;
 }
@@ -67,6 +75,34 @@ impl<T: Copy + Zero> DerefMut for Wiped<T> {
 impl<T: Copy + Zero> Drop for Wiped<T> {
     fn drop(&mut self) {
         wipe(&mut self.0);
+    }
+}
+
+/// A value (on the stack) set to zero when dropped, by [`wipe`]: the stack twin of [`Wiped`],
+/// for secrets of fixed size (polynomials, seeds, PRF outputs).
+pub struct Cleared<T: Copy + Zero>(pub T);
+
+impl<T: Copy + Zero> Cleared<T> {
+    /// The zero value.
+    pub const ZERO: Self = Self(T::ZERO);
+}
+
+impl<T: Copy + Zero> Deref for Cleared<T> {
+    type Target = T;
+    fn deref(&self) -> &T {
+        &self.0
+    }
+}
+
+impl<T: Copy + Zero> DerefMut for Cleared<T> {
+    fn deref_mut(&mut self) -> &mut T {
+        &mut self.0
+    }
+}
+
+impl<T: Copy + Zero> Drop for Cleared<T> {
+    fn drop(&mut self) {
+        wipe(core::slice::from_mut(&mut self.0));
     }
 }
 

@@ -7,6 +7,9 @@ mod avx2;
 mod avx512;
 #[cfg(test)]
 mod tests;
+mod xof;
+
+pub use xof::{Sponge, XofLanes};
 
 use crate::chain::Message;
 use crate::{Chain, Layout, ManyHash, Path, Prelude, count};

@@ -1,0 +1,262 @@
+//! Many SHAKE streams squeezed together: the extendable-output functions of the lattice
+//! schemes (FIPS 203's XOF and PRF), whose independent streams — one per matrix entry or
+//! secret polynomial — are permuted on the path's Keccak lanes at once; and [`Sponge`], one
+//! stream of any length (FIPS 203's G, H and J), counted like the lanes.
+
+use super::{Shake, absorb, permute_lanes};
+use crate::{Path, Wiped};
+
+/// One Keccak sponge (FIPS 202 §4) over an input of any length, with at most one rate of
+/// output: SHA3-256 and SHA3-512 (FIPS 202 §6.1) or SHAKE128 and SHAKE256 (§6.2). Its
+/// permutations run one at a time (portable) and are counted in [`crate::stats`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Sponge {
+    /// SHA3-256: rate 136 bytes, 32-byte digest.
+    Sha3_256,
+    /// SHA3-512: rate 72 bytes, 64-byte digest.
+    Sha3_512,
+    /// SHAKE128: rate 168 bytes.
+    Shake128,
+    /// SHAKE256: rate 136 bytes.
+    Shake256,
+}
+
+impl Sponge {
+    /// The rate in bytes.
+    pub fn rate(self) -> usize {
+        match self {
+            Self::Sha3_256 | Self::Shake256 => 136,
+            Self::Sha3_512 => 72,
+            Self::Shake128 => 168,
+        }
+    }
+
+    /// The domain-separation bits and the first padding bit (FIPS 202 §6.1, §6.2; B.2).
+    fn domain(self) -> u8 {
+        match self {
+            Self::Sha3_256 | Self::Sha3_512 => 0x06,
+            Self::Shake128 | Self::Shake256 => 0x1F,
+        }
+    }
+
+    /// Hashes the concatenation of `parts` into `out` (the first `out.len()` bytes of the
+    /// output; for SHA3, the digest's length).
+    ///
+    /// # Panics
+    /// When `out` is longer than the rate (a caller bug).
+    pub fn hash(self, parts: &[&[u8]], out: &mut [u8]) {
+        let rate = self.rate();
+        assert!(out.len() <= rate, "Sponge: more than one rate of output");
+        let mut state = [0u64; 25];
+        let mut block = [0u8; 168];
+        let mut at = 0;
+        for part in parts {
+            let mut part = *part;
+            while !part.is_empty() {
+                let take = part.len().min(rate - at);
+                block[at..at + take].copy_from_slice(&part[..take]);
+                at += take;
+                part = &part[take..];
+                if at == rate {
+                    absorb(&mut state, &block[..rate]);
+                    permute_lanes(Path::Portable, core::slice::from_mut(&mut state));
+                    at = 0;
+                }
+            }
+        }
+        block[at..rate].fill(0);
+        block[at] ^= self.domain();
+        block[rate - 1] ^= 0x80;
+        absorb(&mut state, &block[..rate]);
+        permute_lanes(Path::Portable, core::slice::from_mut(&mut state));
+        super::squeeze(&state, out);
+        crate::wipe(&mut state);
+        crate::wipe(&mut block);
+    }
+}
+
+/// Independent SHAKE128/SHAKE256 streams (FIPS 202 §6.2), each of a message shorter than its
+/// rate (one padded block), squeezed one rate block at a time; the streams asked for are
+/// permuted together, 8 (AVX-512) or 4 (AVX2) at once.
+///
+/// States hold secrets (seeds of secret vectors) and are wiped on drop.
+pub struct XofLanes {
+    path: Path,
+    states: Wiped<[u64; 25]>,
+    rates: Vec<usize>,
+    /// The states of one [`XofLanes::permute`] call, gathered.
+    scratch: Wiped<[u64; 25]>,
+}
+
+impl XofLanes {
+    /// No streams yet, on `path` (usually [`crate::dispatch::current`]), with room for
+    /// `capacity` of them.
+    pub fn new(path: Path, capacity: usize) -> Self {
+        Self {
+            path,
+            states: Wiped::with_capacity(capacity),
+            rates: Vec::with_capacity(capacity),
+            scratch: Wiped::with_capacity(capacity),
+        }
+    }
+
+    /// Adds a stream of `shake` over the concatenation of `parts`, returning its index. Its
+    /// first block is ready after the next [`XofLanes::permute_all`] (or a
+    /// [`XofLanes::permute`] naming it).
+    ///
+    /// # Panics
+    /// When the message is not shorter than the rate (168 or 136 bytes) — a caller bug.
+    pub fn push(&mut self, shake: Shake, parts: &[&[u8]]) -> usize {
+        let len: usize = parts.iter().map(|p| p.len()).sum();
+        assert!(
+            len < shake.rate,
+            "XofLanes: a message of {len} bytes ≥ the rate"
+        );
+        let mut block = [0u8; 168];
+        let mut at = 0;
+        for p in parts {
+            block[at..at + p.len()].copy_from_slice(p);
+            at += p.len();
+        }
+        block[len] = 0x1F;
+        block[shake.rate - 1] ^= 0x80;
+        let mut state = [0u64; 25];
+        absorb(&mut state, &block[..shake.rate]);
+        crate::wipe(&mut block);
+        self.states.push(state);
+        self.rates.push(shake.rate);
+        crate::wipe(&mut state);
+        self.states.len() - 1
+    }
+
+    /// The number of streams.
+    pub fn len(&self) -> usize {
+        self.states.len()
+    }
+
+    /// Whether there is no stream.
+    pub fn is_empty(&self) -> bool {
+        self.states.is_empty()
+    }
+
+    /// Permutes every stream: each one's next block is ready.
+    pub fn permute_all(&mut self) {
+        permute_lanes(self.path, &mut self.states);
+    }
+
+    /// Permutes the streams `lanes` (indices, each at most once) together.
+    ///
+    /// # Panics
+    /// When an index is out of range (a caller bug).
+    pub fn permute(&mut self, lanes: &[usize]) {
+        self.scratch.clear();
+        self.scratch.extend(lanes.iter().map(|&l| self.states[l]));
+        permute_lanes(self.path, &mut self.scratch);
+        for (&l, s) in lanes.iter().zip(self.scratch.iter()) {
+            self.states[l] = *s;
+        }
+    }
+
+    /// Writes stream `lane`'s current block (its first `out.len()` bytes, at most the rate)
+    /// into `out` (FIPS 202 §3.1.2: lanes little-endian).
+    ///
+    /// # Panics
+    /// When `out` is longer than the rate or `lane` out of range (caller bugs).
+    pub fn block(&self, lane: usize, out: &mut [u8]) {
+        assert!(
+            out.len() <= self.rates[lane],
+            "XofLanes: more than one rate"
+        );
+        super::squeeze(&self.states[lane], out);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use sha3::digest::{ExtendableOutput, Update, XofReader};
+
+    use super::*;
+
+    /// Every sponge, every length 0..400 split in three, against the sha3 crate.
+    #[test]
+    fn sponge_matches_sha3() {
+        use sha3::Digest;
+        let msg: Vec<u8> = (0..400u32).map(|i| (i * 7 + 3).to_le_bytes()[0]).collect();
+        for len in 0..400 {
+            let m = &msg[..len];
+            let (a, rest) = m.split_at(len / 3);
+            let (b, c) = rest.split_at(rest.len() / 2);
+            let parts = [a, b, c];
+            let mut out = [0u8; 168];
+            Sponge::Sha3_256.hash(&parts, &mut out[..32]);
+            assert_eq!(out[..32], sha3::Sha3_256::digest(m)[..], "SHA3-256 {len}");
+            Sponge::Sha3_512.hash(&parts, &mut out[..64]);
+            assert_eq!(out[..64], sha3::Sha3_512::digest(m)[..], "SHA3-512 {len}");
+            for (sponge, rate) in [(Sponge::Shake128, 168), (Sponge::Shake256, 136)] {
+                sponge.hash(&parts, &mut out[..rate]);
+                let mut want = vec![0u8; rate];
+                if rate == 168 {
+                    let mut h = sha3::Shake128::default();
+                    h.update(m);
+                    h.finalize_xof().read(&mut want);
+                } else {
+                    let mut h = sha3::Shake256::default();
+                    h.update(m);
+                    h.finalize_xof().read(&mut want);
+                }
+                assert_eq!(out[..rate], want[..], "{sponge:?} {len}");
+            }
+        }
+    }
+
+    /// Every path, SHAKE128 and SHAKE256 together, against the sha3 crate, with a partial
+    /// permutation between full ones.
+    #[test]
+    fn streams_match_sha3() {
+        for path in Path::supported() {
+            let msgs: Vec<Vec<u8>> = (0..13u8)
+                .map(|i| {
+                    (0..(i as usize * 11) % 135)
+                        .map(|j| j.to_le_bytes()[0] ^ i)
+                        .collect()
+                })
+                .collect();
+            let mut x = XofLanes::new(path, 13);
+            for (i, m) in msgs.iter().enumerate() {
+                let shake = if i % 3 == 0 {
+                    Shake::SHAKE256
+                } else {
+                    Shake::SHAKE128
+                };
+                let (a, b) = m.split_at(m.len() / 2);
+                assert_eq!(x.push(shake, &[a, b]), i);
+            }
+            let mut got: Vec<Vec<u8>> = vec![Vec::new(); 13];
+            x.permute_all();
+            let odd: Vec<usize> = (0..13).filter(|i| i % 2 == 1).collect();
+            for round in 0..3 {
+                for (i, g) in got.iter_mut().enumerate() {
+                    if round == 0 || i % 2 == 1 {
+                        let mut b = vec![0u8; x.rates[i]];
+                        x.block(i, &mut b);
+                        g.extend_from_slice(&b);
+                    }
+                }
+                x.permute(&odd);
+            }
+            for (i, m) in msgs.iter().enumerate() {
+                let mut want = vec![0u8; got[i].len()];
+                if i % 3 == 0 {
+                    let mut h = sha3::Shake256::default();
+                    h.update(m);
+                    h.finalize_xof().read(&mut want);
+                } else {
+                    let mut h = sha3::Shake128::default();
+                    h.update(m);
+                    h.finalize_xof().read(&mut want);
+                }
+                assert_eq!(got[i], want, "{path} stream {i}");
+            }
+        }
+    }
+}
