@@ -1,0 +1,153 @@
+//! The kernels the compiler does not find by itself, in AVX2: the 16 × 16 transposition of a
+//! polynomial's rows, and SampleNTT's rejection sampling 16 candidates at a time. Their
+//! portable twins are [`super::poly`]'s `transpose_portable` and `rej_uniform_portable`;
+//! tests prove each pair identical.
+#![allow(unsafe_code)]
+
+use core::arch::x86_64::{
+    __m128i, __m256i, _mm_loadu_si128, _mm_shuffle_epi8, _mm_storeu_si128, _mm256_and_si256,
+    _mm256_blend_epi16, _mm256_castsi256_si128, _mm256_cmpgt_epi16, _mm256_extracti128_si256,
+    _mm256_loadu_si256, _mm256_movemask_epi8, _mm256_packs_epi16, _mm256_permute2x128_si256,
+    _mm256_permute4x64_epi64, _mm256_set1_epi16, _mm256_setr_epi8, _mm256_setzero_si256,
+    _mm256_shuffle_epi8, _mm256_srli_epi16, _mm256_storeu_si256, _mm256_unpackhi_epi16,
+    _mm256_unpackhi_epi32, _mm256_unpackhi_epi64, _mm256_unpacklo_epi16, _mm256_unpacklo_epi32,
+    _mm256_unpacklo_epi64,
+};
+
+use super::poly::{N, Q, REJ_BUF};
+
+/// Transposes eight rows within each 128-bit half: output row j holds column j of the eight
+/// rows in its low half and column j + 8 in its high half.
+#[inline]
+#[target_feature(enable = "avx2")]
+fn transpose8(x: [__m256i; 8]) -> [__m256i; 8] {
+    let a = [
+        _mm256_unpacklo_epi16(x[0], x[1]),
+        _mm256_unpackhi_epi16(x[0], x[1]),
+        _mm256_unpacklo_epi16(x[2], x[3]),
+        _mm256_unpackhi_epi16(x[2], x[3]),
+        _mm256_unpacklo_epi16(x[4], x[5]),
+        _mm256_unpackhi_epi16(x[4], x[5]),
+        _mm256_unpacklo_epi16(x[6], x[7]),
+        _mm256_unpackhi_epi16(x[6], x[7]),
+    ];
+    let b = [
+        _mm256_unpacklo_epi32(a[0], a[2]),
+        _mm256_unpackhi_epi32(a[0], a[2]),
+        _mm256_unpacklo_epi32(a[1], a[3]),
+        _mm256_unpackhi_epi32(a[1], a[3]),
+        _mm256_unpacklo_epi32(a[4], a[6]),
+        _mm256_unpackhi_epi32(a[4], a[6]),
+        _mm256_unpacklo_epi32(a[5], a[7]),
+        _mm256_unpackhi_epi32(a[5], a[7]),
+    ];
+    [
+        _mm256_unpacklo_epi64(b[0], b[4]),
+        _mm256_unpackhi_epi64(b[0], b[4]),
+        _mm256_unpacklo_epi64(b[1], b[5]),
+        _mm256_unpackhi_epi64(b[1], b[5]),
+        _mm256_unpacklo_epi64(b[2], b[6]),
+        _mm256_unpackhi_epi64(b[2], b[6]),
+        _mm256_unpacklo_epi64(b[3], b[7]),
+        _mm256_unpackhi_epi64(b[3], b[7]),
+    ]
+}
+
+/// Transposes the 16 × 16 matrix of 16-bit rows in place (AVX2).
+#[inline]
+#[target_feature(enable = "avx2")]
+pub(crate) fn transpose_avx2(rows: &mut [[i16; 16]; 16]) {
+    let mut x = [[_mm256_setzero_si256(); 8]; 2];
+    for (h, half) in x.iter_mut().enumerate() {
+        for (i, v) in half.iter_mut().enumerate() {
+            let row = &rows[8 * h + i];
+            // SAFETY: `row` is 32 readable bytes; the load is unaligned.
+            *v = unsafe { _mm256_loadu_si256(row.as_ptr().cast::<__m256i>()) };
+        }
+    }
+    let top = transpose8(x[0]);
+    let bottom = transpose8(x[1]);
+    for j in 0..8 {
+        let lo = _mm256_permute2x128_si256::<0x20>(top[j], bottom[j]);
+        let hi = _mm256_permute2x128_si256::<0x31>(top[j], bottom[j]);
+        // SAFETY: each row is 32 writable bytes; the stores are unaligned.
+        unsafe {
+            _mm256_storeu_si256(rows[j].as_mut_ptr().cast::<__m256i>(), lo);
+            _mm256_storeu_si256(rows[j + 8].as_mut_ptr().cast::<__m256i>(), hi);
+        }
+    }
+}
+
+/// `COMPACT[m]`: the byte shuffle that moves the 16-bit lanes whose bit is set in `m` to the
+/// front, in order (the rest zero).
+const COMPACT: [[u8; 16]; 256] = {
+    let mut t = [[0x80u8; 16]; 256];
+    let mut m = 0;
+    while m < 256 {
+        let mut out = 0;
+        let mut lane = 0;
+        while lane < 8 {
+            if m & (1 << lane) != 0 {
+                t[m][2 * out] = 2 * lane as u8;
+                t[m][2 * out + 1] = 2 * lane as u8 + 1;
+                out += 1;
+            }
+            lane += 1;
+        }
+        m += 1;
+    }
+    t
+};
+
+/// SampleNTT's rejection (FIPS 203 Algorithm 7, lines 4–15) over one block of 168 bytes,
+/// 24 bytes (16 candidates) at a time: the twin of `poly::rej_uniform_portable`, with the same
+/// contract. `block` is the 168 bytes followed by at least 8 readable bytes (a 176-byte or
+/// longer buffer).
+#[inline]
+#[target_feature(enable = "avx2")]
+pub(crate) fn rej_uniform_avx2(
+    buf: &mut [i16; REJ_BUF],
+    mut filled: usize,
+    block: &[u8; 176],
+) -> usize {
+    if filled >= N {
+        return filled;
+    }
+    // Candidates 0–7 from bytes 0–11 (low half, after the 64-bit permutation: bytes 0–15),
+    // 8–15 from bytes 12–23 (high half: bytes 8–23, so at 4–15).
+    let idx = _mm256_setr_epi8(
+        0, 1, 1, 2, 3, 4, 4, 5, 6, 7, 7, 8, 9, 10, 10, 11, 4, 5, 5, 6, 7, 8, 8, 9, 10, 11, 11, 12,
+        13, 14, 14, 15,
+    );
+    let low12 = _mm256_set1_epi16(0x0FFF);
+    let q = _mm256_set1_epi16(Q);
+    for at in (0..168).step_by(24) {
+        // SAFETY: bytes at..at + 32 lie within the 176-byte block (at ≤ 144).
+        let raw = unsafe { _mm256_loadu_si256(block.as_ptr().add(at).cast::<__m256i>()) };
+        let f = _mm256_shuffle_epi8(_mm256_permute4x64_epi64::<0x94>(raw), idx);
+        // Even lanes: b0 | (b1 & 0x0F) << 8; odd lanes: (b1 >> 4) | b2 << 4.
+        let f = _mm256_blend_epi16::<0xAA>(_mm256_and_si256(f, low12), _mm256_srli_epi16::<4>(f));
+        let good = _mm256_cmpgt_epi16(q, f);
+        let mask = _mm256_movemask_epi8(_mm256_packs_epi16(good, _mm256_setzero_si256())) as u32;
+        for (half, m) in [
+            (_mm256_castsi256_si128(f), mask & 0xFF),
+            (_mm256_extracti128_si256::<1>(f), (mask >> 16) & 0xFF),
+        ] {
+            // SAFETY: COMPACT rows are 16 bytes.
+            let shuffle =
+                unsafe { _mm_loadu_si128(COMPACT[m as usize].as_ptr().cast::<__m128i>()) };
+            // filled < 256 + 112 − 8 here (at most 14 earlier candidates of this block after a
+            // start below 256 … at most 16 per step, 7 steps), so 8 lanes fit in REJ_BUF.
+            debug_assert!(filled + 8 <= REJ_BUF);
+            // SAFETY: filled + 8 ≤ REJ_BUF (above): 16 writable bytes at buf[filled].
+            unsafe {
+                _mm_storeu_si128(
+                    buf.as_mut_ptr().add(filled).cast::<__m128i>(),
+                    _mm_shuffle_epi8(half, shuffle),
+                );
+            }
+            filled += m.count_ones() as usize;
+        }
+    }
+    filled
+}
