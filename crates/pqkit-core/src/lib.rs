@@ -3,7 +3,7 @@
 //! Every algorithm is one static descriptor — name, aliases, NIST category, sizes in bytes,
 //! OIDs, TLS code point and backend:
 //!
-//! - KEMs ([`kem::KemAlgorithm`]): ML-KEM-512/768/1024 (FIPS 203) on libcrux-ml-kem; with the
+//! - KEMs ([`kem::KemAlgorithm`]): ML-KEM-512/768/1024 (FIPS 203) on pqkit-lattice; with the
 //!   `liboqs` feature (default), BIKE, eFrodoKEM and Classic McEliece on liboqs ([`oqs_kem`]);
 //!   HQC-1/3/5 on RustCrypto `hqc-kem` ([`hqc`]).
 //! - Signatures ([`sig::SignatureAlgorithm`]): ML-DSA-44/65/87 (FIPS 204) on aws-lc-rs and

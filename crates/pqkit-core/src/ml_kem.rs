@@ -1,9 +1,12 @@
-//! ML-KEM (FIPS 203): the three parameter sets and the libcrux-ml-kem backend.
+//! ML-KEM (FIPS 203): the three parameter sets on pqkit's own implementation (pqkit-lattice:
+//! sampling on pqkit-hash's Keccak lanes, NTT arithmetic for AVX-512, AVX2 or portable,
+//! chosen at run time with the hash path).
 //!
-//! libcrux-ml-kem is formally verified, dispatches to AVX2 at run time, and, unlike aws-lc-rs,
-//! generates keys from the 64-byte seed and encapsulates deterministically — both needed for
-//! seed-form keys and known-answer tests.
+//! libcrux-ml-kem, the formally verified implementation this replaced, stays as the oracle
+//! the tests compare every key, ciphertext and shared secret against, and as a peer in
+//! `pqkit bench crypto`.
 
+use pqkit_lattice::ml_kem;
 use zeroize::Zeroizing;
 
 use crate::catalogue::TlsCodePoint;
@@ -44,7 +47,7 @@ pub static ML_KEM_512: KemAlgorithm = KemAlgorithm {
         source: "draft-ietf-tls-mlkem",
     }),
     standard: "FIPS 203",
-    backend: &Libcrux512,
+    backend: &Lattice(&ml_kem::ML_KEM_512),
 };
 
 /// ML-KEM-768, NIST category 3 (FIPS 203 §8, Table 3).
@@ -76,7 +79,7 @@ pub static ML_KEM_768: KemAlgorithm = KemAlgorithm {
         source: "draft-ietf-tls-mlkem",
     }),
     standard: "FIPS 203",
-    backend: &Libcrux768,
+    backend: &Lattice(&ml_kem::ML_KEM_768),
 };
 
 /// ML-KEM-1024, NIST category 5 (FIPS 203 §8, Table 3).
@@ -108,96 +111,72 @@ pub static ML_KEM_1024: KemAlgorithm = KemAlgorithm {
         source: "draft-ietf-tls-mlkem",
     }),
     standard: "FIPS 203",
-    backend: &Libcrux1024,
+    backend: &Lattice(&ml_kem::ML_KEM_1024),
 };
 
 /// The one-line note printed when a user names round-3 Kyber.
 pub const KYBER_NOTE: &str = "note: Kyber (round 3) is not ML-KEM (FIPS 203); pqkit uses ML-KEM, \
      which is not interoperable with round-3 Kyber peers";
 
-/// libcrux-ml-kem for one parameter set (`$dk_len`: decapsulation key size in bytes). Lengths
-/// are checked by [`KemAlgorithm`] before a backend is called; a length the backend still
-/// cannot take is [`Error::Backend`].
-///
-/// # Security
-/// libcrux-ml-kem 0.0.11 types do not zeroize themselves. The copies this code owns (the seed
-/// passed in, the private key returned, the private key rebuilt for each decapsulation) are
-/// turned back into byte arrays and zeroized; copies the compiler makes when moving them into
-/// libcrux's own frames are out of reach.
-macro_rules! libcrux_backend {
-    ($backend:ident, $module:ident, $dk_len:expr) => {
-        struct $backend;
+/// pqkit-lattice for one parameter set. Lengths are checked by [`KemAlgorithm`] before a
+/// backend is called; a length pqkit-lattice still refuses is [`Error::Backend`].
+struct Lattice(&'static ml_kem::Params);
 
-        impl KemBackend for $backend {
-            fn name(&self) -> &'static str {
-                "libcrux-ml-kem"
-            }
-
-            fn generate_from_seed(&self, seed: &[u8]) -> Result<KeyPair, Error> {
-                let seed: [u8; SEED_SIZE] = seed
-                    .try_into()
-                    .map_err(|_| Error::Backend("libcrux-ml-kem"))?;
-                let seed = Zeroizing::new(seed);
-                let pair = libcrux_ml_kem::$module::generate_key_pair(*seed);
-                let (sk, pk) = pair.into_parts();
-                let sk = Zeroizing::new(<[u8; $dk_len]>::from(sk));
-                Ok((pk.as_slice().to_vec(), Zeroizing::new(sk.to_vec())))
-            }
-
-            fn check_encapsulation_key(&self, ek: &[u8]) -> bool {
-                match ek.try_into() {
-                    Ok(ek) => libcrux_ml_kem::$module::validate_public_key(&ek),
-                    Err(_) => false,
-                }
-            }
-
-            fn check_decapsulation_key(&self, dk: &[u8]) -> Result<(), Error> {
-                let refused =
-                    Error::InvalidKey("ML-KEM decapsulation key (FIPS 203 §7.3 hash check)");
-                let Ok(dk) = dk.try_into() else {
-                    return Err(refused);
-                };
-                let ok = libcrux_ml_kem::$module::portable::validate_private_key_only(&dk);
-                drop(Zeroizing::new(<[u8; $dk_len]>::from(dk)));
-                if ok { Ok(()) } else { Err(refused) }
-            }
-
-            fn encapsulate(&self, ek: &[u8]) -> Result<(Vec<u8>, Zeroizing<Vec<u8>>), Error> {
-                let m = random_array::<ENCAPSULATION_RANDOMNESS_SIZE>()?;
-                self.encapsulate_deterministic(ek, &m[..])
-            }
-
-            fn encapsulate_deterministic(
-                &self,
-                ek: &[u8],
-                m: &[u8],
-            ) -> Result<(Vec<u8>, Zeroizing<Vec<u8>>), Error> {
-                let m: Zeroizing<[u8; ENCAPSULATION_RANDOMNESS_SIZE]> =
-                    Zeroizing::new(m.try_into().map_err(|_| Error::Backend("libcrux-ml-kem"))?);
-                let ek = ek
-                    .try_into()
-                    .map_err(|_| Error::Backend("libcrux-ml-kem"))?;
-                let (ct, ss) = libcrux_ml_kem::$module::encapsulate(&ek, *m);
-                let ss = Zeroizing::new(ss);
-                Ok((ct.as_slice().to_vec(), Zeroizing::new(ss.to_vec())))
-            }
-
-            fn decapsulate(&self, dk: &[u8], ct: &[u8]) -> Result<Zeroizing<Vec<u8>>, Error> {
-                let dk = dk
-                    .try_into()
-                    .map_err(|_| Error::Backend("libcrux-ml-kem"))?;
-                let ct = ct
-                    .try_into()
-                    .map_err(|_| Error::Backend("libcrux-ml-kem"))?;
-                let ss: Zeroizing<[u8; SHARED_SECRET_SIZE]> =
-                    Zeroizing::new(libcrux_ml_kem::$module::decapsulate(&dk, &ct));
-                drop(Zeroizing::new(<[u8; $dk_len]>::from(dk)));
-                Ok(Zeroizing::new(ss.to_vec()))
-            }
-        }
-    };
+/// The error of a length pqkit-lattice refuses (a caller bug: lengths are checked first).
+fn length(_: ml_kem::WrongLength) -> Error {
+    Error::Backend("pqkit-lattice")
 }
 
-libcrux_backend!(Libcrux512, mlkem512, 1632);
-libcrux_backend!(Libcrux768, mlkem768, 2400);
-libcrux_backend!(Libcrux1024, mlkem1024, 3168);
+impl KemBackend for Lattice {
+    fn name(&self) -> &'static str {
+        "pqkit-lattice"
+    }
+
+    fn generate_from_seed(&self, seed: &[u8]) -> Result<KeyPair, Error> {
+        let p = self.0;
+        let (d, z) = seed
+            .split_first_chunk::<32>()
+            .ok_or(Error::Backend("pqkit-lattice"))?;
+        let z: &[u8; 32] = z.try_into().map_err(|_| Error::Backend("pqkit-lattice"))?;
+        let mut ek = vec![0u8; p.encapsulation_key_size()];
+        let mut dk = Zeroizing::new(vec![0u8; p.decapsulation_key_size()]);
+        ml_kem::hazmat::key_gen_internal(p, d, z, &mut ek, &mut dk).map_err(length)?;
+        Ok((ek, dk))
+    }
+
+    fn check_encapsulation_key(&self, ek: &[u8]) -> bool {
+        ml_kem::check_encapsulation_key(self.0, ek)
+    }
+
+    fn check_decapsulation_key(&self, dk: &[u8]) -> Result<(), Error> {
+        if ml_kem::check_decapsulation_key(self.0, dk) {
+            Ok(())
+        } else {
+            Err(Error::InvalidKey(
+                "ML-KEM decapsulation key (FIPS 203 §7.3 hash check)",
+            ))
+        }
+    }
+
+    fn encapsulate(&self, ek: &[u8]) -> Result<(Vec<u8>, Zeroizing<Vec<u8>>), Error> {
+        let m = random_array::<ENCAPSULATION_RANDOMNESS_SIZE>()?;
+        self.encapsulate_deterministic(ek, &m[..])
+    }
+
+    fn encapsulate_deterministic(
+        &self,
+        ek: &[u8],
+        m: &[u8],
+    ) -> Result<(Vec<u8>, Zeroizing<Vec<u8>>), Error> {
+        let m: &[u8; ENCAPSULATION_RANDOMNESS_SIZE] =
+            m.try_into().map_err(|_| Error::Backend("pqkit-lattice"))?;
+        let mut c = vec![0u8; self.0.ciphertext_size()];
+        let k = ml_kem::hazmat::encaps_internal(self.0, ek, m, &mut c).map_err(length)?;
+        Ok((c, Zeroizing::new(k.to_vec())))
+    }
+
+    fn decapsulate(&self, dk: &[u8], ct: &[u8]) -> Result<Zeroizing<Vec<u8>>, Error> {
+        let k = ml_kem::decapsulate(self.0, dk, ct).map_err(length)?;
+        Ok(Zeroizing::new(k.to_vec()))
+    }
+}

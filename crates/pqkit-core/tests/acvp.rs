@@ -5,11 +5,16 @@
 
 mod common;
 
-use common::{acvp_triples as cases, hex, kem, sig_alg as dsa};
+use common::{acvp_triples as cases, hex, kem, on_every_path, sig_alg as dsa};
 use pqkit_core::ml_dsa::backend;
 
 #[test]
 fn ml_kem_keygen() {
+    let paths = on_every_path(ml_kem_keygen_on);
+    eprintln!("ML-KEM keyGen: on every hash path, {paths:?}");
+}
+
+fn ml_kem_keygen_on(path: pqkit_hash::Path) {
     let mut n = 0;
     for (g, t, e) in cases("ML-KEM-keyGen-FIPS203") {
         let seed = [hex(&t["d"]), hex(&t["z"])].concat();
@@ -24,11 +29,16 @@ fn ml_kem_keygen() {
         assert_eq!(dk.seed(), Some(&seed[..]));
         n += 1;
     }
-    eprintln!("ML-KEM keyGen: {n} cases passed (libcrux-ml-kem)");
+    eprintln!("ML-KEM keyGen: {n} cases passed (pqkit-lattice, {path})");
     assert_eq!(n, 75);
 }
 
 fn ml_kem_encap_decap(dir: &str, expected_total: usize) {
+    let paths = on_every_path(|path| ml_kem_encap_decap_on(dir, expected_total, path));
+    eprintln!("{dir}: on every hash path, {paths:?}");
+}
+
+fn ml_kem_encap_decap_on(dir: &str, expected_total: usize, path: pqkit_hash::Path) {
     let (mut encap, mut decap, mut ek_check, mut dk_check) = (0, 0, 0, 0);
     for (g, t, e) in cases(dir) {
         let alg = kem(&g);
@@ -70,7 +80,7 @@ fn ml_kem_encap_decap(dir: &str, expected_total: usize) {
         }
     }
     eprintln!(
-        "{dir}: {} cases passed (encapsulation {encap}, decapsulation {decap}, \
+        "{dir} on {path}: {} cases passed (encapsulation {encap}, decapsulation {decap}, \
          encapsulationKeyCheck {ek_check}, decapsulationKeyCheck {dk_check})",
         encap + decap + ek_check + dk_check
     );

@@ -29,7 +29,7 @@
 
 mod common;
 
-use common::{cctv_field, read_text};
+use common::{cctv_field, on_every_path, read_text};
 use pqkit_core::catalogue;
 use pqkit_core::kem::KemAlgorithm;
 use pqkit_core::sig::SigningRandomness;
@@ -44,6 +44,11 @@ fn kem_alg(name: &str) -> &'static KemAlgorithm {
 
 #[test]
 fn ml_kem_strcmp() {
+    let paths = on_every_path(ml_kem_strcmp_on);
+    eprintln!("CCTV ML-KEM strcmp: on every hash path, {paths:?}");
+}
+
+fn ml_kem_strcmp_on(_: pqkit_hash::Path) {
     let mut n = 0;
     for name in KEMS {
         let path = format!("cctv/ML-KEM/strcmp/{name}.txt");
@@ -111,6 +116,11 @@ fn ml_kem_ipd_file(path: &str, name: &str) {
 
 #[test]
 fn ml_kem_unlucky_sample_and_intermediate() {
+    let paths = on_every_path(ml_kem_unlucky_sample_and_intermediate_on);
+    eprintln!("CCTV ML-KEM unluckysample + intermediate: on every hash path, {paths:?}");
+}
+
+fn ml_kem_unlucky_sample_and_intermediate_on(_: pqkit_hash::Path) {
     let mut n = 0;
     for dir in ["unluckysample", "intermediate"] {
         for name in KEMS {
@@ -127,6 +137,11 @@ fn ml_kem_unlucky_sample_and_intermediate() {
 
 #[test]
 fn ml_kem_modulus_invalid_encapsulation_keys() {
+    let paths = on_every_path(ml_kem_modulus_on);
+    eprintln!("CCTV ML-KEM modulus: on every hash path, {paths:?}");
+}
+
+fn ml_kem_modulus_on(_: pqkit_hash::Path) {
     let mut counts = Vec::new();
     for name in KEMS {
         let alg = kem_alg(name);
@@ -216,9 +231,17 @@ fn ml_kem_accumulated(alg: &'static KemAlgorithm, iterations: usize) -> Accumula
     }
 }
 
+/// 10 000 iterations on every hash path; the 1 000 000 (with `PQKIT_CCTV_LONG`) on the
+/// process's path only.
 #[test]
 fn ml_kem_accumulated_10000() {
-    let long = std::env::var_os("PQKIT_CCTV_LONG").is_some();
+    let process = pqkit_hash::dispatch::process();
+    let paths = on_every_path(|path| ml_kem_accumulated_on(path == process));
+    eprintln!("CCTV ML-KEM accumulated: on every hash path, {paths:?}");
+}
+
+fn ml_kem_accumulated_on(may_run_long: bool) {
+    let long = may_run_long && std::env::var_os("PQKIT_CCTV_LONG").is_some();
     check_readme_has(&read_text("cctv/ML-KEM/README.md"), &CCTV_IPD_10000);
     let mut ran = Vec::new();
     for (name, digest_10k, digest_1m) in FINAL {

@@ -31,7 +31,7 @@ mod common;
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
-use common::{array, ctx_len, hex, hex_opt, ml_dsa_mu, read_json, vectors_dir};
+use common::{array, ctx_len, hex, hex_opt, ml_dsa_mu, on_every_path, read_json, vectors_dir};
 use pqkit_core::Error;
 use pqkit_core::kem::KemAlgorithm;
 use pqkit_core::ml_dsa::backend::{self, Backend};
@@ -294,9 +294,12 @@ fn wycheproof_every_file_has_a_known_schema() {
 
 #[test]
 fn wycheproof_ml_kem() {
-    let (files, cases) = run_family("ML-KEM");
-    eprintln!("Wycheproof ML-KEM: {files} files, {cases} cases");
-    assert_eq!((files, cases), (12, 1701));
+    let paths = on_every_path(|path| {
+        let (files, cases) = run_family("ML-KEM");
+        eprintln!("Wycheproof ML-KEM on {path}: {files} files, {cases} cases");
+        assert_eq!((files, cases), (12, 1701));
+    });
+    eprintln!("Wycheproof ML-KEM: on every hash path, {paths:?}");
 }
 
 #[test]

@@ -290,3 +290,14 @@ pub(crate) fn ml_dsa_mu(pk: &[u8], m_prime: &[&[u8]]) -> [u8; 64] {
 pub(crate) fn ctx_len(ctx: &[u8]) -> u8 {
     u8::try_from(ctx.len()).expect("context of at most 255 bytes")
 }
+
+/// Runs `f` once on every pqkit-hash path this CPU has — pqkit-lattice's ML-KEM follows the
+/// hash path (its Keccak lanes and its AVX-512, AVX2 or portable arithmetic) — and returns
+/// their names.
+pub(crate) fn on_every_path(mut f: impl FnMut(pqkit_hash::Path)) -> Vec<&'static str> {
+    let paths = pqkit_hash::Path::supported();
+    for &p in &paths {
+        pqkit_hash::dispatch::with_path(p, || f(p)).expect("a supported path");
+    }
+    paths.iter().map(|p| p.name()).collect()
+}
