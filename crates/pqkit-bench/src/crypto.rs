@@ -9,7 +9,7 @@
 
 use pqkit_core::catalogue;
 use pqkit_core::hybrid::KeyExchangeGroup;
-use pqkit_core::kem::KemAlgorithm;
+use pqkit_core::kem::{KemAlgorithm, KemFamily};
 use pqkit_core::sig::{Family, SignatureAlgorithm, SigningRandomness};
 use pqkit_hash::dispatch::{Path, with_path};
 use serde::Serialize;
@@ -138,6 +138,12 @@ fn in_rounds(
 /// Whether an algorithm's operations run on the `pqkit-hash` engine.
 fn hash_based(alg: &SignatureAlgorithm) -> bool {
     alg.family == Family::SlhDsa
+}
+
+/// Whether a KEM runs on the `pqkit-hash` engine's paths (pqkit-lattice's ML-KEM: its Keccak
+/// lanes and its AVX-512, AVX2 or portable arithmetic follow the hash path).
+fn kem_on_paths(kem: &KemAlgorithm) -> bool {
+    kem.family == KemFamily::MlKem
 }
 
 /// Runs `rows` with `path` forced, marks the rows it returns with the path, and measures the
@@ -425,7 +431,10 @@ pub fn run(options: &Options) -> Result<Vec<Row>, String> {
         "bench crypto",
         (rounds
             * (sig_steps
-                + (3 + peer_steps) * kems.len()
+                + kems
+                    .iter()
+                    .map(|k| 3 * if kem_on_paths(k) { paths.len() } else { 1 } + peer_steps)
+                    .sum::<usize>()
                 + 3 * groups.len()
                 + paths.len() * schemes.len())) as u64,
     );
@@ -453,8 +462,14 @@ pub fn run(options: &Options) -> Result<Vec<Row>, String> {
     }
     for kem in kems {
         rows.extend(in_rounds(options, |options| {
-            #[cfg_attr(not(feature = "peers"), allow(unused_mut))]
-            let mut rows = kem_rows(kem, options, &progress)?;
+            let mut rows = Vec::new();
+            if kem_on_paths(kem) {
+                for &path in &paths {
+                    rows.extend(on_path(path, || kem_rows(kem, options, &progress))?);
+                }
+            } else {
+                rows.extend(kem_rows(kem, options, &progress)?);
+            }
             #[cfg(feature = "peers")]
             rows.extend(peers(&progress, kem.name, "KEM", options, &[])?);
             Ok(rows)
