@@ -522,9 +522,10 @@ fn report_quick_writes_one_page() {
         assert!(dir.join(plot).is_file(), "{plot} missing");
         assert!(html.contains(plot), "{plot} not on the page");
     }
-    // Every table and every plot inline: 5 tables (crypto, handshake + breakdown, tls,
-    // boundary) and 5 SVG documents.
-    assert_eq!(html.matches("<table>").count(), 5);
+    // Every table and every plot inline: 6 tables (crypto, the pqkit-hash engine its ML-KEM
+    // rows ran on, handshake + breakdown, tls, boundary) and 5 SVG documents.
+    assert_eq!(html.matches("<table>").count(), 6);
+    assert!(html.contains("pqkit-hash engine"));
     assert_eq!(html.matches("<svg").count(), 5);
     assert!(html.contains("schema pqkit-bench/1") && html.contains("ML-DSA-44 × X25519MLKEM768"));
 }
