@@ -48,9 +48,28 @@ fn lanes(path: Path, states: &mut [[u64; 25]]) {
                 in_chunk::<4>(s, avx2::permute4);
                 states = rest;
             }
-            states.iter_mut().for_each(permute_portable);
+            states.iter_mut().for_each(permute_one);
         }
         _ => states.iter_mut().for_each(permute_portable),
+    }
+}
+
+/// One permutation on the AVX2 and AVX-512 paths — a state that does not fill a kernel's
+/// lanes, or a single stream ([`Sponge`]): the portable code (the `keccak` crate's
+/// `keccak_p`, generic, so compiled here) compiled with BMI1/BMI2 (`andn`, `rorx`) when the
+/// CPU has them, about an eighth faster than the baseline build on the machines measured.
+#[cfg(target_arch = "x86_64")]
+#[allow(unsafe_code)]
+fn permute_one(state: &mut [u64; 25]) {
+    #[target_feature(enable = "bmi1,bmi2")]
+    fn bmi(state: &mut [u64; 25]) {
+        keccak::keccak_p::<u64>(state, 24);
+    }
+    if std::arch::is_x86_feature_detected!("bmi1") && std::arch::is_x86_feature_detected!("bmi2") {
+        // SAFETY: the CPU has BMI1 and BMI2 (checked just above).
+        unsafe { bmi(state) };
+    } else {
+        permute_portable(state);
     }
 }
 

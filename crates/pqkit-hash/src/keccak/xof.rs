@@ -8,7 +8,8 @@ use crate::{Path, Wiped};
 
 /// One Keccak sponge (FIPS 202 §4) over an input of any length, with at most one rate of
 /// output: SHA3-256 and SHA3-512 (FIPS 202 §6.1) or SHAKE128 and SHAKE256 (§6.2). Its
-/// permutations run one at a time (portable) and are counted in [`crate::stats`].
+/// permutations run one at a time, on the current path's single-state permutation, and are
+/// counted in [`crate::stats`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Sponge {
     /// SHA3-256: rate 136 bytes, 32-byte digest.
@@ -45,6 +46,7 @@ impl Sponge {
     /// # Panics
     /// When `out` is longer than the rate (a caller bug).
     pub fn hash(self, parts: &[&[u8]], out: &mut [u8]) {
+        let path = crate::dispatch::current();
         let rate = self.rate();
         assert!(out.len() <= rate, "Sponge: more than one rate of output");
         let mut state = [0u64; 25];
@@ -59,7 +61,7 @@ impl Sponge {
                 part = &part[take..];
                 if at == rate {
                     absorb(&mut state, &block[..rate]);
-                    permute_lanes(Path::Portable, core::slice::from_mut(&mut state));
+                    permute_lanes(path, core::slice::from_mut(&mut state));
                     at = 0;
                 }
             }
@@ -68,7 +70,7 @@ impl Sponge {
         block[at] ^= self.domain();
         block[rate - 1] ^= 0x80;
         absorb(&mut state, &block[..rate]);
-        permute_lanes(Path::Portable, core::slice::from_mut(&mut state));
+        permute_lanes(path, core::slice::from_mut(&mut state));
         super::squeeze(&state, out);
         crate::wipe(&mut state);
         crate::wipe(&mut block);
