@@ -110,7 +110,7 @@ fn kernels_match_portable() {
 }
 
 /// `len` bytes of SHAKE128 or SHAKE256 of `msg` (the `sha3` crate).
-fn oracle(shake: Shake, msg: &[u8], len: usize) -> Vec<u8> {
+pub(super) fn oracle(shake: Shake, msg: &[u8], len: usize) -> Vec<u8> {
     let mut out = vec![0; len];
     if shake == Shake::SHAKE128 {
         let mut h = sha3::Shake128::default();
