@@ -16,7 +16,7 @@ pub struct Machine {
     pub profile: &'static str,
     /// The timer: "TSC at N.NN GHz" when cycle counts are available, else "monotonic clock".
     pub timer: String,
-    /// The backend behind each family, e.g. ("ML-KEM", "libcrux-ml-kem").
+    /// The backend behind each family, e.g. ("ML-KEM", "pqkit-lattice").
     pub backends: Vec<(String, &'static str)>,
     /// Operating system and architecture.
     pub os: String,

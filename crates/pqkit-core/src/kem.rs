@@ -224,7 +224,7 @@ impl KemAlgorithm {
         Ok(key)
     }
 
-    /// The backend that implements this algorithm, e.g. "libcrux-ml-kem".
+    /// The backend that implements this algorithm, e.g. "pqkit-lattice".
     pub fn backend_name(&self) -> &'static str {
         self.backend.name()
     }
@@ -387,7 +387,7 @@ pub(crate) type KeyPair = (Vec<u8>, Zeroizing<Vec<u8>>);
 
 /// A KEM implementation behind a [`KemAlgorithm`]. Lengths are checked before it is called.
 pub(crate) trait KemBackend: Send + Sync {
-    /// Name of the implementation, e.g. "libcrux-ml-kem".
+    /// Name of the implementation, e.g. "pqkit-lattice".
     fn name(&self) -> &'static str;
     /// FIPS 203 Algorithm 16: (ek, dk) from d‖z. Called only when the KEM's `seed_size` > 0.
     ///

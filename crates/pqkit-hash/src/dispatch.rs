@@ -3,7 +3,7 @@
 //!
 //! | [`Path`] | SHA-256 lanes | sequential SHA-256 | Keccak-f\[1600\] lanes |
 //! |---|---|---|---|
-//! | `avx512` | 16 (AVX-512F/BW) | SHA-NI if present | 8 (AVX-512F) |
+//! | `avx512` | 16 (AVX-512F/BW, and AVX2) | SHA-NI if present | 8 (AVX-512F) |
 //! | `avx2` | 8 (AVX2) | SHA-NI if present | 4 (AVX2) |
 //! | `shani` | 1 at a time (SHA-NI) | SHA-NI | portable |
 //! | `portable` | portable | portable | portable |
@@ -56,9 +56,11 @@ impl Path {
             #[cfg(target_arch = "x86_64")]
             Self::Avx2 => std::arch::is_x86_feature_detected!("avx2"),
             #[cfg(target_arch = "x86_64")]
+            // The AVX-512 path also runs the AVX2 kernels (a partial group of lanes).
             Self::Avx512 => {
                 std::arch::is_x86_feature_detected!("avx512f")
                     && std::arch::is_x86_feature_detected!("avx512bw")
+                    && std::arch::is_x86_feature_detected!("avx2")
             }
             #[cfg(not(target_arch = "x86_64"))]
             _ => false,

@@ -56,8 +56,9 @@ fn lanes(path: Path, states: &mut [[u64; 25]]) {
 
 /// One permutation on the AVX2 and AVX-512 paths — a state that does not fill a kernel's
 /// lanes, or a single stream ([`Sponge`]): the portable code (the `keccak` crate's
-/// `keccak_p`, generic, so compiled here) compiled with BMI1/BMI2 (`andn`, `rorx`) when the
-/// CPU has them, about an eighth faster than the baseline build on the machines measured.
+/// `keccak_p`, generic, so instantiated here and inlined by the compiler) compiled with
+/// BMI1/BMI2 (`andn`, `rorx`) when the CPU has them: about an eighth faster than the baseline
+/// build on the AMD EPYC measured.
 #[cfg(target_arch = "x86_64")]
 #[allow(unsafe_code)]
 fn permute_one(state: &mut [u64; 25]) {
@@ -84,6 +85,8 @@ fn in_chunk<const W: usize>(states: &mut [[u64; 25]], kernel: impl FnOnce(&mut [
     s[..states.len()].copy_from_slice(states);
     kernel(&mut s);
     states.copy_from_slice(&s[..states.len()]);
+    // The states may be secret (SHAKE256 streams of a seed).
+    crate::wipe(&mut s);
 }
 
 /// A group of W one-block SHAKE hash chains computed together (the pipelined chain kernels

@@ -10,7 +10,6 @@
 //! encapsulation from m) are in [`hazmat`]; pqkit-core's `KemAlgorithm` is the everyday API.
 
 mod poly;
-#[cfg(target_arch = "x86_64")]
 mod simd;
 
 use pqkit_hash::{Cleared, Path, Shake, Sponge, XofLanes};
@@ -22,8 +21,11 @@ use poly::{N, Poly};
 /// The largest k (ML-KEM-1024).
 const K_MAX: usize = 4;
 
-/// One ML-KEM parameter set (FIPS 203 §8, Table 2).
+/// One ML-KEM parameter set (FIPS 203 §8, Table 2): the three statics below are the only
+/// values (`non_exhaustive`: no other can be built, so k ≤ 4, η ∈ {2, 3} and d ∈ {4, 5, 10,
+/// 11} hold everywhere).
 #[derive(Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct Params {
     /// The name, e.g. "ML-KEM-768".
     pub name: &'static str,
@@ -441,39 +443,7 @@ fn ct_equal(a: &[u8], b: &[u8]) -> subtle::Choice {
     diff.ct_eq(&0)
 }
 
-/// Defines `$name(path, args…)`: calls `$generic` compiled for the path's instruction set —
-/// AVX-512 (F, BW), AVX2 or portable — so that the `#[inline(always)]` arithmetic inside is
-/// vectorized for it. Every copy computes the same function; the tests prove them
-/// byte-identical.
-macro_rules! on_path {
-    ($(#[$doc:meta])* fn $name:ident($($arg:ident: $ty:ty),*) -> $ret:ty = $generic:ident) => {
-        $(#[$doc])*
-        #[allow(unsafe_code)]
-        fn $name(path: Path, $($arg: $ty),*) -> $ret {
-            #[cfg(target_arch = "x86_64")]
-            {
-                #[target_feature(enable = "avx2,avx512f,avx512bw")]
-                fn avx512(path: Path, $($arg: $ty),*) -> $ret {
-                    $generic(path, $($arg),*)
-                }
-                #[target_feature(enable = "avx2")]
-                fn avx2(path: Path, $($arg: $ty),*) -> $ret {
-                    $generic(path, $($arg),*)
-                }
-                match path {
-                    // SAFETY: pqkit-hash hands out only paths the CPU supports
-                    // (`Path::is_supported`: AVX-512F and BW for `Avx512`).
-                    Path::Avx512 => return unsafe { avx512(path, $($arg),*) },
-                    // SAFETY: as above, AVX2 for `Avx2`.
-                    Path::Avx2 => return unsafe { avx2(path, $($arg),*) },
-                    _ => {}
-                }
-            }
-            $generic(path, $($arg),*)
-        }
-    };
-}
-
+/// [`key_gen_any`] with the arguments [`simd::key_gen_on`] passes.
 #[inline(always)]
 fn key_gen_params(
     path: Path,
@@ -483,6 +453,7 @@ fn key_gen_params(
     key_gen_any(p, path, d, z, ek, dk)
 }
 
+/// [`encaps_any`] with the arguments [`simd::encaps_on`] passes.
 #[inline(always)]
 fn encaps_params(
     path: Path,
@@ -492,23 +463,11 @@ fn encaps_params(
     encaps_any(p, path, ek, m, c)
 }
 
+/// [`decaps_any`] with the arguments [`simd::decaps_on`] passes.
 #[inline(always)]
 fn decaps_params(path: Path, (p, dk, c): (&Params, &[u8], &[u8])) -> Zeroizing<[u8; 32]> {
     decaps_any(p, path, dk, c)
 }
-
-on_path!(
-    /// [`key_gen_any`] compiled for `path`.
-    fn key_gen_on(i: (&Params, &[u8; 32], &[u8; 32]), o: (&mut [u8], &mut [u8])) -> () = key_gen_params
-);
-on_path!(
-    /// [`encaps_any`] compiled for `path`.
-    fn encaps_on(i: (&Params, &[u8], &[u8; 32]), c: &mut [u8]) -> Zeroizing<[u8; 32]> = encaps_params
-);
-on_path!(
-    /// [`decaps_any`] compiled for `path`.
-    fn decaps_on(i: (&Params, &[u8], &[u8])) -> Zeroizing<[u8; 32]> = decaps_params
-);
 
 /// ML-KEM.Decaps (FIPS 203 Algorithm 21, with Algorithm 18): the 32-byte shared secret of
 /// ciphertext `c` under decapsulation key `dk`, on the current path. An invalid ciphertext of
@@ -522,7 +481,7 @@ on_path!(
 pub fn decapsulate(p: &Params, dk: &[u8], c: &[u8]) -> Result<Zeroizing<[u8; 32]>, WrongLength> {
     check_len("decapsulation key", dk, p.decapsulation_key_size())?;
     check_len("ciphertext", c, p.ciphertext_size())?;
-    Ok(decaps_on(pqkit_hash::dispatch::current(), (p, dk, c)))
+    Ok(simd::decaps_on(pqkit_hash::dispatch::current(), (p, dk, c)))
 }
 
 /// FIPS 203 §7.2's encapsulation key check: the length (384·k + 32 bytes) and the modulus
@@ -571,7 +530,7 @@ pub mod hazmat {
     ) -> Result<(), WrongLength> {
         check_len("encapsulation key", ek, p.encapsulation_key_size())?;
         check_len("decapsulation key", dk, p.decapsulation_key_size())?;
-        key_gen_on(pqkit_hash::dispatch::current(), (p, d, z), (ek, dk));
+        simd::key_gen_on(pqkit_hash::dispatch::current(), (p, d, z), (ek, dk));
         Ok(())
     }
 
@@ -590,7 +549,11 @@ pub mod hazmat {
     ) -> Result<Zeroizing<[u8; 32]>, WrongLength> {
         check_len("encapsulation key", ek, p.encapsulation_key_size())?;
         check_len("ciphertext", c, p.ciphertext_size())?;
-        Ok(encaps_on(pqkit_hash::dispatch::current(), (p, ek, m), c))
+        Ok(simd::encaps_on(
+            pqkit_hash::dispatch::current(),
+            (p, ek, m),
+            c,
+        ))
     }
 }
 

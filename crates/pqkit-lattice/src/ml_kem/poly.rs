@@ -5,10 +5,13 @@
 //! Coefficients are `i16`. Products are reduced by Montgomery reduction (R = 2^16), sums by
 //! Barrett reduction, as in the Kyber reference implementation; the NTT's twiddle factors are
 //! kept times R, so that a Montgomery product by one is an exact product. No function here
-//! branches on, indexes by or divides a coefficient (FIPS 203 §3.3: secret data).
+//! branches on, indexes by or divides a secret coefficient (FIPS 203 §3.3); the two that
+//! branch — [`all_below_q`] and [`rej_uniform`] — see public data only (an encapsulation key,
+//! the XOF of ρ).
 //!
-//! Every function is `#[inline(always)]`: the kernels module compiles the algorithms that call
-//! them once per instruction set, and these loops are vectorized inside each copy.
+//! The arithmetic is `#[inline(always)]`: `simd::key_gen_on` and its siblings compile the
+//! algorithms that call it once per instruction set, and its loops are vectorized inside each
+//! copy.
 
 use pqkit_hash::Path;
 
@@ -186,23 +189,16 @@ fn pair(rows: &mut [[i16; W]; W], r: usize, d: usize) -> (&mut [i16; W], &mut [i
 /// Transposes the 16 × 16 rows in place: AVX2 shuffles on the SIMD paths, else
 /// [`transpose_portable`].
 #[inline(always)]
-#[allow(unsafe_code)]
 fn transpose(rows: &mut [[i16; W]; W], path: Path) {
-    #[cfg(target_arch = "x86_64")]
-    if matches!(path, Path::Avx2 | Path::Avx512) {
-        // SAFETY: pqkit-hash hands out the AVX2 and AVX-512 paths only on CPUs with AVX2
-        // (`Path::is_supported`).
-        unsafe { super::simd::transpose_avx2(rows) };
-        return;
+    if !super::simd::transpose(rows, path) {
+        transpose_portable(rows);
     }
-    let _ = path;
-    transpose_portable(rows);
 }
 
 /// Transposes the 16 × 16 rows in place, element by element: the twin of the SIMD kernel.
 #[inline(always)]
 pub(crate) fn transpose_portable(rows: &mut [[i16; W]; W]) {
-    let src = *rows;
+    let src = pqkit_hash::Cleared(*rows);
     for (c, row) in rows.iter_mut().enumerate() {
         for (r, x) in row.iter_mut().enumerate() {
             *x = src[r][c];
@@ -242,8 +238,8 @@ pub(crate) fn ntt(f: &mut Poly, path: Path) {
 }
 
 /// NTT⁻¹ (FIPS 203 Algorithm 10), in place, from the transposed T_q layout to standard
-/// order, times 2^16 (the factor a preceding base-case multiplication divides by); output
-/// coefficients in (−q, q).
+/// order, times 2^16 (the factor a preceding base-case multiplication divides by); input
+/// coefficients below 2^14 in absolute value ([`base_mul_acc`]), output in (−q, q).
 #[inline(always)]
 pub(crate) fn inv_ntt_to_mont(f: &mut Poly, path: Path) {
     let rows = &mut f.0;
@@ -297,8 +293,12 @@ const INV_4: [[i16; W]; 2] = inv_zeta_rows(63, 2);
 const INV_8: [[i16; W]; 1] = inv_zeta_rows(31, 1);
 
 /// acc += f ×_T g (FIPS 203 Algorithms 11 and 12) in the transposed T_q layout, times
-/// 2^−16; `f` and `g` in (−q, q), or one of them below 2^12 (decoded) and the other in (−q, q).
-/// Accumulating up to four products stays below 8q.
+/// 2^−16, for f in [0, q) (sampled or decoded) and g in [−(q−1)/2, (q−1)/2] (reduced after
+/// the NTT), as every caller passes them. Each Montgomery product is then below
+/// (q · 2^15 + (q−1)²/2) / 2^16 < 1749 in absolute value, each call adds two to a coefficient,
+/// so k ≤ 4 calls leave |acc| < 14 000: below 2^14, which [`inv_ntt_to_mont`]'s first layer
+/// needs (its differences b − a stay below 2^15) — `accumulation_bound_holds` tests the
+/// extremes.
 #[inline(always)]
 pub(crate) fn base_mul_acc(acc: &mut Poly, f: &Poly, g: &Poly) {
     for (m, gamma) in GAMMA.iter().enumerate() {
@@ -404,8 +404,8 @@ pub(crate) fn decode_decompress<const D: u32>(b: &[u8], f: &mut Poly) {
 #[inline(always)]
 pub(crate) fn encode12_ntt(f: &Poly, out: &mut [u8], path: Path) {
     debug_assert_eq!(out.len(), 384);
-    let mut g = *f;
-    transpose(&mut g.0, path);
+    let mut g = pqkit_hash::Cleared(*f);
+    transpose(&mut g.0.0, path);
     for (o, c) in out.chunks_exact_mut(3).zip(g.flat().chunks_exact(2)) {
         let a = to_unsigned(c[0]) as u16;
         let b = to_unsigned(c[1]) as u16;
@@ -451,7 +451,9 @@ pub(crate) fn all_below_q(f: &Poly) -> bool {
 #[inline(always)]
 pub(crate) fn from_message(m: &[u8; 32], f: &mut Poly) {
     for (i, c) in f.flat_mut().iter_mut().enumerate() {
-        let bit = i16::from((m[i / 8] >> (i % 8)) & 1);
+        // The barrier keeps the compiler from turning the mask into a select or a branch
+        // on the (secret) bit.
+        let bit = core::hint::black_box(i16::from((m[i / 8] >> (i % 8)) & 1));
         *c = bit.wrapping_neg() & (Q / 2 + 1);
     }
 }
@@ -505,20 +507,14 @@ pub(crate) const REJ_BUF: usize = 384;
 /// only the first 256 are kept, as the standard stops there). Nothing is appended once 256
 /// are there. The data is public (the XOF of ρ).
 #[inline(always)]
-#[allow(unsafe_code)]
 pub(crate) fn rej_uniform(
     buf: &mut [i16; REJ_BUF],
     filled: usize,
     block: &[u8; 176],
     path: Path,
 ) -> usize {
-    #[cfg(target_arch = "x86_64")]
-    if matches!(path, Path::Avx2 | Path::Avx512) {
-        // SAFETY: pqkit-hash hands out the AVX2 and AVX-512 paths only on CPUs with AVX2.
-        return unsafe { super::simd::rej_uniform_avx2(buf, filled, block) };
-    }
-    let _ = path;
-    rej_uniform_portable(buf, filled, &block[..168])
+    super::simd::rej_uniform(buf, filled, block, path)
+        .unwrap_or_else(|| rej_uniform_portable(buf, filled, &block[..168]))
 }
 
 /// [`rej_uniform`] one candidate at a time, branch-free (each candidate is written, the
@@ -581,6 +577,55 @@ mod tests {
                     montgomery_reduce(i32::from(a) * i32::from(b)),
                     "{a} · {b}"
                 );
+            }
+        }
+    }
+
+    /// k = 4 base-case products of the extreme operands the callers pass (f = q − 1 or 0, g =
+    /// ±(q − 1)/2), accumulated and inverted, equal the sum of the schoolbook products: no
+    /// i16 overflow on the way.
+    #[test]
+    fn accumulation_bound_holds() {
+        for case in 0..4 {
+            let f = |i: usize| -> i16 {
+                if (i + case).is_multiple_of(3) {
+                    0
+                } else {
+                    3328
+                }
+            };
+            let g = |i: usize| -> i16 {
+                if (i * 7 + case).is_multiple_of(2) {
+                    1664
+                } else {
+                    -1664
+                }
+            };
+            let (mut fa, mut ga) = (Poly::ZERO, Poly::ZERO);
+            fa.flat_mut()
+                .iter_mut()
+                .enumerate()
+                .for_each(|(i, c)| *c = f(i));
+            ga.flat_mut()
+                .iter_mut()
+                .enumerate()
+                .for_each(|(i, c)| *c = g(i));
+            // As a sampled Â entry (transposed layout) and a reduced NTT output.
+            let mut acc = Poly::ZERO;
+            for _ in 0..4 {
+                base_mul_acc(&mut acc, &fa, &ga);
+            }
+            assert!(acc.flat().iter().all(|c| c.unsigned_abs() < 1 << 14));
+            let mut want = Poly::ZERO;
+            let mut one = Poly::ZERO;
+            base_mul_acc(&mut one, &fa, &ga);
+            for (w, o) in want.flat_mut().iter_mut().zip(one.flat()) {
+                *w = (i32::from(*o) * 4).rem_euclid(3329) as i16;
+            }
+            inv_ntt_to_mont(&mut acc, Path::Portable);
+            inv_ntt_to_mont(&mut want, Path::Portable);
+            for (a, w) in acc.flat().iter().zip(want.flat()) {
+                assert_eq!(m(i64::from(*a)), m(i64::from(*w)), "case {case}");
             }
         }
     }

@@ -1,9 +1,136 @@
-//! The kernels the compiler does not find by itself, in AVX2: the 16 × 16 transposition of a
+//! Everything in pqkit-lattice that needs `unsafe`: the choice of the instruction set the
+//! ML-KEM algorithms are compiled for ([`key_gen_on`], [`encaps_on`], [`decaps_on`]), and the
+//! kernels the compiler does not find by itself, in AVX2 — the 16 × 16 transposition of a
 //! polynomial's rows, and SampleNTT's rejection sampling 16 candidates at a time. Their
 //! portable twins are [`super::poly`]'s `transpose_portable` and `rej_uniform_portable`;
-//! tests prove each pair identical.
+//! tests prove each pair identical. A [`Path`] is a plain value, so each entry point checks
+//! the CPU itself before it runs a kernel.
 #![allow(unsafe_code)]
 
+use pqkit_hash::Path;
+use zeroize::Zeroizing;
+
+use super::Params;
+use super::poly::REJ_BUF;
+#[cfg(target_arch = "x86_64")]
+use super::poly::{N, Q};
+
+/// Whether the AVX2 kernels may run on `path`: an AVX2 or AVX-512 path, on a CPU with AVX2.
+#[inline(always)]
+fn avx2(path: Path) -> bool {
+    #[cfg(target_arch = "x86_64")]
+    {
+        matches!(path, Path::Avx2 | Path::Avx512) && std::arch::is_x86_feature_detected!("avx2")
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        let _ = path;
+        false
+    }
+}
+
+/// Whether the AVX-512 copy may run on `path`: the AVX-512 path, on a CPU with AVX-512F/BW
+/// and AVX2.
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+fn avx512(path: Path) -> bool {
+    path == Path::Avx512
+        && std::arch::is_x86_feature_detected!("avx512f")
+        && std::arch::is_x86_feature_detected!("avx512bw")
+        && std::arch::is_x86_feature_detected!("avx2")
+}
+
+/// Transposes the 16 × 16 rows in place with the AVX2 kernel when `path` allows it; false,
+/// untouched, otherwise.
+#[inline(always)]
+pub(crate) fn transpose(rows: &mut [[i16; 16]; 16], path: Path) -> bool {
+    if !avx2(path) {
+        return false;
+    }
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: the CPU has AVX2 (checked by `avx2`).
+    unsafe {
+        transpose_avx2(rows)
+    };
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = rows;
+    true
+}
+
+/// SampleNTT's rejection over one block with the AVX2 kernel when `path` allows it (the
+/// contract of `poly::rej_uniform`); `None`, untouched, otherwise.
+#[inline(always)]
+pub(crate) fn rej_uniform(
+    buf: &mut [i16; REJ_BUF],
+    filled: usize,
+    block: &[u8; 176],
+    path: Path,
+) -> Option<usize> {
+    if !avx2(path) {
+        return None;
+    }
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: the CPU has AVX2 (checked by `avx2`).
+    return Some(unsafe { rej_uniform_avx2(buf, filled, block) });
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        let _ = (buf, filled, block);
+        None
+    }
+}
+
+/// Defines `$name(path, args…)`: calls `$generic` compiled for the path's instruction set —
+/// AVX-512 (F, BW), AVX2 or portable — so that the `#[inline(always)]` arithmetic inside is
+/// vectorized for it. Every copy computes the same function; the tests prove them
+/// byte-identical.
+macro_rules! on_path {
+    ($(#[$doc:meta])* fn $name:ident($($arg:ident: $ty:ty),*) -> $ret:ty = $generic:path) => {
+        $(#[$doc])*
+        pub(crate) fn $name(path: Path, $($arg: $ty),*) -> $ret {
+            #[cfg(target_arch = "x86_64")]
+            {
+                #[target_feature(enable = "avx2,avx512f,avx512bw")]
+                fn with_avx512(path: Path, $($arg: $ty),*) -> $ret {
+                    $generic(path, $($arg),*)
+                }
+                #[target_feature(enable = "avx2")]
+                fn with_avx2(path: Path, $($arg: $ty),*) -> $ret {
+                    $generic(path, $($arg),*)
+                }
+                if avx512(path) {
+                    // SAFETY: the CPU has AVX-512F, AVX-512BW and AVX2 (checked by `avx512`).
+                    return unsafe { with_avx512(path, $($arg),*) };
+                }
+                if avx2(path) {
+                    // SAFETY: the CPU has AVX2 (checked by `avx2`).
+                    return unsafe { with_avx2(path, $($arg),*) };
+                }
+            }
+            $generic(path, $($arg),*)
+        }
+    };
+}
+
+on_path!(
+    /// ML-KEM.KeyGen_internal (`super::key_gen_any`) compiled for `path`.
+    fn key_gen_on(
+        i: (&Params, &[u8; 32], &[u8; 32]),
+        o: (&mut [u8], &mut [u8])
+    ) -> () = super::key_gen_params
+);
+on_path!(
+    /// ML-KEM.Encaps_internal (`super::encaps_any`) compiled for `path`.
+    fn encaps_on(
+        i: (&Params, &[u8], &[u8; 32]),
+        c: &mut [u8]
+    ) -> Zeroizing<[u8; 32]> = super::encaps_params
+);
+on_path!(
+    /// ML-KEM.Decaps_internal (`super::decaps_any`) compiled for `path`.
+    fn decaps_on(i: (&Params, &[u8], &[u8])) -> Zeroizing<[u8; 32]> = super::decaps_params
+);
+
+#[cfg(target_arch = "x86_64")]
 use core::arch::x86_64::{
     __m128i, __m256i, _mm_loadu_si128, _mm_shuffle_epi8, _mm_storeu_si128, _mm256_and_si256,
     _mm256_blend_epi16, _mm256_castsi256_si128, _mm256_cmpgt_epi16, _mm256_extracti128_si256,
@@ -14,8 +141,7 @@ use core::arch::x86_64::{
     _mm256_unpacklo_epi64,
 };
 
-use super::poly::{N, Q, REJ_BUF};
-
+#[cfg(target_arch = "x86_64")]
 /// Transposes eight rows within each 128-bit half: output row j holds column j of the eight
 /// rows in its low half and column j + 8 in its high half.
 #[inline]
@@ -53,10 +179,11 @@ fn transpose8(x: [__m256i; 8]) -> [__m256i; 8] {
     ]
 }
 
+#[cfg(target_arch = "x86_64")]
 /// Transposes the 16 × 16 matrix of 16-bit rows in place (AVX2).
 #[inline]
 #[target_feature(enable = "avx2")]
-pub(crate) fn transpose_avx2(rows: &mut [[i16; 16]; 16]) {
+fn transpose_avx2(rows: &mut [[i16; 16]; 16]) {
     let mut x = [[_mm256_setzero_si256(); 8]; 2];
     for (h, half) in x.iter_mut().enumerate() {
         for (i, v) in half.iter_mut().enumerate() {
@@ -78,6 +205,7 @@ pub(crate) fn transpose_avx2(rows: &mut [[i16; 16]; 16]) {
     }
 }
 
+#[cfg(target_arch = "x86_64")]
 /// `COMPACT[m]`: the byte shuffle that moves the 16-bit lanes whose bit is set in `m` to the
 /// front, in order (the rest zero).
 const COMPACT: [[u8; 16]; 256] = {
@@ -99,17 +227,14 @@ const COMPACT: [[u8; 16]; 256] = {
     t
 };
 
+#[cfg(target_arch = "x86_64")]
 /// SampleNTT's rejection (FIPS 203 Algorithm 7, lines 4–15) over one block of 168 bytes,
 /// 24 bytes (16 candidates) at a time: the twin of `poly::rej_uniform_portable`, with the same
 /// contract. `block` is the 168 bytes followed by at least 8 readable bytes (a 176-byte or
 /// longer buffer).
 #[inline]
 #[target_feature(enable = "avx2")]
-pub(crate) fn rej_uniform_avx2(
-    buf: &mut [i16; REJ_BUF],
-    mut filled: usize,
-    block: &[u8; 176],
-) -> usize {
+fn rej_uniform_avx2(buf: &mut [i16; REJ_BUF], mut filled: usize, block: &[u8; 176]) -> usize {
     if filled >= N {
         return filled;
     }
@@ -136,8 +261,8 @@ pub(crate) fn rej_uniform_avx2(
             // SAFETY: COMPACT rows are 16 bytes.
             let shuffle =
                 unsafe { _mm_loadu_si128(COMPACT[m as usize].as_ptr().cast::<__m128i>()) };
-            // filled < 256 + 112 − 8 here (at most 14 earlier candidates of this block after a
-            // start below 256 … at most 16 per step, 7 steps), so 8 lanes fit in REJ_BUF.
+            // A block starts below 256 and each half adds at most 8, so before the block's
+            // last store filled ≤ 255 + 13 · 8 = 359: the 8 lanes stored fit in REJ_BUF.
             debug_assert!(filled + 8 <= REJ_BUF);
             // SAFETY: filled + 8 ≤ REJ_BUF (above): 16 writable bytes at buf[filled].
             unsafe {
