@@ -161,6 +161,23 @@ fn on_path(
     Ok(out)
 }
 
+/// `rows` once on each of `paths` ([`on_path`]) when the algorithm runs on the engine, else
+/// once.
+fn on_paths(
+    engine: bool,
+    paths: &[Path],
+    rows: impl Fn() -> Result<Vec<Row>, String>,
+) -> Result<Vec<Row>, String> {
+    if !engine {
+        return rows();
+    }
+    let mut out = Vec::new();
+    for &path in paths {
+        out.extend(on_path(path, &rows)?);
+    }
+    Ok(out)
+}
+
 /// Each engine row's limit: its counted work × the engine's best cost on its path in this run.
 fn set_limits(rows: &mut [Row]) {
     for r in rows {
@@ -422,33 +439,21 @@ pub fn run(options: &Options) -> Result<Vec<Row>, String> {
     } else {
         options.hash_paths.clone()
     };
-    let sig_steps: usize = sigs
-        .iter()
-        .map(|a| 3 * if hash_based(a) { paths.len() } else { 1 } + peer_steps)
-        .sum();
+    let steps = |engine: bool| 3 * if engine { paths.len() } else { 1 } + peer_steps;
+    let sig_steps: usize = sigs.iter().map(|a| steps(hash_based(a))).sum();
+    let kem_steps: usize = kems.iter().map(|k| steps(kem_on_paths(k))).sum();
     let rounds = options.rounds.max(1);
     let progress = Progress::new(
         "bench crypto",
-        (rounds
-            * (sig_steps
-                + kems
-                    .iter()
-                    .map(|k| 3 * if kem_on_paths(k) { paths.len() } else { 1 } + peer_steps)
-                    .sum::<usize>()
-                + 3 * groups.len()
-                + paths.len() * schemes.len())) as u64,
+        (rounds * (sig_steps + kem_steps + 3 * groups.len() + paths.len() * schemes.len())) as u64,
     );
     let mut rows = Vec::new();
     for alg in sigs {
         rows.extend(in_rounds(options, |options| {
-            let mut rows = Vec::new();
-            if hash_based(alg) {
-                for &path in &paths {
-                    rows.extend(on_path(path, || signature_rows(alg, options, &progress))?);
-                }
-            } else {
-                rows.extend(signature_rows(alg, options, &progress)?);
-            }
+            #[cfg_attr(not(feature = "peers"), allow(unused_mut))]
+            let mut rows = on_paths(hash_based(alg), &paths, || {
+                signature_rows(alg, options, &progress)
+            })?;
             #[cfg(feature = "peers")]
             rows.extend(peers(
                 &progress,
@@ -462,14 +467,10 @@ pub fn run(options: &Options) -> Result<Vec<Row>, String> {
     }
     for kem in kems {
         rows.extend(in_rounds(options, |options| {
-            let mut rows = Vec::new();
-            if kem_on_paths(kem) {
-                for &path in &paths {
-                    rows.extend(on_path(path, || kem_rows(kem, options, &progress))?);
-                }
-            } else {
-                rows.extend(kem_rows(kem, options, &progress)?);
-            }
+            #[cfg_attr(not(feature = "peers"), allow(unused_mut))]
+            let mut rows = on_paths(kem_on_paths(kem), &paths, || {
+                kem_rows(kem, options, &progress)
+            })?;
             #[cfg(feature = "peers")]
             rows.extend(peers(&progress, kem.name, "KEM", options, &[])?);
             Ok(rows)

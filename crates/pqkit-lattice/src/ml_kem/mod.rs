@@ -371,7 +371,7 @@ fn k_pke_decrypt(p: &Params, path: Path, dk: &[u8], c: &[u8]) -> Zeroizing<[u8; 
 
 /// ML-KEM.KeyGen_internal(d, z) (FIPS 203 Algorithm 16) on a path.
 #[inline(always)]
-fn key_gen_any(p: &Params, path: Path, d: &[u8; 32], z: &[u8; 32], ek: &mut [u8], dk: &mut [u8]) {
+fn key_gen_any(path: Path, p: &Params, d: &[u8; 32], z: &[u8; 32], ek: &mut [u8], dk: &mut [u8]) {
     let k = p.k;
     k_pke_key_gen(p, path, d, ek, &mut dk[..384 * k]);
     // Line 3: dk ← dk_PKE ‖ ek ‖ H(ek) ‖ z.
@@ -383,8 +383,8 @@ fn key_gen_any(p: &Params, path: Path, d: &[u8; 32], z: &[u8; 32], ek: &mut [u8]
 /// ML-KEM.Encaps_internal(ek, m) (FIPS 203 Algorithm 17) on a path: writes c, returns K.
 #[inline(always)]
 fn encaps_any(
-    p: &Params,
     path: Path,
+    p: &Params,
     ek: &[u8],
     m: &[u8; 32],
     c: &mut [u8],
@@ -400,7 +400,7 @@ fn encaps_any(
 
 /// ML-KEM.Decaps_internal(dk, c) (FIPS 203 Algorithm 18) on a path: K.
 #[inline(always)]
-fn decaps_any(p: &Params, path: Path, dk: &[u8], c: &[u8]) -> Zeroizing<[u8; 32]> {
+fn decaps_any(path: Path, p: &Params, dk: &[u8], c: &[u8]) -> Zeroizing<[u8; 32]> {
     let k = p.k;
     // Lines 1–4: dk_PKE, ek_PKE, h, z.
     let (dk_pke, rest) = dk.split_at(384 * k);
@@ -443,32 +443,6 @@ fn ct_equal(a: &[u8], b: &[u8]) -> subtle::Choice {
     diff.ct_eq(&0)
 }
 
-/// [`key_gen_any`] with the arguments [`simd::key_gen_on`] passes.
-#[inline(always)]
-fn key_gen_params(
-    path: Path,
-    (p, d, z): (&Params, &[u8; 32], &[u8; 32]),
-    (ek, dk): (&mut [u8], &mut [u8]),
-) {
-    key_gen_any(p, path, d, z, ek, dk)
-}
-
-/// [`encaps_any`] with the arguments [`simd::encaps_on`] passes.
-#[inline(always)]
-fn encaps_params(
-    path: Path,
-    (p, ek, m): (&Params, &[u8], &[u8; 32]),
-    c: &mut [u8],
-) -> Zeroizing<[u8; 32]> {
-    encaps_any(p, path, ek, m, c)
-}
-
-/// [`decaps_any`] with the arguments [`simd::decaps_on`] passes.
-#[inline(always)]
-fn decaps_params(path: Path, (p, dk, c): (&Params, &[u8], &[u8])) -> Zeroizing<[u8; 32]> {
-    decaps_any(p, path, dk, c)
-}
-
 /// ML-KEM.Decaps (FIPS 203 Algorithm 21, with Algorithm 18): the 32-byte shared secret of
 /// ciphertext `c` under decapsulation key `dk`, on the current path. An invalid ciphertext of
 /// the right length yields the implicit-rejection key J(z ‖ c), as the standard requires.
@@ -481,7 +455,7 @@ fn decaps_params(path: Path, (p, dk, c): (&Params, &[u8], &[u8])) -> Zeroizing<[
 pub fn decapsulate(p: &Params, dk: &[u8], c: &[u8]) -> Result<Zeroizing<[u8; 32]>, WrongLength> {
     check_len("decapsulation key", dk, p.decapsulation_key_size())?;
     check_len("ciphertext", c, p.ciphertext_size())?;
-    Ok(simd::decaps_on(pqkit_hash::dispatch::current(), (p, dk, c)))
+    Ok(simd::decaps_on(pqkit_hash::dispatch::current(), p, dk, c))
 }
 
 /// FIPS 203 §7.2's encapsulation key check: the length (384·k + 32 bytes) and the modulus
@@ -530,7 +504,7 @@ pub mod hazmat {
     ) -> Result<(), WrongLength> {
         check_len("encapsulation key", ek, p.encapsulation_key_size())?;
         check_len("decapsulation key", dk, p.decapsulation_key_size())?;
-        simd::key_gen_on(pqkit_hash::dispatch::current(), (p, d, z), (ek, dk));
+        simd::key_gen_on(pqkit_hash::dispatch::current(), p, d, z, ek, dk);
         Ok(())
     }
 
@@ -551,7 +525,9 @@ pub mod hazmat {
         check_len("ciphertext", c, p.ciphertext_size())?;
         Ok(simd::encaps_on(
             pqkit_hash::dispatch::current(),
-            (p, ek, m),
+            p,
+            ek,
+            m,
             c,
         ))
     }

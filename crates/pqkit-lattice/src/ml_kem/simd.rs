@@ -114,22 +114,22 @@ macro_rules! on_path {
 on_path!(
     /// ML-KEM.KeyGen_internal (`super::key_gen_any`) compiled for `path`.
     fn key_gen_on(
-        i: (&Params, &[u8; 32], &[u8; 32]),
-        o: (&mut [u8], &mut [u8])
-    ) -> () = super::key_gen_params
+        p: &Params,
+        d: &[u8; 32],
+        z: &[u8; 32],
+        ek: &mut [u8],
+        dk: &mut [u8]
+    ) -> () = super::key_gen_any
 );
 on_path!(
     /// ML-KEM.Encaps_internal (`super::encaps_any`) compiled for `path`.
-    fn encaps_on(
-        i: (&Params, &[u8], &[u8; 32]),
-        c: &mut [u8]
-    ) -> Zeroizing<[u8; 32]> = super::encaps_params
+    fn encaps_on(p: &Params, ek: &[u8], m: &[u8; 32], c: &mut [u8]) -> Zeroizing<[u8; 32]>
+        = super::encaps_any
 );
 on_path!(
     /// ML-KEM.Decaps_internal (`super::decaps_any`) compiled for `path`.
-    fn decaps_on(i: (&Params, &[u8], &[u8])) -> Zeroizing<[u8; 32]> = super::decaps_params
+    fn decaps_on(p: &Params, dk: &[u8], c: &[u8]) -> Zeroizing<[u8; 32]> = super::decaps_any
 );
-
 #[cfg(target_arch = "x86_64")]
 use core::arch::x86_64::{
     __m128i, __m256i, _mm_loadu_si128, _mm_shuffle_epi8, _mm_storeu_si128, _mm256_and_si256,
