@@ -25,6 +25,10 @@ impl Zero for i16 {
     const ZERO: Self = 0;
 }
 
+impl Zero for i32 {
+    const ZERO: Self = 0;
+}
+
 impl Zero for u32 {
     const ZERO: Self = 0;
 }

@@ -1,11 +1,18 @@
-//! pqkit's own lattice schemes: ML-KEM (FIPS 203), built around the work it really does.
+//! pqkit's own lattice schemes: ML-KEM (FIPS 203) and ML-DSA (FIPS 204), built around the
+//! work they really do.
 //!
-//! Most of an ML-KEM operation is Keccak: k² SHAKE128 streams expand the matrix Â and 2k or
-//! 2k + 1 SHAKE256 streams the secret and error vectors. Here they are squeezed together on
-//! pqkit-hash's Keccak lanes (8 permutations at once on AVX-512, 4 on AVX2), and the NTT
-//! arithmetic is compiled for the same instruction set, chosen at run time with the hash path
-//! ([`pqkit_hash::dispatch`]; `PQKIT_HASH` forces one).
+//! Most of an ML-KEM or ML-DSA operation is Keccak: k² (ML-KEM) or k·ℓ (ML-DSA) SHAKE128
+//! streams expand the matrix Â, and independent SHAKE256 streams the secret, error and mask
+//! vectors. Here they are squeezed together on pqkit-hash's Keccak lanes (8 permutations at
+//! once on AVX-512, 4 on AVX2), and the NTT arithmetic is compiled for the same instruction
+//! set, chosen at run time with the hash path ([`pqkit_hash::dispatch`]; `PQKIT_HASH` forces
+//! one).
 //!
-//! pqkit-core's `KemAlgorithm` is the everyday API; [`ml_kem`] is the engine under it.
+//! pqkit-core's `KemAlgorithm` and `SignatureAlgorithm` are the everyday API; [`ml_kem`] and
+//! [`ml_dsa`] are the engines under them.
 
+pub mod ml_dsa;
 pub mod ml_kem;
+mod simd;
+#[doc(hidden)]
+pub mod valgrind;

@@ -1,83 +1,59 @@
 //! Secret-independent control flow and memory access of ML-KEM decapsulation and
-//! encapsulation, checked by Valgrind's memcheck (the approach of Adam Langley's ctgrind):
-//! the secret inputs — the decapsulation key's ŝ and z, the encapsulation randomness m — are
-//! marked undefined, so that memcheck reports every branch and every address that depends on
-//! them ("Conditional jump or move depends on uninitialised value(s)", "Use of uninitialised
-//! value of size 8"). The outputs are marked defined again before the test compares them.
+//! encapsulation and of ML-DSA signing, checked by Valgrind's memcheck (the approach of Adam
+//! Langley's ctgrind): the secret inputs — the decapsulation key's ŝ and z, the encapsulation
+//! randomness m; the signing key's K, ŝ₁, ŝ₂, t̂₀ and rnd — are marked undefined, so that
+//! memcheck reports every branch and every address that depends on them ("Conditional jump
+//! or move depends on uninitialised value(s)", "Use of uninitialised value of size 8"). The
+//! outputs are marked defined again before the test compares them.
 //!
-//! Run natively, the client requests are no-ops and the test only checks the results; CI runs
-//! this binary under `valgrind --error-exitcode=…` on the AVX2 and portable paths (Valgrind
-//! does not decode AVX-512), with `PQKIT_EXPECT_VALGRIND=1` so that it fails if it was not
-//! really under Valgrind.
+//! The client requests are `pqkit_lattice::valgrind`'s. Run natively, they are no-ops and the
+//! test only checks the results. The ML-DSA part needs the `ct-test` feature, which makes the
+//! library's declassifications requests too. CI runs this binary (with the feature) under
+//! `valgrind --error-exitcode=…` on the AVX2 and portable paths (Valgrind does not decode
+//! AVX-512), with `PQKIT_EXPECT_VALGRIND=1` so that it fails if it was not really under
+//! Valgrind.
 //!
-//! Key generation is not covered: ρ = G(d ‖ k) is derived from the secret seed and then
+//! Key generation (of either scheme) is not covered: ρ = G(d ‖ k) is derived from the secret seed and then
 //! rejection-sampled (SampleNTT branches on it by design — FIPS 203 makes Â public); its
-//! secret-dependent parts (SamplePolyCBD, NTT, encoding) are the functions checked here.
-#![allow(unsafe_code)]
-
+//! secret-dependent parts (SamplePolyCBD, NTT, encoding) are the functions checked here. ML-DSA
+//! key generation's RejBoundedPoly keeps a secret number of candidates per block.
 use pqkit_lattice::ml_kem::{
     ML_KEM_512, ML_KEM_768, ML_KEM_1024, decapsulate,
     hazmat::{encaps_internal, key_gen_internal},
 };
-
-/// memcheck's client requests (valgrind/memcheck.h: VG_USERREQ_TOOL_BASE('M', 'C') + 1, + 2)
-/// and the core's RUNNING_ON_VALGRIND (valgrind/valgrind.h: 0x1001).
-const MAKE_MEM_UNDEFINED: u64 = 0x4D43_0001;
-const MAKE_MEM_DEFINED: u64 = 0x4D43_0002;
-const RUNNING_ON_VALGRIND: u64 = 0x1001;
-
-/// A Valgrind client request (valgrind.h's VALGRIND_DO_CLIENT_REQUEST_EXPR for amd64): the
-/// magic preamble — four rotations of rdi by 3, 13, 61 and 51 bits (128 in all: rdi is
-/// unchanged) and `xchg rbx, rbx` — which Valgrind's JIT recognises; natively it does nothing
-/// and rdx keeps the default, 0.
-#[cfg(target_arch = "x86_64")]
-fn client_request(request: u64, addr: u64, len: u64) -> u64 {
-    let args: [u64; 6] = [request, addr, len, 0, 0, 0];
-    let mut result: u64 = 0;
-    // SAFETY: the sequence leaves every register as it found it but rdx (the declared
-    // output); rax points at the six-word argument block Valgrind reads, alive for the call.
-    unsafe {
-        core::arch::asm!(
-            "rol rdi, 3",
-            "rol rdi, 13",
-            "rol rdi, 61",
-            "rol rdi, 51",
-            "xchg rbx, rbx",
-            in("rax") args.as_ptr(),
-            inout("rdx") result,
-            inout("rdi") 0u64 => _,
-            options(nostack),
-        );
-    }
-    result
-}
-
-#[cfg(not(target_arch = "x86_64"))]
-fn client_request(_: u64, _: u64, _: u64) -> u64 {
-    0
-}
+use pqkit_lattice::valgrind;
 
 fn secret(bytes: &[u8]) {
-    client_request(
-        MAKE_MEM_UNDEFINED,
-        bytes.as_ptr() as u64,
-        bytes.len() as u64,
-    );
+    valgrind::secret(bytes);
 }
 
 fn public(bytes: &[u8]) {
-    client_request(MAKE_MEM_DEFINED, bytes.as_ptr() as u64, bytes.len() as u64);
+    valgrind::public(bytes);
 }
 
-#[test]
-fn secrets_do_not_steer_branches_or_addresses() {
-    let under_valgrind = client_request(RUNNING_ON_VALGRIND, 0, 0) > 0;
+/// Fails when `PQKIT_EXPECT_VALGRIND` is set but this is not Valgrind; whether it is.
+fn under_valgrind() -> bool {
+    let running = valgrind::running();
     if std::env::var_os("PQKIT_EXPECT_VALGRIND").is_some() {
         assert!(
-            under_valgrind,
+            running,
             "PQKIT_EXPECT_VALGRIND is set, but this is not Valgrind"
         );
     }
+    running
+}
+
+fn how(under_valgrind: bool) -> &'static str {
+    if under_valgrind {
+        "under Valgrind memcheck"
+    } else {
+        "natively (results only)"
+    }
+}
+
+#[test]
+fn ml_kem_secrets_do_not_steer_branches_or_addresses() {
+    let under_valgrind = under_valgrind();
     let path = pqkit_hash::dispatch::current();
     for p in [&ML_KEM_512, &ML_KEM_768, &ML_KEM_1024] {
         let k = p.k;
@@ -107,11 +83,48 @@ fn secrets_do_not_steer_branches_or_addresses() {
         }
     }
     eprintln!(
-        "constant-time check on {path}: {}",
-        if under_valgrind {
-            "under Valgrind memcheck"
-        } else {
-            "natively (results only)"
+        "ML-KEM constant-time check on {path}: {}",
+        how(under_valgrind)
+    );
+}
+
+/// ML-DSA signing with secret K, ŝ₁, ŝ₂, t̂₀ and rnd. The library declassifies (with the
+/// `ct-test` feature) what FIPS 204 signing reveals by design: each attempt's rejection and
+/// challenge c̃, and the signature.
+#[cfg(feature = "ct-test")]
+#[test]
+fn ml_dsa_signing_secrets_do_not_steer_branches_or_addresses() {
+    use pqkit_lattice::ml_dsa::{
+        ML_DSA_44, ML_DSA_65, ML_DSA_87,
+        hazmat::{key_gen_internal, sign_internal},
+        verify_mu,
+    };
+    let under_valgrind = under_valgrind();
+    let path = pqkit_hash::dispatch::current();
+    for p in [&ML_DSA_44, &ML_DSA_65, &ML_DSA_87] {
+        let key = key_gen_internal(p, &[0x44; 32]);
+        let mut attempts = 0;
+        // Several messages, so that rejected attempts of every kind are taken.
+        for i in 0..6u8 {
+            key.mark_secret_for_valgrind();
+            let rnd = [0x55 ^ i; 32];
+            secret(&rnd);
+            let mu = [i; 64];
+            let mut sig = vec![0u8; p.signature_size()];
+            sign_internal(&key, &mu, &rnd, &mut sig).expect("length");
+            public(&sig);
+            public(&rnd);
+            assert!(
+                verify_mu(p, key.verifying_key(), &mu, &sig),
+                "{} on {path}",
+                p.name
+            );
+            attempts += 1;
         }
+        eprintln!("{}: {attempts} signatures", p.name);
+    }
+    eprintln!(
+        "ML-DSA signing constant-time check on {path}: {}",
+        how(under_valgrind)
     );
 }

@@ -10,35 +10,12 @@
 use pqkit_hash::Path;
 use zeroize::Zeroizing;
 
+use crate::simd::{avx2, on_path};
+
 use super::Params;
 use super::poly::REJ_BUF;
 #[cfg(target_arch = "x86_64")]
 use super::poly::{N, Q};
-
-/// Whether the AVX2 kernels may run on `path`: an AVX2 or AVX-512 path, on a CPU with AVX2.
-#[inline(always)]
-fn avx2(path: Path) -> bool {
-    #[cfg(target_arch = "x86_64")]
-    {
-        matches!(path, Path::Avx2 | Path::Avx512) && std::arch::is_x86_feature_detected!("avx2")
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    {
-        let _ = path;
-        false
-    }
-}
-
-/// Whether the AVX-512 copy may run on `path`: the AVX-512 path, on a CPU with AVX-512F/BW
-/// and AVX2.
-#[cfg(target_arch = "x86_64")]
-#[inline(always)]
-fn avx512(path: Path) -> bool {
-    path == Path::Avx512
-        && std::arch::is_x86_feature_detected!("avx512f")
-        && std::arch::is_x86_feature_detected!("avx512bw")
-        && std::arch::is_x86_feature_detected!("avx2")
-}
 
 /// Transposes the 16 × 16 rows in place with the AVX2 kernel when `path` allows it; false,
 /// untouched, otherwise.
@@ -77,38 +54,6 @@ pub(crate) fn rej_uniform(
         let _ = (buf, filled, block);
         None
     }
-}
-
-/// Defines `$name(path, args…)`: calls `$generic` compiled for the path's instruction set —
-/// AVX-512 (F, BW), AVX2 or portable — so that the `#[inline(always)]` arithmetic inside is
-/// vectorized for it. Every copy computes the same function; the tests prove them
-/// byte-identical.
-macro_rules! on_path {
-    ($(#[$doc:meta])* fn $name:ident($($arg:ident: $ty:ty),*) -> $ret:ty = $generic:path) => {
-        $(#[$doc])*
-        pub(crate) fn $name(path: Path, $($arg: $ty),*) -> $ret {
-            #[cfg(target_arch = "x86_64")]
-            {
-                #[target_feature(enable = "avx2,avx512f,avx512bw")]
-                fn with_avx512(path: Path, $($arg: $ty),*) -> $ret {
-                    $generic(path, $($arg),*)
-                }
-                #[target_feature(enable = "avx2")]
-                fn with_avx2(path: Path, $($arg: $ty),*) -> $ret {
-                    $generic(path, $($arg),*)
-                }
-                if avx512(path) {
-                    // SAFETY: the CPU has AVX-512F, AVX-512BW and AVX2 (checked by `avx512`).
-                    return unsafe { with_avx512(path, $($arg),*) };
-                }
-                if avx2(path) {
-                    // SAFETY: the CPU has AVX2 (checked by `avx2`).
-                    return unsafe { with_avx2(path, $($arg),*) };
-                }
-            }
-            $generic(path, $($arg),*)
-        }
-    };
 }
 
 on_path!(

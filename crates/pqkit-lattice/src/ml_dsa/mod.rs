@@ -1,0 +1,989 @@
+//! ML-DSA (FIPS 204): key generation, signing and verification of the three parameter sets,
+//! from μ on (Algorithms 6, 7 and 8, the internal functions).
+//!
+//! The XOF streams of one operation are squeezed together on pqkit-hash's Keccak lanes
+//! ([`XofLanes`]): key generation's k·ℓ RejNTTPoly streams of Â and k + ℓ RejBoundedPoly
+//! streams of s₁ and s₂; verification's k·ℓ streams of Â with SampleInBall's stream of c̃;
+//! signing's ℓ ExpandMask streams of y. The arithmetic ([`poly`]) is compiled three times —
+//! for AVX-512, AVX2 and portable — and the copy run follows the hash path
+//! ([`pqkit_hash::dispatch::current`]).
+//!
+//! A [`SigningKey`] keeps what every signature needs in the NTT domain — Â (public, from ρ),
+//! ŝ₁, ŝ₂ and t̂₀ — so that signing starts at FIPS 204 Algorithm 7 line 7. Loading an
+//! expanded key recomputes t from ρ, s₁ and s₂ and refuses the key unless its t₀ and tr
+//! match (FIPS 204 §7.2's skDecode checks nothing; a damaged t₀ would make signatures that do
+//! not verify).
+//!
+//! μ (Algorithm 2 lines 5–10, Algorithm 7 line 6) is the caller's: pqkit-core's signing keys
+//! format M′ — pure, HashML-DSA or external μ — and hash it. The functions that take ξ or
+//! `rnd` as an argument are in [`hazmat`].
+
+mod poly;
+mod simd;
+
+use pqkit_hash::{Cleared, Shake, Sponge, Wiped, XofLanes};
+use subtle::ConstantTimeEq;
+use zeroize::Zeroizing;
+
+use crate::valgrind;
+use poly::{D, N, Poly, Q};
+
+/// The largest k (ML-DSA-87).
+const K_MAX: usize = 8;
+/// The largest ℓ (ML-DSA-87).
+const L_MAX: usize = 7;
+/// Size of μ in bytes (FIPS 204 Algorithm 7 line 6).
+pub const MU_SIZE: usize = 64;
+/// Size of ξ in bytes (FIPS 204 Algorithm 1 line 1).
+pub const SEED_SIZE: usize = 32;
+/// Size of `rnd` in bytes (FIPS 204 Algorithm 2 line 5).
+pub const RND_SIZE: usize = 32;
+
+/// One ML-DSA parameter set (FIPS 204 §4, Table 1): the three statics below are the only
+/// values (`non_exhaustive`), so k ≤ 8, ℓ ≤ 7, η ∈ {2, 4} and γ₁ ∈ {2^17, 2^19} hold
+/// everywhere.
+#[derive(Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Params {
+    /// The name, e.g. "ML-DSA-65".
+    pub name: &'static str,
+    /// k: rows of Â.
+    pub k: usize,
+    /// ℓ: columns of Â.
+    pub l: usize,
+    /// η: the bound of s₁ and s₂'s coefficients.
+    pub eta: i32,
+    /// τ: the number of ±1 in c.
+    pub tau: usize,
+    /// λ: the collision strength of c̃, in bits (c̃ is λ/4 bytes).
+    pub lambda: usize,
+    /// log₂ γ₁: y's coefficient range.
+    pub gamma1_bits: u32,
+    /// γ₂: the low-order rounding range.
+    pub gamma2: i32,
+    /// β = τ·η.
+    pub beta: i32,
+    /// ω: the most ones in the hint h.
+    pub omega: usize,
+}
+
+/// ML-DSA-44 (FIPS 204 §4, Table 1).
+pub static ML_DSA_44: Params = Params {
+    name: "ML-DSA-44",
+    k: 4,
+    l: 4,
+    eta: 2,
+    tau: 39,
+    lambda: 128,
+    gamma1_bits: 17,
+    gamma2: (Q - 1) / 88,
+    beta: 78,
+    omega: 80,
+};
+/// ML-DSA-65 (FIPS 204 §4, Table 1).
+pub static ML_DSA_65: Params = Params {
+    name: "ML-DSA-65",
+    k: 6,
+    l: 5,
+    eta: 4,
+    tau: 49,
+    lambda: 192,
+    gamma1_bits: 19,
+    gamma2: (Q - 1) / 32,
+    beta: 196,
+    omega: 55,
+};
+/// ML-DSA-87 (FIPS 204 §4, Table 1).
+pub static ML_DSA_87: Params = Params {
+    name: "ML-DSA-87",
+    k: 8,
+    l: 7,
+    eta: 2,
+    tau: 60,
+    lambda: 256,
+    gamma1_bits: 19,
+    gamma2: (Q - 1) / 32,
+    beta: 120,
+    omega: 75,
+};
+
+impl Params {
+    /// Verifying key size in bytes: 32 + 32·k·(bitlen(q − 1) − d) (FIPS 204 §4, Table 2).
+    pub const fn verifying_key_size(&self) -> usize {
+        32 + 320 * self.k
+    }
+
+    /// Expanded signing key size in bytes: 128 + 32·((k + ℓ)·bitlen(2η) + d·k) (Table 2).
+    pub const fn signing_key_size(&self) -> usize {
+        128 + 32 * ((self.k + self.l) * self.eta_bits() + D as usize * self.k)
+    }
+
+    /// Signature size in bytes: λ/4 + 32·ℓ·(1 + bitlen(γ₁ − 1)) + ω + k (Table 2).
+    pub const fn signature_size(&self) -> usize {
+        self.c_tilde_size() + self.l * self.z_size() + self.omega + self.k
+    }
+
+    /// bitlen(2η): bits per packed coefficient of s₁ and s₂.
+    const fn eta_bits(&self) -> usize {
+        if self.eta == 2 { 3 } else { 4 }
+    }
+
+    /// λ/4: the size of c̃ in bytes.
+    const fn c_tilde_size(&self) -> usize {
+        self.lambda / 4
+    }
+
+    /// 32·(1 + bitlen(γ₁ − 1)): the packed size of one polynomial of z (and of y's stream).
+    const fn z_size(&self) -> usize {
+        32 * (1 + self.gamma1_bits as usize)
+    }
+
+    /// bitlen((q − 1)/(2γ₂) − 1): bits per coefficient of w₁Encode.
+    const fn w1_bits(&self) -> usize {
+        if self.gamma2 == (Q - 1) / 88 { 6 } else { 4 }
+    }
+}
+
+/// Why ML-DSA refused an input.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Error {
+    /// A byte string of the wrong length for its parameter set.
+    WrongLength {
+        /// What it was: "signing key", "signature", …
+        what: &'static str,
+        /// The length the parameter set has, in bytes.
+        expected: usize,
+        /// The length given, in bytes.
+        got: usize,
+    },
+    /// An expanded signing key that is not one ML-DSA.KeyGen makes: the reason.
+    InvalidSigningKey(&'static str),
+}
+
+impl core::fmt::Display for Error {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        match self {
+            Self::WrongLength {
+                what,
+                expected,
+                got,
+            } => write!(f, "ML-DSA {what} of {got} bytes, not {expected}"),
+            Self::InvalidSigningKey(why) => write!(f, "invalid ML-DSA signing key: {why}"),
+        }
+    }
+}
+
+impl std::error::Error for Error {}
+
+fn check_len(what: &'static str, bytes: &[u8], expected: usize) -> Result<(), Error> {
+    if bytes.len() == expected {
+        Ok(())
+    } else {
+        Err(Error::WrongLength {
+            what,
+            expected,
+            got: bytes.len(),
+        })
+    }
+}
+
+/// H(parts, out.len()) = SHAKE256 (FIPS 204 §3.7), one stream.
+fn h(parts: &[&[u8]], out: &mut [u8]) {
+    Sponge::Shake256.hash(parts, out);
+}
+
+/// A consumer of one XOF stream, a block at a time.
+enum Sampler<'a> {
+    /// RejNTTPoly (FIPS 204 Algorithm 30) into an element of T_q, from SHAKE128.
+    Uniform { a: &'a mut Poly, filled: usize },
+    /// RejBoundedPoly (FIPS 204 Algorithm 31), from SHAKE256.
+    Bounded {
+        a: &'a mut Poly,
+        filled: usize,
+        eta: i32,
+    },
+    /// The first `out.len()` bytes of a SHAKE256 stream (ExpandMask, Algorithm 34 line 4).
+    Bytes { out: &'a mut [u8], got: usize },
+    /// SampleInBall (FIPS 204 Algorithm 29), from SHAKE256; `a` starts at zero, `i` at 256 − τ.
+    Ball {
+        a: &'a mut Poly,
+        signs: u64,
+        i: usize,
+        started: bool,
+    },
+}
+
+impl Sampler<'_> {
+    /// The stream's rate: SHAKE128's 168 bytes for RejNTTPoly, SHAKE256's 136 otherwise.
+    fn rate(&self) -> usize {
+        match self {
+            Self::Uniform { .. } => 168,
+            _ => 136,
+        }
+    }
+
+    /// Takes the stream's next block (the first `rate()` bytes of `block`); whether the
+    /// sampler has all it needs.
+    #[inline(always)]
+    fn take(&mut self, block: &[u8; 176], path: pqkit_hash::Path) -> bool {
+        let rate = self.rate();
+        let block_bytes = &block[..rate];
+        match self {
+            Self::Uniform { a, filled } => {
+                *filled = poly::rej_ntt(a, *filled, block, path);
+                *filled == N
+            }
+            Self::Bounded { a, filled, eta } => {
+                *filled = poly::rej_eta(a, *filled, block_bytes, *eta);
+                *filled == N
+            }
+            Self::Bytes { out, got } => {
+                let take = (out.len() - *got).min(rate);
+                out[*got..*got + take].copy_from_slice(&block_bytes[..take]);
+                *got += take;
+                *got == out.len()
+            }
+            Self::Ball {
+                a,
+                signs,
+                i,
+                started,
+            } => {
+                let mut bytes = block_bytes;
+                if !*started {
+                    // Lines 4–5: the first 8 bytes are the 64 sign bits h.
+                    let (first, rest) = bytes.split_at(8);
+                    *signs = u64::from_le_bytes(first.try_into().unwrap_or([0; 8]));
+                    bytes = rest;
+                    *started = true;
+                }
+                // Lines 6–11: j ≤ i by rejection; c_i ← c_j, c_j ← (−1)^h[i + τ − 256].
+                for &j in bytes {
+                    if *i == N {
+                        break;
+                    }
+                    let j = usize::from(j);
+                    if j > *i {
+                        continue;
+                    }
+                    a.0[*i] = a.0[j];
+                    a.0[j] = 1 - 2 * (*signs & 1) as i32;
+                    *signs >>= 1;
+                    *i += 1;
+                }
+                *i == N
+            }
+        }
+    }
+}
+
+/// Squeezes every stream of `x` into its sampler (`s[i]` consumes stream i) until each has
+/// what it needs; rounds permute only the streams that still need bytes, together.
+#[inline(always)]
+fn squeeze(path: pqkit_hash::Path, x: &mut XofLanes, s: &mut [Sampler<'_>]) {
+    const MAX: usize = K_MAX * L_MAX + K_MAX + L_MAX;
+    // A block and the slack the AVX2 rejection kernel reads past it.
+    let mut block = Cleared([0u8; 176]);
+    let mut active = [0usize; MAX];
+    let mut n_active = s.len();
+    active.iter_mut().enumerate().for_each(|(i, a)| *a = i);
+    let mut next = [0usize; MAX];
+    x.permute_all();
+    loop {
+        let mut n_next = 0;
+        for &l in &active[..n_active] {
+            let rate = s[l].rate();
+            x.block(l, &mut block[..rate]);
+            if !s[l].take(&block, path) {
+                next[n_next] = l;
+                n_next += 1;
+            }
+        }
+        if n_next == 0 {
+            return;
+        }
+        x.permute(&next[..n_next]);
+        (active, n_active) = (next, n_next);
+    }
+}
+
+/// Pushes ExpandA's streams (FIPS 204 Algorithm 32): Â[r, s] from SHAKE128(ρ ‖ s ‖ r), row
+/// by row, and returns their samplers over `a` (k·ℓ polynomials).
+fn expand_a<'a>(p: &Params, x: &mut XofLanes, rho: &[u8], a: &'a mut [Poly]) -> Vec<Sampler<'a>> {
+    let mut out = Vec::with_capacity(a.len() + p.k + p.l + 1);
+    for (i, ai) in a.iter_mut().enumerate() {
+        let (r, s) = (i / p.l, i % p.l);
+        x.push(Shake::SHAKE128, &[rho, &[s as u8, r as u8]]);
+        out.push(Sampler::Uniform { a: ai, filled: 0 });
+    }
+    out
+}
+
+/// Pushes SampleInBall's stream of c̃ (FIPS 204 Algorithm 29) and its sampler over `c`.
+fn sample_in_ball<'a>(
+    p: &Params,
+    x: &mut XofLanes,
+    c_tilde: &[u8],
+    c: &'a mut Poly,
+    s: &mut Vec<Sampler<'a>>,
+) {
+    *c = Poly::ZERO;
+    x.push(Shake::SHAKE256, &[c_tilde]);
+    s.push(Sampler::Ball {
+        a: c,
+        signs: 0,
+        i: N - p.tau,
+        started: false,
+    });
+}
+
+/// BitPack(s, η, η) (FIPS 204 Algorithm 17) of a polynomial of s₁ or s₂.
+#[inline(always)]
+fn pack_eta(p: &Params, a: &Poly, out: &mut [u8]) {
+    let eta = p.eta;
+    match p.eta_bits() {
+        3 => poly::pack::<3>(a, |x| (eta - x) as u32, out),
+        _ => poly::pack::<4>(a, |x| (eta - x) as u32, out),
+    }
+}
+
+/// BitUnpack(b, η, η) (FIPS 204 Algorithm 19); false when a coefficient is outside [−η, η]
+/// (a packed value above 2η, which no key generation writes).
+#[inline(always)]
+fn unpack_eta(p: &Params, b: &[u8], a: &mut Poly) -> bool {
+    let eta = p.eta;
+    match p.eta_bits() {
+        3 => poly::unpack::<3>(b, |x| eta - x as i32, a),
+        _ => poly::unpack::<4>(b, |x| eta - x as i32, a),
+    }
+    !poly::exceeds(a, eta + 1)
+}
+
+/// BitPack(t₀, 2^(d−1) − 1, 2^(d−1)) (FIPS 204 Algorithm 17).
+#[inline(always)]
+fn pack_t0(a: &Poly, out: &mut [u8]) {
+    poly::pack::<13>(a, |x| ((1 << (D - 1)) - x) as u32, out);
+}
+
+/// BitUnpack(b, 2^(d−1) − 1, 2^(d−1)) (FIPS 204 Algorithm 19).
+#[inline(always)]
+fn unpack_t0(b: &[u8], a: &mut Poly) {
+    poly::unpack::<13>(b, |x| (1 << (D - 1)) - x as i32, a);
+}
+
+/// BitPack(z, γ₁ − 1, γ₁) (FIPS 204 Algorithm 17), 18 or 20 bits per coefficient.
+#[inline(always)]
+fn pack_z(p: &Params, a: &Poly, out: &mut [u8]) {
+    let g1 = 1i32 << p.gamma1_bits;
+    match p.gamma1_bits {
+        17 => poly::pack::<18>(a, |x| (g1 - x) as u32, out),
+        _ => poly::pack::<20>(a, |x| (g1 - x) as u32, out),
+    }
+}
+
+/// BitUnpack(b, γ₁ − 1, γ₁) (FIPS 204 Algorithm 19): z of a signature, y of ExpandMask.
+#[inline(always)]
+fn unpack_z(p: &Params, b: &[u8], a: &mut Poly) {
+    let g1 = 1i32 << p.gamma1_bits;
+    match p.gamma1_bits {
+        17 => poly::unpack::<18>(b, |x| g1 - x as i32, a),
+        _ => poly::unpack::<20>(b, |x| g1 - x as i32, a),
+    }
+}
+
+/// w₁Encode (FIPS 204 Algorithm 28) of one polynomial: SimpleBitPack(w₁, (q − 1)/(2γ₂) − 1).
+#[inline(always)]
+fn pack_w1(p: &Params, a: &Poly, out: &mut [u8]) {
+    match p.w1_bits() {
+        6 => poly::pack::<6>(a, |x| x as u32, out),
+        _ => poly::pack::<4>(a, |x| x as u32, out),
+    }
+}
+
+/// HintBitPack (FIPS 204 Algorithm 20): the positions of the ones of `h` (k polynomials of
+/// 0/1, at most ω ones), then each polynomial's running count; ω + k bytes.
+fn hint_pack(p: &Params, h: &[Poly], out: &mut [u8]) {
+    out.fill(0);
+    let mut index = 0;
+    for (i, hp) in h.iter().enumerate() {
+        for (j, &bit) in hp.0.iter().enumerate() {
+            if bit != 0 {
+                out[index] = j as u8;
+                index += 1;
+            }
+        }
+        out[p.omega + i] = index as u8;
+    }
+}
+
+/// HintBitUnpack (FIPS 204 Algorithm 21) into `h` (k polynomials of 0/1); false for a
+/// malformed encoding: a count that decreases or exceeds ω, positions not strictly
+/// increasing within a polynomial, or a nonzero byte after the last position.
+fn hint_unpack(p: &Params, y: &[u8], h: &mut [Poly]) -> bool {
+    let mut index = 0;
+    for (i, hp) in h.iter_mut().enumerate() {
+        *hp = Poly::ZERO;
+        let end = usize::from(y[p.omega + i]);
+        if end < index || end > p.omega {
+            return false;
+        }
+        let first = index;
+        while index < end {
+            if index > first && y[index - 1] >= y[index] {
+                return false;
+            }
+            hp.0[usize::from(y[index])] = 1;
+            index += 1;
+        }
+    }
+    y[index..p.omega].iter().all(|&b| b == 0)
+}
+
+/// A signing key, ready to sign: ρ, K, tr, the encoded key, and Â, ŝ₁, ŝ₂ and t̂₀ in the NTT
+/// domain. Secrets are wiped on drop; `Debug` shows the parameter set only.
+pub struct SigningKey {
+    p: &'static Params,
+    key: Cleared<[u8; 32]>,
+    tr: [u8; 64],
+    /// Â, k·ℓ polynomials, row by row (public: expanded from ρ).
+    a: Vec<Poly>,
+    /// ŝ₁ (ℓ), ŝ₂ (k) and t̂₀ (k).
+    secret: Wiped<Poly>,
+    /// skEncode (FIPS 204 Algorithm 24).
+    encoded: Zeroizing<Vec<u8>>,
+    /// pkEncode (FIPS 204 Algorithm 22).
+    verifying_key: Vec<u8>,
+}
+
+impl core::fmt::Debug for SigningKey {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_struct("SigningKey")
+            .field("params", &self.p.name)
+            .finish_non_exhaustive()
+    }
+}
+
+impl SigningKey {
+    /// skDecode (FIPS 204 Algorithm 25) of an expanded signing key, checked: every coefficient
+    /// of s₁ and s₂ in [−η, η], and t₀ and tr equal to what ρ, s₁ and s₂ give (t = Â·s₁ + s₂,
+    /// Power2Round; tr = H(pkEncode(ρ, t₁), 64)), compared in constant time. The verifying
+    /// key is the one recomputed.
+    ///
+    /// # Errors
+    /// [`Error::WrongLength`] when `sk` is not [`Params::signing_key_size`] bytes;
+    /// [`Error::InvalidSigningKey`] when a check fails.
+    pub fn from_expanded(p: &'static Params, sk: &[u8]) -> Result<Self, Error> {
+        check_len("signing key", sk, p.signing_key_size())?;
+        simd::from_expanded_on(pqkit_hash::dispatch::current(), p, sk)
+    }
+
+    /// The parameter set.
+    pub fn params(&self) -> &'static Params {
+        self.p
+    }
+
+    /// pkEncode(ρ, t₁) (FIPS 204 Algorithm 22), [`Params::verifying_key_size`] bytes.
+    pub fn verifying_key(&self) -> &[u8] {
+        &self.verifying_key
+    }
+
+    /// skEncode (FIPS 204 Algorithm 24), [`Params::signing_key_size`] bytes.
+    pub fn expanded(&self) -> &[u8] {
+        &self.encoded
+    }
+
+    /// Marks K, ŝ₁, ŝ₂ and t̂₀ undefined for Valgrind (the constant-time test).
+    #[cfg(feature = "ct-test")]
+    #[doc(hidden)]
+    pub fn mark_secret_for_valgrind(&self) {
+        valgrind::secret(&self.key[..]);
+        valgrind::secret(&self.secret[..]);
+    }
+
+    /// tr = H(pk, 64) (FIPS 204 Algorithm 6 line 9): the prefix of μ.
+    pub fn tr(&self) -> &[u8; 64] {
+        &self.tr
+    }
+}
+
+/// The signing key's vectors s₁ (ℓ) and s₂ (k) in R_q, with K and Â — what key
+/// generation and key loading share from there on.
+struct Parts<'a> {
+    key: &'a [u8],
+    a: Vec<Poly>,
+    s1s2: &'a [Poly],
+}
+
+/// t = NTT⁻¹(Â ∘ NTT(s₁)) + s₂ with every coefficient in [0, q) (FIPS 204 Algorithm 6
+/// line 5), then Power2Round (line 6): t₁ into `t`, t₀ into `t0`. Returns ŝ₁ = NTT(s₁) in
+/// `s1_hat`.
+#[inline(always)]
+fn t_of(
+    path: pqkit_hash::Path,
+    p: &Params,
+    parts: &Parts<'_>,
+    t: &mut [Poly],
+    t0: &mut [Poly],
+    s1_hat: &mut [Poly],
+) {
+    let (s1, s2) = parts.s1s2.split_at(p.l);
+    for (h, s) in s1_hat.iter_mut().zip(s1) {
+        *h = *s;
+        poly::ntt(h, path);
+    }
+    for i in 0..p.k {
+        let ti = &mut t[i];
+        *ti = Poly::ZERO;
+        for (j, s) in s1_hat.iter().enumerate() {
+            poly::mul_acc(ti, &parts.a[i * p.l + j], s);
+        }
+        poly::reduce(ti);
+        poly::inv_ntt_to_mont(ti, path);
+        poly::add(ti, &s2[i]);
+        poly::freeze(ti);
+        poly::power2round(ti, &mut t0[i]);
+    }
+}
+
+/// pkEncode(ρ, t₁) (FIPS 204 Algorithm 22).
+fn pk_encode(p: &Params, rho: &[u8], t1: &[Poly]) -> Vec<u8> {
+    let mut pk = vec![0u8; p.verifying_key_size()];
+    pk[..32].copy_from_slice(rho);
+    for (t, out) in t1.iter().zip(pk[32..].chunks_exact_mut(320)) {
+        poly::pack::<10>(t, |x| x as u32, out);
+    }
+    pk
+}
+
+/// A key's encodings: tr, skEncode and pkEncode.
+struct Encoded {
+    tr: [u8; 64],
+    sk: Zeroizing<Vec<u8>>,
+    pk: Vec<u8>,
+}
+
+/// The key, with ŝ₁ given and ŝ₂, t̂₀ computed here (NTT of s₂, t₀).
+#[inline(always)]
+fn prepare(
+    path: pqkit_hash::Path,
+    p: &'static Params,
+    parts: Parts<'_>,
+    s1_hat: &[Poly],
+    t0: &[Poly],
+    Encoded { tr, sk, pk }: Encoded,
+) -> SigningKey {
+    let mut secret = Wiped::with_capacity(p.l + 2 * p.k);
+    secret.extend_from_slice(s1_hat);
+    secret.extend_from_slice(&parts.s1s2[p.l..]);
+    secret.extend_from_slice(t0);
+    for s in secret[p.l..].iter_mut() {
+        poly::ntt(s, path);
+    }
+    let mut key = Cleared([0u8; 32]);
+    key.copy_from_slice(parts.key);
+    SigningKey {
+        p,
+        key,
+        tr,
+        a: parts.a,
+        secret,
+        encoded: sk,
+        verifying_key: pk,
+    }
+}
+
+/// ML-DSA.KeyGen_internal(ξ) (FIPS 204 Algorithm 6) on a path.
+#[inline(always)]
+fn key_gen_any(path: pqkit_hash::Path, p: &'static Params, xi: &[u8; 32]) -> SigningKey {
+    let (k, l) = (p.k, p.l);
+    // Line 1: (ρ, ρ′, K) ← H(ξ ‖ IntegerToBytes(k, 1) ‖ IntegerToBytes(ℓ, 1), 128).
+    let mut seeds = Cleared([0u8; 128]);
+    h(&[xi, &[k as u8, l as u8]], &mut seeds[..]);
+    let (rho, rest) = seeds.split_at(32);
+    let (rho_prime, key) = rest.split_at(64);
+    // Lines 3–4: Â ← ExpandA(ρ), (s₁, s₂) ← ExpandS(ρ′) (Algorithm 33: s₁[r] from
+    // ρ′ ‖ r, s₂[r] from ρ′ ‖ r + ℓ, two bytes little-endian), all streams together.
+    let mut a = vec![Poly::ZERO; k * l];
+    let mut s1s2 = Cleared([Poly::ZERO; L_MAX + K_MAX]);
+    let mut x = XofLanes::new(path, k * l + k + l);
+    let mut s = expand_a(p, &mut x, rho, &mut a);
+    for (r, si) in s1s2[..l + k].iter_mut().enumerate() {
+        x.push(Shake::SHAKE256, &[rho_prime, &(r as u16).to_le_bytes()]);
+        s.push(Sampler::Bounded {
+            a: si,
+            filled: 0,
+            eta: p.eta,
+        });
+    }
+    squeeze(path, &mut x, &mut s);
+    drop(s);
+    drop(x);
+    let parts = Parts {
+        key,
+        a,
+        s1s2: &s1s2[..l + k],
+    };
+    // Lines 5–6: t, (t₁, t₀).
+    let mut t1 = [Poly::ZERO; K_MAX];
+    let mut t0 = Cleared([Poly::ZERO; K_MAX]);
+    let mut s1_hat = Cleared([Poly::ZERO; L_MAX]);
+    t_of(
+        path,
+        p,
+        &parts,
+        &mut t1[..k],
+        &mut t0[..k],
+        &mut s1_hat[..l],
+    );
+    // Lines 8–10: pk ← pkEncode(ρ, t₁), tr ← H(pk, 64), sk ← skEncode(ρ, K, tr, s₁, s₂, t₀).
+    let pk = pk_encode(p, rho, &t1[..k]);
+    let mut tr = [0u8; 64];
+    h(&[&pk], &mut tr);
+    let mut sk = Zeroizing::new(vec![0u8; p.signing_key_size()]);
+    sk[..32].copy_from_slice(rho);
+    sk[32..64].copy_from_slice(key);
+    sk[64..128].copy_from_slice(&tr);
+    let eb = 32 * p.eta_bits();
+    let (s_bytes, t0_bytes) = sk[128..].split_at_mut((k + l) * eb);
+    for (si, out) in parts.s1s2.iter().zip(s_bytes.chunks_exact_mut(eb)) {
+        pack_eta(p, si, out);
+    }
+    for (ti, out) in t0[..k]
+        .iter()
+        .zip(t0_bytes.chunks_exact_mut(32 * D as usize))
+    {
+        pack_t0(ti, out);
+    }
+    prepare(
+        path,
+        p,
+        parts,
+        &s1_hat[..l],
+        &t0[..k],
+        Encoded { tr, sk, pk },
+    )
+}
+
+/// [`SigningKey::from_expanded`] on a path (the length checked).
+#[inline(always)]
+fn from_expanded_any(
+    path: pqkit_hash::Path,
+    p: &'static Params,
+    sk: &[u8],
+) -> Result<SigningKey, Error> {
+    let (k, l) = (p.k, p.l);
+    // FIPS 204 Algorithm 25: ρ, K, tr, s₁, s₂, t₀.
+    let (rho, rest) = sk.split_at(32);
+    let (key, rest) = rest.split_at(32);
+    let (tr, rest) = rest.split_at(64);
+    let eb = 32 * p.eta_bits();
+    let (s_bytes, t0_bytes) = rest.split_at((k + l) * eb);
+    let mut s1s2 = Cleared([Poly::ZERO; L_MAX + K_MAX]);
+    let mut in_range = true;
+    for (si, b) in s1s2[..k + l].iter_mut().zip(s_bytes.chunks_exact(eb)) {
+        in_range &= unpack_eta(p, b, si);
+    }
+    if !in_range {
+        return Err(Error::InvalidSigningKey(
+            "a coefficient of s₁ or s₂ is outside [−η, η]",
+        ));
+    }
+    let mut t0 = Cleared([Poly::ZERO; K_MAX]);
+    for (ti, b) in t0[..k]
+        .iter_mut()
+        .zip(t0_bytes.chunks_exact(32 * D as usize))
+    {
+        unpack_t0(b, ti);
+    }
+    // Â from ρ.
+    let mut a = vec![Poly::ZERO; k * l];
+    let mut x = XofLanes::new(path, k * l);
+    let mut s = expand_a(p, &mut x, rho, &mut a);
+    squeeze(path, &mut x, &mut s);
+    drop(s);
+    let parts = Parts {
+        key,
+        a,
+        s1s2: &s1s2[..k + l],
+    };
+    let mut t1 = [Poly::ZERO; K_MAX];
+    let mut t0_again = Cleared([Poly::ZERO; K_MAX]);
+    let mut s1_hat = Cleared([Poly::ZERO; L_MAX]);
+    t_of(
+        path,
+        p,
+        &parts,
+        &mut t1[..k],
+        &mut t0_again[..k],
+        &mut s1_hat[..l],
+    );
+    let pk = pk_encode(p, rho, &t1[..k]);
+    let mut tr_again = [0u8; 64];
+    h(&[&pk], &mut tr_again);
+    let mut diff = 0i32;
+    for (x, y) in t0[..k].iter().zip(&t0_again[..k]) {
+        for (a, b) in x.0.iter().zip(&y.0) {
+            diff |= a ^ b;
+        }
+    }
+    if !bool::from(diff.ct_eq(&0) & tr_again.ct_eq(tr)) {
+        return Err(Error::InvalidSigningKey(
+            "t₀ or tr is not what ρ, s₁ and s₂ give (the key is damaged)",
+        ));
+    }
+    let encoded = Encoded {
+        tr: tr_again,
+        sk: Zeroizing::new(sk.to_vec()),
+        pk,
+    };
+    Ok(prepare(path, p, parts, &s1_hat[..l], &t0[..k], encoded))
+}
+
+/// ML-DSA.Sign_internal (FIPS 204 Algorithm 7) from line 7, with μ given: writes the
+/// signature into `sig` (its length checked by the caller).
+#[inline(always)]
+fn sign_any(
+    path: pqkit_hash::Path,
+    sk: &SigningKey,
+    mu: &[u8; MU_SIZE],
+    rnd: &[u8; RND_SIZE],
+    sig: &mut [u8],
+) {
+    let p = sk.p;
+    let (k, l) = (p.k, p.l);
+    let (s1_hat, rest) = sk.secret.split_at(l);
+    let (s2_hat, t0_hat) = rest.split_at(k);
+    let g1 = 1i32 << p.gamma1_bits;
+    // Line 7: ρ″ ← H(K ‖ rnd ‖ μ, 64).
+    let mut rho2 = Cleared([0u8; 64]);
+    h(&[&sk.key[..], rnd, mu], &mut rho2[..]);
+    let (c_tilde, rest) = sig.split_at_mut(p.c_tilde_size());
+    let (z_bytes, h_bytes) = rest.split_at_mut(l * p.z_size());
+    let mut kappa: u16 = 0;
+    let mut y = Cleared([Poly::ZERO; L_MAX]);
+    let mut y_hat = Cleared([Poly::ZERO; L_MAX]);
+    let mut w1 = Cleared([Poly::ZERO; K_MAX]);
+    let mut w0 = Cleared([Poly::ZERO; K_MAX]);
+    let mut hint = Cleared([Poly::ZERO; K_MAX]);
+    let mut z = Cleared([Poly::ZERO; L_MAX]);
+    let mut prod = Cleared(Poly::ZERO);
+    let mut c = Cleared(Poly::ZERO);
+    let mut y_stream = Cleared([[0u8; 640]; L_MAX]);
+    let mut w1_bytes = Cleared([0u8; K_MAX * 192]);
+    let w1_size = 32 * p.w1_bits();
+    loop {
+        // Line 11: y ← ExpandMask(ρ″, κ) (Algorithm 34: y[r] from ρ″ ‖ κ + r).
+        let mut x = XofLanes::new(path, l);
+        let mut s = Vec::with_capacity(l);
+        for (r, out) in y_stream[..l].iter_mut().enumerate() {
+            x.push(
+                Shake::SHAKE256,
+                &[&rho2[..], &kappa.wrapping_add(r as u16).to_le_bytes()],
+            );
+            s.push(Sampler::Bytes {
+                out: &mut out[..p.z_size()],
+                got: 0,
+            });
+        }
+        squeeze(path, &mut x, &mut s);
+        drop(s);
+        drop(x);
+        for r in 0..l {
+            unpack_z(p, &y_stream[r][..p.z_size()], &mut y[r]);
+            y_hat[r] = y[r];
+            poly::ntt(&mut y_hat[r], path);
+        }
+        // Lines 12–13: w ← NTT⁻¹(Â ∘ NTT(y)), w₁ ← HighBits(w) (and w₀ ← LowBits(w)).
+        for i in 0..k {
+            let wi = &mut w1[i];
+            *wi = Poly::ZERO;
+            for j in 0..l {
+                poly::mul_acc(wi, &sk.a[i * l + j], &y_hat[j]);
+            }
+            poly::reduce(wi);
+            poly::inv_ntt_to_mont(wi, path);
+            poly::freeze(wi);
+            poly::decompose_all(wi, &mut w0[i], p.gamma2);
+            pack_w1(p, wi, &mut w1_bytes[i * w1_size..(i + 1) * w1_size]);
+        }
+        // Line 15: c̃ ← H(μ ‖ w1Encode(w₁), λ/4). It is public: the signature's challenge, or
+        // for a rejected attempt the hash of a w₁ whose y is discarded — SampleInBall may
+        // branch on it.
+        h(&[mu, &w1_bytes[..k * w1_size]], c_tilde);
+        valgrind::declassify(&*c_tilde);
+        // Lines 16–17: c ← SampleInBall(c̃), ĉ ← NTT(c).
+        {
+            let mut x = XofLanes::new(path, 1);
+            let mut s = Vec::with_capacity(1);
+            sample_in_ball(p, &mut x, c_tilde, &mut c, &mut s);
+            squeeze(path, &mut x, &mut s);
+        }
+        poly::ntt(&mut c, path);
+        kappa = kappa.wrapping_add(l as u16);
+        // Lines 18–19, 22–23: z ← y + ⟨⟨cs₁⟩⟩, rejected when ‖z‖∞ ≥ γ₁ − β.
+        let mut reject = false;
+        for r in 0..l {
+            poly::mul(&mut z[r], &c, &s1_hat[r]);
+            poly::inv_ntt_to_mont(&mut z[r], path);
+            poly::add(&mut z[r], &y[r]);
+            poly::reduce(&mut z[r]);
+            reject |= poly::exceeds(&z[r], g1 - p.beta);
+        }
+        // Whether an attempt is rejected is public (FIPS 204 signing is a rejection loop; the
+        // number of attempts is observable) — but not which coefficient failed.
+        if valgrind::declassified(reject) {
+            continue;
+        }
+        // Lines 20, 23: r₀ ← LowBits(w − ⟨⟨cs₂⟩⟩), rejected when ‖r₀‖∞ ≥ γ₂ − β.
+        for i in 0..k {
+            poly::mul(&mut prod, &c, &s2_hat[i]);
+            poly::inv_ntt_to_mont(&mut prod, path);
+            poly::sub(&mut w0[i], &prod);
+            poly::reduce(&mut w0[i]);
+            reject |= poly::exceeds(&w0[i], p.gamma2 - p.beta);
+        }
+        if valgrind::declassified(reject) {
+            continue;
+        }
+        // Lines 25–28: ⟨⟨ct₀⟩⟩, h ← MakeHint(−ct₀, w − cs₂ + ct₀); rejected when
+        // ‖ct₀‖∞ ≥ γ₂ or h has more than ω ones.
+        let mut ones = 0usize;
+        for i in 0..k {
+            poly::mul(&mut prod, &c, &t0_hat[i]);
+            poly::inv_ntt_to_mont(&mut prod, path);
+            poly::reduce(&mut prod);
+            reject |= poly::exceeds(&prod, p.gamma2);
+            poly::add(&mut w0[i], &prod);
+            ones = ones.wrapping_add(poly::make_hint(&mut hint[i], &w0[i], &w1[i], p.gamma2));
+        }
+        if valgrind::declassified(reject) || valgrind::declassified(ones) > p.omega {
+            continue;
+        }
+        // The signature: public from here on.
+        valgrind::declassify(&z[..l]);
+        valgrind::declassify(&hint[..k]);
+        // Line 33: σ ← sigEncode(c̃, z mod± q, h) (Algorithm 26).
+        for (zr, out) in z[..l].iter().zip(z_bytes.chunks_exact_mut(p.z_size())) {
+            pack_z(p, zr, out);
+        }
+        hint_pack(p, &hint[..k], h_bytes);
+        return;
+    }
+}
+
+/// ML-DSA.Verify_internal (FIPS 204 Algorithm 8) from line 7, with μ given (lengths checked
+/// by the caller).
+#[inline(always)]
+fn verify_any(
+    path: pqkit_hash::Path,
+    p: &'static Params,
+    pk: &[u8],
+    mu: &[u8; MU_SIZE],
+    sig: &[u8],
+) -> bool {
+    let (k, l) = (p.k, p.l);
+    let g1 = 1i32 << p.gamma1_bits;
+    // Line 1: (ρ, t₁) ← pkDecode(pk); line 2: (c̃, z, h) ← sigDecode(σ), ⊥ when h is
+    // malformed; line 13: ‖z‖∞ < γ₁ − β (checked first: it needs no hashing).
+    let (rho, t1_bytes) = pk.split_at(32);
+    let (c_tilde, rest) = sig.split_at(p.c_tilde_size());
+    let (z_bytes, h_bytes) = rest.split_at(l * p.z_size());
+    let mut hint = [Poly::ZERO; K_MAX];
+    if !hint_unpack(p, h_bytes, &mut hint[..k]) {
+        return false;
+    }
+    let mut z = [Poly::ZERO; L_MAX];
+    let mut short = true;
+    for (zr, b) in z[..l].iter_mut().zip(z_bytes.chunks_exact(p.z_size())) {
+        unpack_z(p, b, zr);
+        short &= !poly::exceeds(zr, g1 - p.beta);
+    }
+    if !short {
+        return false;
+    }
+    // Lines 5, 8: Â ← ExpandA(ρ) and c ← SampleInBall(c̃), all streams together.
+    let mut a = vec![Poly::ZERO; k * l];
+    let mut c = Poly::ZERO;
+    let mut x = XofLanes::new(path, k * l + 1);
+    let mut s = expand_a(p, &mut x, rho, &mut a);
+    sample_in_ball(p, &mut x, c_tilde, &mut c, &mut s);
+    squeeze(path, &mut x, &mut s);
+    drop(s);
+    // Line 9: w′_Approx ← NTT⁻¹(Â ∘ NTT(z) − NTT(c) ∘ NTT(t₁ · 2^d)).
+    poly::ntt(&mut c, path);
+    for zr in z[..l].iter_mut() {
+        poly::ntt(zr, path);
+    }
+    let mut w1_bytes = [0u8; K_MAX * 192];
+    let w1_size = 32 * p.w1_bits();
+    let mut t = Poly::ZERO;
+    let mut ct = Poly::ZERO;
+    for i in 0..k {
+        let mut w = Poly::ZERO;
+        for j in 0..l {
+            poly::mul_acc(&mut w, &a[i * l + j], &z[j]);
+        }
+        poly::unpack::<10>(&t1_bytes[320 * i..320 * (i + 1)], |x| x as i32, &mut t);
+        poly::shift_left_d(&mut t);
+        poly::ntt(&mut t, path);
+        poly::mul(&mut ct, &c, &t);
+        poly::sub(&mut w, &ct);
+        poly::reduce(&mut w);
+        poly::inv_ntt_to_mont(&mut w, path);
+        poly::freeze(&mut w);
+        // Line 10: w₁′ ← UseHint(h, w′_Approx); line 12's w1Encode.
+        poly::use_hint(&mut w, &hint[i], p.gamma2);
+        pack_w1(p, &w, &mut w1_bytes[i * w1_size..(i + 1) * w1_size]);
+    }
+    // Lines 12–13: c̃′ ← H(μ ‖ w1Encode(w₁′), λ/4); c̃ = c̃′ (public values).
+    let mut again = [0u8; 64];
+    let again = &mut again[..p.c_tilde_size()];
+    h(&[mu, &w1_bytes[..k * w1_size]], again);
+    again == c_tilde
+}
+
+/// Verifies signature `sig` of μ under verifying key `pk`: ML-DSA.Verify_internal (FIPS 204
+/// Algorithm 8) from line 7, on the current path. μ = H(tr ‖ M′, 64) is the caller's (pure
+/// ML-DSA, HashML-DSA and external μ format M′ differently).
+///
+/// Returns false for a signature that does not verify, and for a key or signature of the
+/// wrong length.
+pub fn verify_mu(p: &'static Params, pk: &[u8], mu: &[u8; MU_SIZE], sig: &[u8]) -> bool {
+    pk.len() == p.verifying_key_size()
+        && sig.len() == p.signature_size()
+        && simd::verify_on(pqkit_hash::dispatch::current(), p, pk, mu, sig)
+}
+
+/// The ML-DSA algorithms that take their randomness as arguments: key generation from ξ (seed
+/// form keys, known-answer tests) and signing with a given `rnd`. ξ and `rnd` from anything
+/// but a cryptographic RNG (FIPS 204 §3.6.1) break the scheme; `rnd` = 0³² is FIPS 204's
+/// deterministic variant.
+pub mod hazmat {
+    use super::*;
+
+    /// ML-DSA.KeyGen_internal(ξ) (FIPS 204 Algorithm 6) on the current path: the signing key,
+    /// with its verifying key ([`SigningKey::verifying_key`]).
+    pub fn key_gen_internal(p: &'static Params, xi: &[u8; SEED_SIZE]) -> SigningKey {
+        simd::key_gen_on(pqkit_hash::dispatch::current(), p, xi)
+    }
+
+    /// ML-DSA.Sign_internal (FIPS 204 Algorithm 7) from line 7, with μ (64 bytes) and `rnd`
+    /// (32 bytes) given: writes the signature ([`Params::signature_size`] bytes) into `sig`,
+    /// on the current path.
+    ///
+    /// # Errors
+    /// [`Error::WrongLength`] when `sig` has the wrong length.
+    pub fn sign_internal(
+        sk: &SigningKey,
+        mu: &[u8; MU_SIZE],
+        rnd: &[u8; RND_SIZE],
+        sig: &mut [u8],
+    ) -> Result<(), Error> {
+        check_len("signature", sig, sk.p.signature_size())?;
+        simd::sign_on(pqkit_hash::dispatch::current(), sk, mu, rnd, sig);
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests;

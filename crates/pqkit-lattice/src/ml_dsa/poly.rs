@@ -1,0 +1,709 @@
+//! Polynomials of R_q = Z_q\[X\]/(X^256 + 1), q = 8380417, and of its NTT domain T_q (FIPS 204
+//! §2.3, §7.5): the number-theoretic transform, pointwise multiplication, the rounding
+//! functions of §7.4, the samplers' rejection steps (§7.3) and the bit packings (§7.1).
+//!
+//! Coefficients are `i32`, in plain order (T_q elements in the bit-reversed order of FIPS 204
+//! Algorithm 41), so that the compiler vectorizes the loops in 8 (AVX2) or 16 (AVX-512) lanes.
+//! Products are reduced by Montgomery reduction (R = 2^32), sums by a rounding reduction, as
+//! in the Dilithium reference implementation; the NTT's twiddle factors are kept times R.
+//! Nothing here branches on, indexes by or divides a secret coefficient, except where FIPS 204
+//! allows it: the norm checks and hints of a signing attempt that is then rejected or
+//! published (§3.6.2), and the rejection of candidates independent of the values kept.
+//!
+//! The arithmetic is `#[inline(always)]`: `simd::sign_on` and its siblings compile the
+//! algorithms that call it once per instruction set.
+
+use pqkit_hash::Path;
+
+/// n, the number of coefficients (FIPS 204 §2.3).
+pub(crate) const N: usize = 256;
+/// The modulus q = 2^23 − 2^13 + 1 (FIPS 204 §4, Table 1).
+pub(crate) const Q: i32 = 8_380_417;
+/// q⁻¹ mod 2^32.
+pub(crate) const QINV: i32 = 58_728_449;
+/// d, the bits dropped from t (FIPS 204 §4, Table 1).
+pub(crate) const D: u32 = 13;
+/// R²/256 mod q: the inverse NTT's final factor, 256⁻¹ times R (FIPS 204 Algorithm 42,
+/// line 21's f = 8347681 = 256⁻¹, here leaving the result times R).
+pub(crate) const INV_256_R2: i32 = 41_978;
+
+/// A polynomial: 256 coefficients, in R_q or T_q depending on where it is in an algorithm.
+#[derive(Clone, Copy)]
+#[repr(C, align(64))]
+pub(crate) struct Poly(pub(crate) [i32; N]);
+
+impl Poly {
+    pub(crate) const ZERO: Self = Self([0; N]);
+}
+
+impl pqkit_hash::Zero for Poly {
+    const ZERO: Self = Self::ZERO;
+}
+
+/// ζ^BitRev₈(i) · R mod q, centred (FIPS 204 Appendix B's table, times R), ζ = 1753.
+pub(crate) const ZETAS: [i32; N] = {
+    let mut z = [0i32; N];
+    let mut i = 0;
+    while i < N {
+        let e = (i as u8).reverse_bits() as u64;
+        // ζ^e mod q by square-and-multiply, then times 2^32.
+        let (mut acc, mut base, mut k) = (1u64, 1753u64, e);
+        while k > 0 {
+            if k & 1 == 1 {
+                acc = acc * base % Q as u64;
+            }
+            base = base * base % Q as u64;
+            k >>= 1;
+        }
+        let r = ((acc << 32) % Q as u64) as i32;
+        z[i] = if r > Q / 2 { r - Q } else { r };
+        i += 1;
+    }
+    z
+};
+
+/// a · R⁻¹ mod q for |a| < 2^31 · q, in (−q, q).
+#[inline(always)]
+fn mont_reduce(a: i64) -> i32 {
+    let t = (a as i32).wrapping_mul(QINV);
+    ((a - i64::from(t) * i64::from(Q)) >> 32) as i32
+}
+
+/// The Montgomery product a · b · R⁻¹ mod q.
+#[inline(always)]
+fn mont_mul(a: i32, b: i32) -> i32 {
+    mont_reduce(i64::from(a) * i64::from(b))
+}
+
+/// a mod± q, roughly: in [−6283009, 6283008] for a ≤ 2^31 − 2^22.
+#[inline(always)]
+fn reduce32(a: i32) -> i32 {
+    let t = (a.wrapping_add(1 << 22)) >> 23;
+    a.wrapping_sub(t.wrapping_mul(Q))
+}
+
+/// a + q when a is negative (a ∈ (−q, q) → [0, q)), without a branch.
+#[inline(always)]
+fn caddq(a: i32) -> i32 {
+    a.wrapping_add((a >> 31) & Q)
+}
+
+/// Lanes per row: one AVX2 register of 32-bit lanes.
+pub(crate) const W: usize = 8;
+
+/// A polynomial's 256 coefficients as 32 rows of 8.
+#[inline(always)]
+fn rows(a: &mut [i32; N]) -> &mut [[i32; W]] {
+    a.as_chunks_mut::<W>().0
+}
+
+/// Per-lane twiddles of the three in-row layers, for the 8 × 8 blocks as transposed: lane i of
+/// block b holds what was row 8b + i, so coefficient 8·(8b + i) + j (j the former lane, now the
+/// row within the block) is in group 8b + i of len 4, 2·(8b + i) + ⌊j/4⌋ of len 2 and
+/// 4·(8b + i) + ⌊j/2⌋ of len 1. `inverse` gives the inverse NTT's −ζ of the same group.
+const fn lane_zetas<const PARTS: usize>(base: usize, inverse: bool) -> [[[i32; W]; PARTS]; 4] {
+    let mut z = [[[0; W]; PARTS]; 4];
+    let mut b = 0;
+    while b < 4 {
+        let mut h = 0;
+        while h < PARTS {
+            let mut i = 0;
+            while i < W {
+                let g = PARTS * (8 * b + i) + h;
+                z[b][h][i] = if inverse {
+                    -ZETAS[2 * base - 1 - g]
+                } else {
+                    ZETAS[base + g]
+                };
+                i += 1;
+            }
+            h += 1;
+        }
+        b += 1;
+    }
+    z
+}
+
+/// Each twiddle times q⁻¹ mod 2^32 (the AVX2 kernels' Montgomery products take both).
+const fn times_qinv<const PARTS: usize>(z: [[[i32; W]; PARTS]; 4]) -> [[[i32; W]; PARTS]; 4] {
+    let mut out = z;
+    let mut b = 0;
+    while b < 4 {
+        let mut h = 0;
+        while h < PARTS {
+            let mut i = 0;
+            while i < W {
+                out[b][h][i] = z[b][h][i].wrapping_mul(QINV);
+                i += 1;
+            }
+            h += 1;
+        }
+        b += 1;
+    }
+    out
+}
+
+pub(crate) const Z4: [[[i32; W]; 1]; 4] = lane_zetas::<1>(32, false);
+pub(crate) const Z2: [[[i32; W]; 2]; 4] = lane_zetas::<2>(64, false);
+pub(crate) const Z1: [[[i32; W]; 4]; 4] = lane_zetas::<4>(128, false);
+pub(crate) const IZ4: [[[i32; W]; 1]; 4] = lane_zetas::<1>(32, true);
+pub(crate) const IZ2: [[[i32; W]; 2]; 4] = lane_zetas::<2>(64, true);
+pub(crate) const IZ1: [[[i32; W]; 4]; 4] = lane_zetas::<4>(128, true);
+pub(crate) const Z4Q: [[[i32; W]; 1]; 4] = times_qinv(Z4);
+pub(crate) const Z2Q: [[[i32; W]; 2]; 4] = times_qinv(Z2);
+pub(crate) const Z1Q: [[[i32; W]; 4]; 4] = times_qinv(Z1);
+pub(crate) const IZ4Q: [[[i32; W]; 1]; 4] = times_qinv(IZ4);
+pub(crate) const IZ2Q: [[[i32; W]; 2]; 4] = times_qinv(IZ2);
+pub(crate) const IZ1Q: [[[i32; W]; 4]; 4] = times_qinv(IZ1);
+
+/// rows[r] and rows[r + d], both mutable.
+#[inline(always)]
+fn pair(rows: &mut [[i32; W]], r: usize, d: usize) -> (&mut [i32; W], &mut [i32; W]) {
+    let (lo, hi) = rows.split_at_mut(r + d);
+    (&mut lo[r], &mut hi[0])
+}
+
+/// The forward butterfly, lane by lane: (x, y) ← (x + ζy, x − ζy).
+#[inline(always)]
+fn butterfly(x: &mut [i32; W], y: &mut [i32; W], z: &[i32; W]) {
+    for l in 0..W {
+        let t = mont_mul(z[l], y[l]);
+        y[l] = x[l].wrapping_sub(t);
+        x[l] = x[l].wrapping_add(t);
+    }
+}
+
+/// The inverse butterfly, lane by lane: (x, y) ← (x + y, ζ(x − y)) (ζ already negated).
+#[inline(always)]
+fn inv_butterfly(x: &mut [i32; W], y: &mut [i32; W], z: &[i32; W]) {
+    for l in 0..W {
+        let t = x[l];
+        x[l] = t.wrapping_add(y[l]);
+        y[l] = mont_mul(z[l], t.wrapping_sub(y[l]));
+    }
+}
+
+/// The 8 × 8 blocks of rows transposed in place.
+#[inline(always)]
+fn transpose_blocks(rows: &mut [[i32; W]]) {
+    for block in rows.chunks_exact_mut(W) {
+        let mut src = pqkit_hash::Cleared([[0i32; W]; W]);
+        src.copy_from_slice(block);
+        for (r, row) in block.iter_mut().enumerate() {
+            for (c, x) in row.iter_mut().enumerate() {
+                *x = src[c][r];
+            }
+        }
+    }
+}
+
+/// NTT(w) (FIPS 204 Algorithm 41), in place: the AVX2 kernel when `path` allows it, else
+/// [`ntt_portable`]. Inputs |w_i| < q; outputs |ŵ_i| < 9q.
+#[inline(always)]
+pub(crate) fn ntt(w: &mut Poly, path: Path) {
+    if !super::simd::ntt(&mut w.0, path) {
+        ntt_portable(&mut w.0);
+    }
+}
+
+/// NTT⁻¹(ŵ) · R (FIPS 204 Algorithm 42, leaving a factor R for the Montgomery products
+/// before it), in place: the AVX2 kernel when `path` allows it, else [`inv_ntt_portable`].
+/// Inputs |ŵ_i| < q; outputs |w_i| < q.
+#[inline(always)]
+pub(crate) fn inv_ntt_to_mont(w: &mut Poly, path: Path) {
+    if !super::simd::inv_ntt(&mut w.0, path) {
+        inv_ntt_portable(&mut w.0);
+    }
+}
+
+/// The portable twin of `simd::ntt`.
+///
+/// Layers len = 128 … 8 are butterflies between rows (ζ broadcast); then each 8 × 8 block is
+/// transposed, so that layers len = 4, 2, 1 are between rows too (per-lane ζ), and transposed
+/// back. The kernel applies the same butterflies in the same order: the outputs are equal
+/// integers, not only equal mod q.
+#[inline(always)]
+pub(crate) fn ntt_portable(a: &mut [i32; N]) {
+    let rows = rows(a);
+    let mut k = 1;
+    let mut d = 16;
+    while d >= 1 {
+        for start in (0..32).step_by(2 * d) {
+            let z = [ZETAS[k]; W];
+            k += 1;
+            for r in start..start + d {
+                let (x, y) = pair(rows, r, d);
+                butterfly(x, y, &z);
+            }
+        }
+        d /= 2;
+    }
+    transpose_blocks(rows);
+    for (b, block) in rows.chunks_exact_mut(W).enumerate() {
+        for j in 0..4 {
+            let (x, y) = pair(block, j, 4);
+            butterfly(x, y, &Z4[b][0]);
+        }
+        for j in [0, 1, 4, 5] {
+            let (x, y) = pair(block, j, 2);
+            butterfly(x, y, &Z2[b][j / 4]);
+        }
+        for j in [0, 2, 4, 6] {
+            let (x, y) = pair(block, j, 1);
+            butterfly(x, y, &Z1[b][j / 2]);
+        }
+    }
+    transpose_blocks(rows);
+}
+
+/// The portable twin of `simd::inv_ntt`: the layers of [`ntt_portable`] in reverse, then the
+/// factor R²/256.
+#[inline(always)]
+pub(crate) fn inv_ntt_portable(a: &mut [i32; N]) {
+    let rows = rows(a);
+    transpose_blocks(rows);
+    for (b, block) in rows.chunks_exact_mut(W).enumerate() {
+        for j in [0, 2, 4, 6] {
+            let (x, y) = pair(block, j, 1);
+            inv_butterfly(x, y, &IZ1[b][j / 2]);
+        }
+        for j in [0, 1, 4, 5] {
+            let (x, y) = pair(block, j, 2);
+            inv_butterfly(x, y, &IZ2[b][j / 4]);
+        }
+        for j in 0..4 {
+            let (x, y) = pair(block, j, 4);
+            inv_butterfly(x, y, &IZ4[b][0]);
+        }
+    }
+    transpose_blocks(rows);
+    let mut k = 31;
+    let mut d = 1;
+    while d <= 16 {
+        for start in (0..32).step_by(2 * d) {
+            let z = [-ZETAS[k]; W];
+            k -= 1;
+            for r in start..start + d {
+                let (x, y) = pair(rows, r, d);
+                inv_butterfly(x, y, &z);
+            }
+        }
+        d *= 2;
+    }
+    for x in a.iter_mut() {
+        *x = mont_mul(INV_256_R2, *x);
+    }
+}
+
+/// acc += â ∘ b̂ · R⁻¹ (FIPS 204 Algorithm 45, MultiplyNTT, accumulated), coefficient-wise.
+#[inline(always)]
+pub(crate) fn mul_acc(acc: &mut Poly, a: &Poly, b: &Poly) {
+    for ((o, x), y) in acc.0.iter_mut().zip(&a.0).zip(&b.0) {
+        *o = o.wrapping_add(mont_mul(*x, *y));
+    }
+}
+
+/// out = â ∘ b̂ · R⁻¹, coefficient-wise.
+#[inline(always)]
+pub(crate) fn mul(out: &mut Poly, a: &Poly, b: &Poly) {
+    for ((o, x), y) in out.0.iter_mut().zip(&a.0).zip(&b.0) {
+        *o = mont_mul(*x, *y);
+    }
+}
+
+/// a += b.
+#[inline(always)]
+pub(crate) fn add(a: &mut Poly, b: &Poly) {
+    for (x, y) in a.0.iter_mut().zip(&b.0) {
+        *x = x.wrapping_add(*y);
+    }
+}
+
+/// a −= b.
+#[inline(always)]
+pub(crate) fn sub(a: &mut Poly, b: &Poly) {
+    for (x, y) in a.0.iter_mut().zip(&b.0) {
+        *x = x.wrapping_sub(*y);
+    }
+}
+
+/// Every coefficient reduced to about (−q/2, q/2] ([`reduce32`]).
+#[inline(always)]
+pub(crate) fn reduce(a: &mut Poly) {
+    for x in a.0.iter_mut() {
+        *x = reduce32(*x);
+    }
+}
+
+/// Every coefficient reduced to [0, q): the canonical representative.
+#[inline(always)]
+pub(crate) fn freeze(a: &mut Poly) {
+    for x in a.0.iter_mut() {
+        *x = caddq(reduce32(*x));
+    }
+}
+
+/// Every coefficient times 2^d (t₁ · 2^d, FIPS 204 Algorithm 8 line 9).
+#[inline(always)]
+pub(crate) fn shift_left_d(a: &mut Poly) {
+    for x in a.0.iter_mut() {
+        *x <<= D;
+    }
+}
+
+/// Whether ‖a‖∞ ≥ bound, for centred coefficients (|a_i| < 2^31) and 0 < bound. Every
+/// coefficient is looked at, without a branch per coefficient.
+#[inline(always)]
+pub(crate) fn exceeds(a: &Poly, bound: i32) -> bool {
+    let mut over = 0i32;
+    for &x in &a.0 {
+        // |x| without a branch, then the sign of bound − 1 − |x|.
+        let abs = x ^ (x >> 31);
+        let abs = abs.wrapping_sub(x >> 31);
+        over |= (bound - 1).wrapping_sub(abs);
+    }
+    over < 0
+}
+
+/// Power2Round(r) (FIPS 204 Algorithm 35) of every canonical coefficient of `t`: t₁ in `t`,
+/// t₀ in `t0`.
+#[inline(always)]
+pub(crate) fn power2round(t: &mut Poly, t0: &mut Poly) {
+    for (a, a0) in t.0.iter_mut().zip(t0.0.iter_mut()) {
+        (*a, *a0) = power2round1(*a);
+    }
+}
+
+/// Power2Round(r) (FIPS 204 Algorithm 35) of a canonical r ∈ [0, q): (r₁, r₀).
+#[inline(always)]
+fn power2round1(r: i32) -> (i32, i32) {
+    let r1 = (r + (1 << (D - 1)) - 1) >> D;
+    (r1, r - (r1 << D))
+}
+
+/// Decompose(r) (FIPS 204 Algorithm 36) of a canonical r ∈ [0, q): (r₁, r₀), for
+/// γ₂ = (q − 1)/88 or (q − 1)/32, without a branch on r.
+#[inline(always)]
+fn decompose(r: i32, gamma2: i32) -> (i32, i32) {
+    // Wrapping operations throughout: no overflow check (a branch on r in test builds).
+    let mut r1 = r.wrapping_add(127) >> 7;
+    if gamma2 == (Q - 1) / 32 {
+        r1 = r1.wrapping_mul(1025).wrapping_add(1 << 21) >> 22;
+        r1 &= 15;
+    } else {
+        r1 = r1.wrapping_mul(11275).wrapping_add(1 << 23) >> 24;
+        // r₁ ∈ [0, 44]: 44 becomes 0. (r₁ + 20) >> 6 is 1 exactly for 44 — arithmetic the
+        // compiler does not turn into a branch, as it does the reference's mask form.
+        r1 = r1.wrapping_sub(44 * (r1.wrapping_add(20) >> 6));
+    }
+    let mut r0 = r.wrapping_sub(r1.wrapping_mul(2 * gamma2));
+    r0 = r0.wrapping_sub((((Q - 1) / 2).wrapping_sub(r0) >> 31) & Q);
+    (r1, r0)
+}
+
+/// HighBits and LowBits (FIPS 204 Algorithms 37, 38) of every canonical coefficient of `w`:
+/// w₁ in `w`, w₀ in `w0`.
+#[inline(always)]
+pub(crate) fn decompose_all(w: &mut Poly, w0: &mut Poly, gamma2: i32) {
+    for (a, a0) in w.0.iter_mut().zip(w0.0.iter_mut()) {
+        (*a, *a0) = decompose(*a, gamma2);
+    }
+}
+
+/// MakeHint (FIPS 204 Algorithm 39) in the form of the reference implementation: with
+/// r₀ = LowBits(w − cs₂) + ct₀ in `low` and r₁ = HighBits(w − cs₂) in `high`, the hint is 1
+/// exactly when adding −ct₀ changes the high bits. Writes 0/1 into `h`; returns their number.
+#[inline(always)]
+pub(crate) fn make_hint(h: &mut Poly, low: &Poly, high: &Poly, gamma2: i32) -> usize {
+    // Sign masks (all ones when true) instead of comparisons: no branch or conditional move on
+    // the secret low bits.
+    let nonzero = |x: i32| (x | x.wrapping_neg()) >> 31;
+    let mut n = 0i32;
+    for ((o, &a0), &a1) in h.0.iter_mut().zip(&low.0).zip(&high.0) {
+        let above = gamma2.wrapping_sub(a0) >> 31;
+        let below = a0.wrapping_add(gamma2) >> 31;
+        let at_minus = !nonzero(a0.wrapping_add(gamma2));
+        *o = (above | below | (at_minus & nonzero(a1))) & 1;
+        n = n.wrapping_add(*o);
+    }
+    n as usize
+}
+
+/// UseHint(h, r) (FIPS 204 Algorithm 40) of every canonical coefficient of `w` with the
+/// hints `h` (0 or 1), in place.
+#[inline(always)]
+pub(crate) fn use_hint(w: &mut Poly, h: &Poly, gamma2: i32) {
+    for (a, &hint) in w.0.iter_mut().zip(&h.0) {
+        *a = use_hint1(hint, *a, gamma2);
+    }
+}
+
+/// UseHint(h, r) (FIPS 204 Algorithm 40) of a canonical r ∈ [0, q) and a hint h ∈ {0, 1}.
+#[inline(always)]
+fn use_hint1(h: i32, r: i32, gamma2: i32) -> i32 {
+    let m = (Q - 1) / (2 * gamma2);
+    let (r1, r0) = decompose(r, gamma2);
+    if h == 0 {
+        r1
+    } else if r0 > 0 {
+        if r1 == m - 1 { 0 } else { r1 + 1 }
+    } else if r1 == 0 {
+        m - 1
+    } else {
+        r1 - 1
+    }
+}
+
+/// RejNTTPoly's rejection (FIPS 204 Algorithm 30 with CoeffFromThreeBytes, Algorithm 14) over
+/// one SHAKE128 block (168 bytes, then 8 the AVX2 kernel may read): appends the accepted coefficients to `a` from `filled`, stopping at
+/// 256; returns the new count. The XOF output is ρ's, public.
+#[inline(always)]
+pub(crate) fn rej_ntt(a: &mut Poly, filled: usize, block: &[u8; 176], path: Path) -> usize {
+    super::simd::rej_ntt(&mut a.0, filled, block, path)
+        .unwrap_or_else(|| rej_ntt_portable(&mut a.0, filled, block))
+}
+
+/// The portable twin of `simd::rej_ntt`: [`rej_ntt`] over the first 168 bytes of `block`.
+#[inline(always)]
+pub(crate) fn rej_ntt_portable(a: &mut [i32; N], filled: usize, block: &[u8; 176]) -> usize {
+    // Every candidate is written, and the count advances when it is kept: no branch per
+    // candidate (almost all are kept: q/2^23 ≈ 0.999).
+    let mut kept = [0i32; 56];
+    let mut n = 0;
+    for b in block[..168].chunks_exact(3) {
+        let z = i32::from(b[0]) | i32::from(b[1]) << 8 | i32::from(b[2] & 0x7F) << 16;
+        kept[n] = z;
+        n += usize::from(z < Q);
+    }
+    let take = n.min(N - filled);
+    a[filled..filled + take].copy_from_slice(&kept[..take]);
+    filled + take
+}
+
+/// RejBoundedPoly's rejection (FIPS 204 Algorithm 31 with CoeffFromHalfByte, Algorithm 15)
+/// over one SHAKE256 block, for η ∈ {2, 4}: appends to `a` from `filled`, stopping at 256;
+/// returns the new count. Which half-bytes are rejected depends only on themselves, not on
+/// the coefficients kept, and the compaction does not branch on them.
+#[inline(always)]
+pub(crate) fn rej_eta(a: &mut Poly, filled: usize, block: &[u8], eta: i32) -> usize {
+    let mut kept = pqkit_hash::Cleared([0i32; 2 * 136]);
+    let mut n = 0;
+    let bound = if eta == 2 { 15 } else { 9 };
+    for &byte in block {
+        for z in [i32::from(byte & 15), i32::from(byte >> 4)] {
+            kept[n] = if eta == 2 {
+                // 2 − (z mod 5), with z mod 5 = z − 5·⌊z·205 / 1024⌋ for z < 16.
+                2 - (z - 5 * ((z * 205) >> 10))
+            } else {
+                4 - z
+            };
+            n += usize::from(z < bound);
+        }
+    }
+    let take = n.min(N - filled);
+    a.0[filled..filled + take].copy_from_slice(&kept[..take]);
+    filled + take
+}
+
+/// SimpleBitPack / BitPack's core (FIPS 204 Algorithms 16, 17): the 256 values `f(a_i)`, each
+/// below 2^BITS (BITS ≤ 25), little-endian, into 32·BITS bytes: groups of 8 coefficients
+/// (BITS ≤ 16) or 4 (BITS ∈ {18, 20}) gathered in a `u128`, a whole number of bytes each.
+#[inline(always)]
+pub(crate) fn pack<const BITS: u32>(a: &Poly, f: impl Fn(i32) -> u32, out: &mut [u8]) {
+    let g = if BITS <= 16 { 8 } else { 4 };
+    let bytes = g * BITS as usize / 8;
+    debug_assert_eq!(out.len(), 32 * BITS as usize);
+    for (c, o) in a.0.chunks_exact(g).zip(out.chunks_exact_mut(bytes)) {
+        let mut acc = 0u128;
+        for (i, &x) in c.iter().enumerate() {
+            acc |= u128::from(f(x)) << (BITS as usize * i);
+        }
+        o.copy_from_slice(&acc.to_le_bytes()[..bytes]);
+    }
+}
+
+/// SimpleBitUnpack / BitUnpack's core (FIPS 204 Algorithms 18, 19): 256 BITS-bit values
+/// (BITS ≤ 25) from 32·BITS bytes, each mapped through `f`.
+#[inline(always)]
+pub(crate) fn unpack<const BITS: u32>(b: &[u8], f: impl Fn(u32) -> i32, a: &mut Poly) {
+    let bits = BITS as usize;
+    let mask = (1u32 << BITS) - 1;
+    debug_assert_eq!(b.len(), 32 * bits);
+    for (c, g) in a.0.chunks_exact_mut(8).zip(b.chunks_exact(bits)) {
+        for (j, x) in c.iter_mut().enumerate() {
+            let (o, s) = (j * bits / 8, j * bits % 8);
+            let n = (bits - o).min(4);
+            let mut w = [0u8; 4];
+            w[..n].copy_from_slice(&g[o..o + n]);
+            *x = f((u32::from_le_bytes(w) >> s) & mask);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The NTT multiplies: NTT⁻¹(NTT(a) ∘ NTT(b)) = a·b mod X^256 + 1 (schoolbook).
+    #[test]
+    fn ntt_multiplies() {
+        let mut seed = 0x1234_5678_9abc_def0u64;
+        let mut next = || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            (seed % Q as u64) as i32
+        };
+        let mut a = Poly::ZERO;
+        let mut b = Poly::ZERO;
+        a.0.iter_mut().for_each(|x| *x = next());
+        b.0.iter_mut().for_each(|x| *x = next() % 1000 - 500);
+        let mut want = [0i64; N];
+        for i in 0..N {
+            for j in 0..N {
+                let p = i64::from(a.0[i]) * i64::from(b.0[j]);
+                if i + j < N {
+                    want[i + j] += p;
+                } else {
+                    want[i + j - N] -= p;
+                }
+            }
+        }
+        let (mut x, mut y) = (a, b);
+        ntt(&mut x, Path::Portable);
+        ntt(&mut y, Path::Portable);
+        let mut c = Poly::ZERO;
+        mul(&mut c, &x, &y);
+        reduce(&mut c);
+        inv_ntt_to_mont(&mut c, Path::Portable);
+        freeze(&mut c);
+        for (i, (&got, &want)) in c.0.iter().zip(&want).enumerate() {
+            assert_eq!(i64::from(got), want.rem_euclid(i64::from(Q)), "{i}");
+        }
+    }
+
+    /// Decompose equals FIPS 204 Algorithm 36's definition for every r ∈ [0, q), both γ₂.
+    #[test]
+    fn decompose_matches_the_definition() {
+        for gamma2 in [(Q - 1) / 88, (Q - 1) / 32] {
+            for r in 0..Q {
+                let mut r0 = r % (2 * gamma2);
+                if r0 > gamma2 {
+                    r0 -= 2 * gamma2;
+                }
+                let want = if r - r0 == Q - 1 {
+                    (0, r0 - 1)
+                } else {
+                    ((r - r0) / (2 * gamma2), r0)
+                };
+                assert_eq!(decompose(r, gamma2), want, "r = {r}, γ₂ = {gamma2}");
+            }
+        }
+    }
+
+    /// The branch-free norm check equals the plain one at and around the bound.
+    #[test]
+    fn exceeds_matches_the_definition() {
+        for bound in [1, 77, (Q - 1) / 88, (1 << 19) - 196] {
+            for x in [
+                -bound - 1,
+                -bound,
+                -bound + 1,
+                -1,
+                0,
+                1,
+                bound - 1,
+                bound,
+                bound + 1,
+            ] {
+                let mut a = Poly::ZERO;
+                a.0[77] = x;
+                assert_eq!(exceeds(&a, bound), x.abs() >= bound, "{x} vs {bound}");
+            }
+        }
+    }
+
+    /// CCTV's accumulated field-operation test (`cctv/ML-DSA/accumulated/README.md` under the
+    /// vectors directory): for every r ∈ [0, q), r mod± q, its norm, Power2Round, and for both
+    /// γ₂ HighBits, UseHint(1, ·), LowBits and its norm, as decimal lines into SHAKE128; the
+    /// digest must be the README's.
+    #[test]
+    fn cctv_field_operations() {
+        use sha3::digest::{ExtendableOutput, Update, XofReader};
+        let dir = std::env::var_os("PQKIT_VECTORS")
+            .map(std::path::PathBuf::from)
+            .unwrap_or_else(|| {
+                std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/vectors")
+            });
+        let readme = dir.join("cctv/ML-DSA/accumulated/README.md");
+        let text = std::fs::read_to_string(&readme)
+            .unwrap_or_else(|e| panic!("vector file {} is missing: {e}", readme.display()));
+        const WANT: &str = "f930663417278156ab05d940294a77210a809c924d8ab63ec72f4526247602c7";
+        assert!(text.contains(WANT), "{} lacks the digest", readme.display());
+        let mut shake = sha3::Shake128::default();
+        let mut line = Vec::with_capacity(160);
+        // v in decimal and a newline, without an allocation (8.4 million r × 12 lines).
+        let put = |line: &mut Vec<u8>, v: i32| {
+            if v < 0 {
+                line.push(b'-');
+            }
+            let mut digits = [0u8; 10];
+            let (mut u, mut n) = (v.unsigned_abs(), 0);
+            loop {
+                digits[n] = b'0' + (u % 10) as u8;
+                n += 1;
+                u /= 10;
+                if u == 0 {
+                    break;
+                }
+            }
+            line.extend(digits[..n].iter().rev());
+            line.push(b'\n');
+        };
+        for r in 0..Q {
+            line.clear();
+            let centred = if r > (Q - 1) / 2 { r - Q } else { r };
+            put(&mut line, centred);
+            put(&mut line, centred.abs());
+            let (t1, t0) = power2round1(r);
+            put(&mut line, t1);
+            put(&mut line, caddq(t0));
+            for gamma2 in [(Q - 1) / 88, (Q - 1) / 32] {
+                let (r1, r0) = decompose(r, gamma2);
+                assert_eq!(use_hint1(0, r, gamma2), r1, "UseHint(0, {r}) = HighBits");
+                put(&mut line, r1);
+                put(&mut line, use_hint1(1, r, gamma2));
+                put(&mut line, r0);
+                put(&mut line, r0.abs());
+            }
+            shake.update(&line);
+        }
+        let mut out = [0u8; 32];
+        shake.finalize_xof().read(&mut out);
+        let got: String = out.iter().map(|b| format!("{b:02x}")).collect();
+        assert_eq!(got, WANT);
+    }
+
+    /// Packing and unpacking are inverse for every width the encodings use.
+    #[test]
+    fn pack_round_trips() {
+        fn check<const BITS: u32>() {
+            let mut a = Poly::ZERO;
+            for (i, x) in a.0.iter_mut().enumerate() {
+                *x = ((i as u64 * 2_654_435_761) % (1 << BITS)) as i32;
+            }
+            let mut out = vec![0u8; 32 * BITS as usize];
+            pack::<BITS>(&a, |x| x as u32, &mut out);
+            let mut b = Poly::ZERO;
+            unpack::<BITS>(&out, |x| x as i32, &mut b);
+            assert_eq!(a.0, b.0, "{BITS} bits");
+        }
+        check::<3>();
+        check::<4>();
+        check::<6>();
+        check::<10>();
+        check::<13>();
+        check::<18>();
+        check::<20>();
+    }
+}

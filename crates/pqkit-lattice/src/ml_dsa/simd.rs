@@ -1,0 +1,478 @@
+//! Everything in ML-DSA that needs `unsafe`: the choice of the instruction set the algorithms
+//! are compiled for ([`key_gen_on`], [`from_expanded_on`], [`sign_on`], [`verify_on`], through
+//! `crate::simd::on_path!`), and the kernels the compiler does not find by itself, in AVX2 —
+//! the NTT and its inverse, whose Montgomery products need the even/odd-lane 32 × 32 → 64-bit
+//! multiplications the vectorizer does not produce, and RejNTTPoly's rejection 8 candidates at
+//! a time. Their portable twins are [`super::poly`]'s `ntt_portable`, `inv_ntt_portable` and
+//! `rej_ntt_portable`; a test proves each pair identical. A [`Path`] is a plain value, so each entry point checks the CPU itself.
+#![allow(unsafe_code)]
+
+use pqkit_hash::Path;
+
+use super::poly::N;
+#[cfg(target_arch = "x86_64")]
+use super::poly::{
+    INV_256_R2, IZ1, IZ1Q, IZ2, IZ2Q, IZ4, IZ4Q, Q, QINV, W, Z1, Z1Q, Z2, Z2Q, Z4, Z4Q, ZETAS,
+};
+use super::{Error, MU_SIZE, Params, RND_SIZE, SigningKey};
+use crate::simd::{avx2, on_path};
+
+on_path!(
+    /// ML-DSA.KeyGen_internal (`super::key_gen_any`) compiled for `path`.
+    fn key_gen_on(p: &'static Params, xi: &[u8; 32]) -> SigningKey = super::key_gen_any
+);
+on_path!(
+    /// Expanded-key loading (`super::from_expanded_any`) compiled for `path`.
+    fn from_expanded_on(p: &'static Params, sk: &[u8]) -> Result<SigningKey, Error>
+        = super::from_expanded_any
+);
+on_path!(
+    /// ML-DSA.Sign_internal (`super::sign_any`) compiled for `path`.
+    fn sign_on(sk: &SigningKey, mu: &[u8; MU_SIZE], rnd: &[u8; RND_SIZE], sig: &mut [u8]) -> ()
+        = super::sign_any
+);
+on_path!(
+    /// ML-DSA.Verify_internal (`super::verify_any`) compiled for `path`.
+    fn verify_on(p: &'static Params, pk: &[u8], mu: &[u8; MU_SIZE], sig: &[u8]) -> bool
+        = super::verify_any
+);
+
+/// NTT (FIPS 204 Algorithm 41) in place with the AVX2 kernel when `path` allows it (the
+/// contract of `poly::ntt_portable`); false, untouched, otherwise.
+#[inline(always)]
+pub(crate) fn ntt(a: &mut [i32; N], path: Path) -> bool {
+    if !avx2(path) {
+        return false;
+    }
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: the CPU has AVX2 (checked by `avx2`).
+    unsafe {
+        ntt_avx2(a)
+    };
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = a;
+    true
+}
+
+/// NTT⁻¹ · R (FIPS 204 Algorithm 42) in place with the AVX2 kernel when `path` allows it (the
+/// contract of `poly::inv_ntt_portable`); false, untouched, otherwise.
+#[inline(always)]
+pub(crate) fn inv_ntt(a: &mut [i32; N], path: Path) -> bool {
+    if !avx2(path) {
+        return false;
+    }
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: the CPU has AVX2 (checked by `avx2`).
+    unsafe {
+        inv_ntt_avx2(a)
+    };
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = a;
+    true
+}
+
+/// RejNTTPoly's rejection over one SHAKE128 block with the AVX2 kernel when `path` allows it
+/// (the contract of `poly::rej_ntt_portable`; the block is 168 bytes and 8 of slack the
+/// kernel's last load reads); `None`, untouched, otherwise.
+#[inline(always)]
+pub(crate) fn rej_ntt(
+    a: &mut [i32; N],
+    filled: usize,
+    block: &[u8; 176],
+    path: Path,
+) -> Option<usize> {
+    if !avx2(path) {
+        return None;
+    }
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: the CPU has AVX2 (checked by `avx2`).
+    return Some(unsafe { rej_ntt_avx2(a, filled, block) });
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        let _ = (a, filled, block);
+        None
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+use core::arch::x86_64::{
+    __m128i, __m256i, _mm_loadl_epi64, _mm256_add_epi32, _mm256_and_si256, _mm256_blend_epi32,
+    _mm256_castsi256_ps, _mm256_cmpgt_epi32, _mm256_cvtepu8_epi32, _mm256_loadu_si256,
+    _mm256_movemask_ps, _mm256_mul_epi32, _mm256_permute2x128_si256, _mm256_permute4x64_epi64,
+    _mm256_permutevar8x32_epi32, _mm256_set1_epi32, _mm256_setr_epi8, _mm256_setzero_si256,
+    _mm256_shuffle_epi8, _mm256_srli_epi64, _mm256_storeu_si256, _mm256_sub_epi32,
+    _mm256_sub_epi64, _mm256_unpackhi_epi32, _mm256_unpackhi_epi64, _mm256_unpacklo_epi32,
+    _mm256_unpacklo_epi64,
+};
+
+/// Eight Montgomery products b·z·R⁻¹ mod q (`poly::mont_mul` lane by lane, the same integers),
+/// `zq` = z·q⁻¹ mod 2^32: with m = b·zq mod 2^32 = b·z·q⁻¹ mod 2^32, the 64-bit differences b·z − m·q have zero low halves, and
+/// their high halves are the results. Even lanes, then odd lanes shifted down, blended.
+#[cfg(target_arch = "x86_64")]
+#[inline]
+#[target_feature(enable = "avx2")]
+fn mont_mul(b: __m256i, z: __m256i, zq: __m256i) -> __m256i {
+    let q = _mm256_set1_epi32(Q);
+    let b_odd = _mm256_srli_epi64::<32>(b);
+    let z_odd = _mm256_srli_epi64::<32>(z);
+    let zq_odd = _mm256_srli_epi64::<32>(zq);
+    let even = _mm256_sub_epi64(
+        _mm256_mul_epi32(b, z),
+        _mm256_mul_epi32(_mm256_mul_epi32(b, zq), q),
+    );
+    let odd = _mm256_sub_epi64(
+        _mm256_mul_epi32(b_odd, z_odd),
+        _mm256_mul_epi32(_mm256_mul_epi32(b_odd, zq_odd), q),
+    );
+    _mm256_blend_epi32::<0xAA>(_mm256_srli_epi64::<32>(even), odd)
+}
+
+/// Eight rows in registers.
+#[cfg(target_arch = "x86_64")]
+type Rows = [__m256i; 8];
+
+/// (x, y) ← (x + ζy, x − ζy), lane by lane, on rows x and y of `v`.
+#[cfg(target_arch = "x86_64")]
+#[inline]
+#[target_feature(enable = "avx2")]
+fn butterfly(v: &mut Rows, x: usize, y: usize, (z, zq): (__m256i, __m256i)) {
+    let t = mont_mul(v[y], z, zq);
+    v[y] = _mm256_sub_epi32(v[x], t);
+    v[x] = _mm256_add_epi32(v[x], t);
+}
+
+/// (x, y) ← (x + y, ζ(x − y)), lane by lane (ζ already negated).
+#[cfg(target_arch = "x86_64")]
+#[inline]
+#[target_feature(enable = "avx2")]
+fn inv_butterfly(v: &mut Rows, x: usize, y: usize, (z, zq): (__m256i, __m256i)) {
+    let t = v[x];
+    v[x] = _mm256_add_epi32(t, v[y]);
+    v[y] = mont_mul(_mm256_sub_epi32(t, v[y]), z, zq);
+}
+
+/// The 8 × 8 transposition of eight rows: 32-bit, then 64-bit interleaves within 128-bit
+/// halves, then the halves exchanged.
+#[cfg(target_arch = "x86_64")]
+#[inline]
+#[target_feature(enable = "avx2")]
+fn transpose(x: &mut Rows) {
+    let a = [
+        _mm256_unpacklo_epi32(x[0], x[1]),
+        _mm256_unpackhi_epi32(x[0], x[1]),
+        _mm256_unpacklo_epi32(x[2], x[3]),
+        _mm256_unpackhi_epi32(x[2], x[3]),
+        _mm256_unpacklo_epi32(x[4], x[5]),
+        _mm256_unpackhi_epi32(x[4], x[5]),
+        _mm256_unpacklo_epi32(x[6], x[7]),
+        _mm256_unpackhi_epi32(x[6], x[7]),
+    ];
+    let c = [
+        _mm256_unpacklo_epi64(a[0], a[2]),
+        _mm256_unpackhi_epi64(a[0], a[2]),
+        _mm256_unpacklo_epi64(a[1], a[3]),
+        _mm256_unpackhi_epi64(a[1], a[3]),
+        _mm256_unpacklo_epi64(a[4], a[6]),
+        _mm256_unpackhi_epi64(a[4], a[6]),
+        _mm256_unpacklo_epi64(a[5], a[7]),
+        _mm256_unpackhi_epi64(a[5], a[7]),
+    ];
+    // Row j: lanes j of rows 0–3 are in c[j mod 4]'s low or high half, of rows 4–7 in
+    // c[4 + j mod 4]'s.
+    for j in 0..4 {
+        x[j] = _mm256_permute2x128_si256::<0x20>(c[j], c[4 + j]);
+        x[j + 4] = _mm256_permute2x128_si256::<0x31>(c[j], c[4 + j]);
+    }
+}
+
+/// Rows first, first + stride, …, first + 7·stride of `a`.
+#[cfg(target_arch = "x86_64")]
+#[inline]
+#[target_feature(enable = "avx2")]
+fn load(a: &[i32; N], first: usize, stride: usize) -> Rows {
+    let mut v = [_mm256_setzero_si256(); 8];
+    for (i, x) in v.iter_mut().enumerate() {
+        let row = &a[W * (first + stride * i)..W * (first + stride * i + 1)];
+        // SAFETY: `row` is 32 readable bytes; the load is unaligned.
+        *x = unsafe { _mm256_loadu_si256(row.as_ptr().cast::<__m256i>()) };
+    }
+    v
+}
+
+/// The inverse of [`load`]; the registers are then cleared (they may hold secrets).
+#[cfg(target_arch = "x86_64")]
+#[inline]
+#[target_feature(enable = "avx2")]
+fn store(v: &mut Rows, a: &mut [i32; N], first: usize, stride: usize) {
+    for (i, x) in v.iter().enumerate() {
+        let row = &mut a[W * (first + stride * i)..W * (first + stride * i + 1)];
+        // SAFETY: `row` is 32 writable bytes; the store is unaligned.
+        unsafe { _mm256_storeu_si256(row.as_mut_ptr().cast::<__m256i>(), *x) };
+    }
+    v.fill(_mm256_setzero_si256());
+    core::hint::black_box(&mut *v);
+    core::sync::atomic::compiler_fence(core::sync::atomic::Ordering::SeqCst);
+}
+
+/// A row of per-lane twiddles and the same times q⁻¹ mod 2^32.
+#[cfg(target_arch = "x86_64")]
+#[inline]
+#[target_feature(enable = "avx2")]
+fn lanes(z: &[i32; W], zq: &[i32; W]) -> (__m256i, __m256i) {
+    // SAFETY: `z` and `zq` are 32 readable bytes each; the loads are unaligned.
+    unsafe {
+        (
+            _mm256_loadu_si256(z.as_ptr().cast::<__m256i>()),
+            _mm256_loadu_si256(zq.as_ptr().cast::<__m256i>()),
+        )
+    }
+}
+
+/// A twiddle broadcast, and the same times q⁻¹ mod 2^32.
+#[cfg(target_arch = "x86_64")]
+#[inline]
+#[target_feature(enable = "avx2")]
+fn broadcast(z: i32) -> (__m256i, __m256i) {
+    (
+        _mm256_set1_epi32(z),
+        _mm256_set1_epi32(z.wrapping_mul(QINV)),
+    )
+}
+
+/// A twiddle pair: ζ and ζ·q⁻¹ mod 2^32.
+#[cfg(target_arch = "x86_64")]
+type Zeta = (__m256i, __m256i);
+
+/// The layer between rows 4 apart of eight registers: (0, 4) … (3, 7), one twiddle.
+#[cfg(target_arch = "x86_64")]
+#[inline]
+#[target_feature(enable = "avx2")]
+fn layer4(v: &mut Rows, z: Zeta, inverse: bool) {
+    let f = if inverse { inv_butterfly } else { butterfly };
+    f(v, 0, 4, z);
+    f(v, 1, 5, z);
+    f(v, 2, 6, z);
+    f(v, 3, 7, z);
+}
+
+/// The layer between rows 2 apart: (0, 2), (1, 3) with z[0]; (4, 6), (5, 7) with z[1].
+#[cfg(target_arch = "x86_64")]
+#[inline]
+#[target_feature(enable = "avx2")]
+fn layer2(v: &mut Rows, z: [Zeta; 2], inverse: bool) {
+    let f = if inverse { inv_butterfly } else { butterfly };
+    f(v, 0, 2, z[0]);
+    f(v, 1, 3, z[0]);
+    f(v, 4, 6, z[1]);
+    f(v, 5, 7, z[1]);
+}
+
+/// The layer between adjacent rows: (2h, 2h + 1) with z[h].
+#[cfg(target_arch = "x86_64")]
+#[inline]
+#[target_feature(enable = "avx2")]
+fn layer1(v: &mut Rows, z: [Zeta; 4], inverse: bool) {
+    let f = if inverse { inv_butterfly } else { butterfly };
+    f(v, 0, 1, z[0]);
+    f(v, 2, 3, z[1]);
+    f(v, 4, 5, z[2]);
+    f(v, 6, 7, z[3]);
+}
+
+/// `poly::ntt_portable`'s butterflies, each on the same rows with the same twiddle, in two
+/// passes over registers: rows r, r + 4, …, r + 28 (r < 4) through layers len = 128, 64, 32;
+/// then rows 8b … 8b + 7 through len = 16, 8 and, transposed, 4, 2, 1. A butterfly's result
+/// depends only on its two inputs, so the order within a layer does not change the integers.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+fn ntt_avx2(a: &mut [i32; N]) {
+    let z = |k: usize| broadcast(ZETAS[k]);
+    for r in 0..4 {
+        let mut v = load(a, r, 4);
+        layer4(&mut v, z(1), false);
+        layer2(&mut v, [z(2), z(3)], false);
+        layer1(&mut v, [z(4), z(5), z(6), z(7)], false);
+        store(&mut v, a, r, 4);
+    }
+    for b in 0..4 {
+        let mut v = load(a, 8 * b, 1);
+        layer2(&mut v, [z(8 + 2 * b), z(9 + 2 * b)], false);
+        let k = 16 + 4 * b;
+        layer1(&mut v, [z(k), z(k + 1), z(k + 2), z(k + 3)], false);
+        transpose(&mut v);
+        let l = |t: &[[i32; W]], tq: &[[i32; W]], h: usize| lanes(&t[h], &tq[h]);
+        layer4(&mut v, l(&Z4[b], &Z4Q[b], 0), false);
+        layer2(
+            &mut v,
+            [l(&Z2[b], &Z2Q[b], 0), l(&Z2[b], &Z2Q[b], 1)],
+            false,
+        );
+        let z1 = core::array::from_fn(|h| l(&Z1[b], &Z1Q[b], h));
+        layer1(&mut v, z1, false);
+        transpose(&mut v);
+        store(&mut v, a, 8 * b, 1);
+    }
+}
+
+/// `poly::inv_ntt_portable`'s butterflies, each on the same rows with the same twiddle: the
+/// passes of [`ntt_avx2`] in reverse, the final factor R²/256 applied as the rows are stored.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+fn inv_ntt_avx2(a: &mut [i32; N]) {
+    let z = |k: usize| broadcast(-ZETAS[k]);
+    for b in 0..4 {
+        let mut v = load(a, 8 * b, 1);
+        transpose(&mut v);
+        let l = |t: &[[i32; W]], tq: &[[i32; W]], h: usize| lanes(&t[h], &tq[h]);
+        let z1 = core::array::from_fn(|h| l(&IZ1[b], &IZ1Q[b], h));
+        layer1(&mut v, z1, true);
+        layer2(
+            &mut v,
+            [l(&IZ2[b], &IZ2Q[b], 0), l(&IZ2[b], &IZ2Q[b], 1)],
+            true,
+        );
+        layer4(&mut v, l(&IZ4[b], &IZ4Q[b], 0), true);
+        transpose(&mut v);
+        let k = 31 - 4 * b;
+        layer1(&mut v, [z(k), z(k - 1), z(k - 2), z(k - 3)], true);
+        layer2(&mut v, [z(15 - 2 * b), z(14 - 2 * b)], true);
+        store(&mut v, a, 8 * b, 1);
+    }
+    let (f, fq) = broadcast(INV_256_R2);
+    for r in 0..4 {
+        let mut v = load(a, r, 4);
+        layer1(&mut v, [z(7), z(6), z(5), z(4)], true);
+        layer2(&mut v, [z(3), z(2)], true);
+        layer4(&mut v, z(1), true);
+        for x in v.iter_mut() {
+            *x = mont_mul(*x, f, fq);
+        }
+        store(&mut v, a, r, 4);
+    }
+}
+
+/// For each 8-bit mask, the positions of its set bits, in order (then zeros): the indices
+/// that move the kept lanes of a vector to its front.
+#[cfg(target_arch = "x86_64")]
+const COMPACT: [[u8; 8]; 256] = {
+    let mut t = [[0u8; 8]; 256];
+    let mut m = 0;
+    while m < 256 {
+        let (mut bit, mut n) = (0, 0);
+        while bit < 8 {
+            if m >> bit & 1 == 1 {
+                t[m][n] = bit as u8;
+                n += 1;
+            }
+            bit += 1;
+        }
+        m += 1;
+    }
+    t
+};
+
+/// `poly::rej_ntt_portable`, 8 candidates at a time: 24 bytes spread to 32-bit lanes (the
+/// upper 12 moved to the upper half, then a byte shuffle), the top bit cleared, compared with
+/// q, and the kept lanes moved to the front by a permutation from [`COMPACT`].
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+fn rej_ntt_avx2(a: &mut [i32; N], filled: usize, block: &[u8; 176]) -> usize {
+    let spread = _mm256_setr_epi8(
+        0, 1, 2, -1, 3, 4, 5, -1, 6, 7, 8, -1, 9, 10, 11, -1, //
+        4, 5, 6, -1, 7, 8, 9, -1, 10, 11, 12, -1, 13, 14, 15, -1,
+    );
+    let mask23 = _mm256_set1_epi32(0x7F_FFFF);
+    let q = _mm256_set1_epi32(Q);
+    let mut kept = [0i32; 56 + 8];
+    let mut n = 0;
+    for i in 0..7 {
+        let bytes = &block[24 * i..24 * i + 32];
+        // SAFETY: `bytes` is 32 readable bytes; the load is unaligned.
+        let raw = unsafe { _mm256_loadu_si256(bytes.as_ptr().cast::<__m256i>()) };
+        // 64-bit words 0, 1, 1, 2: bytes 0–15 below, 8–23 above.
+        let v = _mm256_permute4x64_epi64::<0b10_01_01_00>(raw);
+        let v = _mm256_and_si256(_mm256_shuffle_epi8(v, spread), mask23);
+        let good = _mm256_cmpgt_epi32(q, v);
+        let m = _mm256_movemask_ps(_mm256_castsi256_ps(good)) as usize;
+        // SAFETY: COMPACT[m] is 8 readable bytes; the load is unaligned.
+        let idx = unsafe { _mm_loadl_epi64(COMPACT[m].as_ptr().cast::<__m128i>()) };
+        let packed = _mm256_permutevar8x32_epi32(v, _mm256_cvtepu8_epi32(idx));
+        let out = &mut kept[n..n + 8];
+        // SAFETY: `out` is 32 writable bytes (n ≤ 56); the store is unaligned.
+        unsafe { _mm256_storeu_si256(out.as_mut_ptr().cast::<__m256i>(), packed) };
+        n += m.count_ones() as usize;
+    }
+    let take = n.min(N - filled);
+    a[filled..filled + take].copy_from_slice(&kept[..take]);
+    filled + take
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::poly::{inv_ntt_portable, ntt_portable, rej_ntt_portable};
+    use super::*;
+
+    /// The AVX2 rejection equals its portable twin on random blocks, all-rejected and
+    /// all-kept ones, from several starting counts, on every path the CPU has.
+    #[test]
+    fn rej_ntt_kernel_matches_its_twin() {
+        let mut seed = 0x2545_f491_4f6c_dd1du64;
+        let mut blocks = vec![[0xFFu8; 176], [0u8; 176]];
+        for _ in 0..200 {
+            blocks.push(core::array::from_fn(|_| {
+                seed ^= seed << 13;
+                seed ^= seed >> 7;
+                seed ^= seed << 17;
+                // Top bytes near 0x7F make rejections common.
+                (seed >> 56) as u8 | if seed & 3 == 0 { 0x7F } else { 0 }
+            }));
+        }
+        for path in Path::supported() {
+            for block in &blocks {
+                for filled in [0, 1, 100, 200, 230, 250, 255, 256] {
+                    let (mut x, mut y) = ([7i32; N], [7i32; N]);
+                    let got = rej_ntt(&mut x, filled, block, path)
+                        .unwrap_or_else(|| rej_ntt_portable(&mut x, filled, block));
+                    let want = rej_ntt_portable(&mut y, filled, block);
+                    assert_eq!((got, x), (want, y), "{path}, from {filled}");
+                }
+            }
+        }
+    }
+
+    /// The AVX2 NTT and inverse NTT equal their portable twins — the same integers — on every
+    /// path the CPU has, for inputs at the bounds the callers keep (|a_i| < q forward, the
+    /// reduced range inverse) and random ones.
+    #[test]
+    fn ntt_kernels_match_their_twins() {
+        let mut seed = 0x9e37_79b9_7f4a_7c15u64;
+        let mut next = |bound: i32| {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            (seed % (2 * bound as u64 - 1)) as i32 - (bound - 1)
+        };
+        let mut inputs = vec![[Q - 1; N], [-(Q - 1); N], [6_283_008; N], [-6_283_009; N]];
+        for _ in 0..50 {
+            inputs.push(core::array::from_fn(|_| next(Q)));
+        }
+        for path in Path::supported() {
+            for a in &inputs {
+                let (mut x, mut y) = (*a, *a);
+                let ran = ntt(&mut x, path);
+                assert_eq!(ran, avx2(path), "{path}");
+                if !ran {
+                    ntt_portable(&mut x);
+                }
+                ntt_portable(&mut y);
+                assert_eq!(x, y, "NTT on {path}");
+                let (mut x, mut y) = (*a, *a);
+                if !inv_ntt(&mut x, path) {
+                    inv_ntt_portable(&mut x);
+                }
+                inv_ntt_portable(&mut y);
+                assert_eq!(x, y, "inverse NTT on {path}");
+            }
+        }
+    }
+}

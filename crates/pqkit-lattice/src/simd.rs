@@ -1,0 +1,66 @@
+//! The choice of instruction set, for the whole crate: whether the AVX2 and AVX-512 copies may
+//! run on a [`Path`] (a plain value, so each entry point checks the CPU itself), and
+//! [`on_path!`], which compiles an algorithm once per instruction set and calls the copy the
+//! path allows. The kernels the compiler does not find by itself are in each scheme's own
+//! `simd` module; these and those are the only modules with `unsafe`.
+
+use pqkit_hash::Path;
+
+/// Whether the AVX2 kernels may run on `path`: an AVX2 or AVX-512 path, on a CPU with AVX2.
+#[inline(always)]
+pub(crate) fn avx2(path: Path) -> bool {
+    #[cfg(target_arch = "x86_64")]
+    {
+        matches!(path, Path::Avx2 | Path::Avx512) && std::arch::is_x86_feature_detected!("avx2")
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        let _ = path;
+        false
+    }
+}
+
+/// Whether the AVX-512 copy may run on `path`: the AVX-512 path, on a CPU with AVX-512F/BW
+/// and AVX2.
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+pub(crate) fn avx512(path: Path) -> bool {
+    path == Path::Avx512
+        && std::arch::is_x86_feature_detected!("avx512f")
+        && std::arch::is_x86_feature_detected!("avx512bw")
+        && std::arch::is_x86_feature_detected!("avx2")
+}
+
+/// Defines `$name(path, args…)`: calls `$generic` compiled for the path's instruction set —
+/// AVX-512 (F, BW), AVX2 or portable — so that the `#[inline(always)]` arithmetic inside is
+/// vectorized for it. Every copy computes the same function; the tests prove them
+/// byte-identical.
+macro_rules! on_path {
+    ($(#[$doc:meta])* fn $name:ident($($arg:ident: $ty:ty),*) -> $ret:ty = $generic:path) => {
+        $(#[$doc])*
+        pub(crate) fn $name(path: Path, $($arg: $ty),*) -> $ret {
+            #[cfg(target_arch = "x86_64")]
+            {
+                #[target_feature(enable = "avx2,avx512f,avx512bw")]
+                fn with_avx512(path: Path, $($arg: $ty),*) -> $ret {
+                    $generic(path, $($arg),*)
+                }
+                #[target_feature(enable = "avx2")]
+                fn with_avx2(path: Path, $($arg: $ty),*) -> $ret {
+                    $generic(path, $($arg),*)
+                }
+                if $crate::simd::avx512(path) {
+                    // SAFETY: the CPU has AVX-512F, AVX-512BW and AVX2 (checked by `avx512`).
+                    return unsafe { with_avx512(path, $($arg),*) };
+                }
+                if $crate::simd::avx2(path) {
+                    // SAFETY: the CPU has AVX2 (checked by `avx2`).
+                    return unsafe { with_avx2(path, $($arg),*) };
+                }
+            }
+            $generic(path, $($arg),*)
+        }
+    };
+}
+
+pub(crate) use on_path;
