@@ -17,9 +17,9 @@ fn main() {
         eprintln!("usage: pqkit-fuzz <target> | --list");
         std::process::exit(2);
     };
-    // Without afl's abort-on-panic hook: a panic pqkit catches itself (fips204's debug
-    // assertion on a damaged ML-DSA key, which cargo-afl's forced debug assertions enable) is
-    // not a finding; one that escapes the target still aborts the run (afl catches it).
+    // Without afl's abort-on-panic hook: a panic pqkit catches itself (the bounded randomness
+    // of Falcon signing, which unwinds out of fn-dsa into an error) is not a finding; one that
+    // escapes the target still aborts the run (afl catches it).
     afl::fuzz_nohook!(|data: &[u8]| {
         target(data);
     });

@@ -6,8 +6,9 @@
 //! - KEMs ([`kem::KemAlgorithm`]): ML-KEM-512/768/1024 (FIPS 203) on pqkit-lattice; with the
 //!   `liboqs` feature (default), BIKE, eFrodoKEM and Classic McEliece on liboqs ([`oqs_kem`]);
 //!   HQC-1/3/5 on RustCrypto `hqc-kem` ([`hqc`]).
-//! - Signatures ([`sig::SignatureAlgorithm`]): ML-DSA-44/65/87 (FIPS 204) on aws-lc-rs and
-//!   fips204; ECDSA P-256 on aws-lc-rs.
+//! - Signatures ([`sig::SignatureAlgorithm`]): ML-DSA-44/65/87 (FIPS 204) on pqkit-lattice
+//!   (aws-lc-rs and fips204 as independent implementations for the tests,
+//!   [`ml_dsa::backend`]); ECDSA P-256 on aws-lc-rs.
 //! - TLS key-exchange groups ([`hybrid::KeyExchangeGroup`]): MLKEM512/768/1024 and the
 //!   ECDHE+ML-KEM hybrids of RFC 10024.
 //!

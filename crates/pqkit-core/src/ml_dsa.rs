@@ -1,11 +1,13 @@
-//! ML-DSA (FIPS 204): the three parameter sets and their backends.
+//! ML-DSA (FIPS 204): the three parameter sets on pqkit's own implementation (pqkit-lattice:
+//! key generation, signing and verification from μ, every mode — pure, HashML-DSA, external μ,
+//! context strings, hedged and deterministic, seed and expanded keys).
 //!
-//! aws-lc-rs does key generation from ξ and pure signing/verification with an empty context —
-//! the TLS path, and the fastest measured here (DESIGN.md). It has no context string, so
-//! signing or verifying with a non-empty context, and deterministic or fixed-randomness signing
-//! (known-answer tests), go to `fips204`. [`backend`] exposes each backend on its own so that
-//! every vector suite runs against both.
+//! This module formats M′ (FIPS 204 Algorithm 2 line 10, Algorithm 4 line 23) and computes
+//! μ = H(tr ‖ M′, 64); pqkit-lattice does the rest. aws-lc-rs and fips204 stay as independent
+//! implementations: [`backend`] exposes each on its own (and pqkit-lattice's) so that every
+//! vector suite and the differential tests run against all three.
 
+use pqkit_lattice::ml_dsa as lattice;
 use zeroize::Zeroizing;
 
 use crate::catalogue::TlsCodePoint;
@@ -96,19 +98,22 @@ pub mod backend {
     /// One ML-DSA implementation.
     #[derive(Clone, Copy, Debug, PartialEq, Eq)]
     pub enum Backend {
-        /// aws-lc-rs: key generation, hedged signing and verification with an empty context.
+        /// pqkit-lattice: pqkit's own, the catalogue's backend.
+        Lattice,
+        /// aws-lc-rs: key generation and verification with an empty context (an oracle).
         AwsLc,
-        /// fips204: everything FIPS 204 defines, at several times the cost.
+        /// fips204: everything FIPS 204 defines (an oracle).
         Fips204,
     }
 
     /// Every ML-DSA backend.
-    pub const ALL: [Backend; 2] = [Backend::AwsLc, Backend::Fips204];
+    pub const ALL: [Backend; 3] = [Backend::Lattice, Backend::AwsLc, Backend::Fips204];
 
     impl Backend {
         /// Name of the crate.
         pub fn name(self) -> &'static str {
             match self {
+                Self::Lattice => "pqkit-lattice",
                 Self::AwsLc => "aws-lc-rs",
                 Self::Fips204 => "fips204",
             }
@@ -126,6 +131,13 @@ pub mod backend {
             let level = level_of(alg)?;
             let xi = seed_array(seed)?;
             match self {
+                Self::Lattice => {
+                    let key = lattice::hazmat::key_gen_internal(params(level), &xi);
+                    Ok((
+                        key.verifying_key().to_vec(),
+                        Zeroizing::new(key.expanded().to_vec()),
+                    ))
+                }
                 Self::AwsLc => {
                     let pair = aws::key_pair(level, &xi)?;
                     let sk = aws::expanded(&pair)?;
@@ -149,6 +161,7 @@ pub mod backend {
         ) -> Result<(), Error> {
             let level = level_of(alg)?;
             match self {
+                Self::Lattice => verify_pure(level, pk, msg, ctx, sig),
                 Self::AwsLc if ctx.is_empty() => aws::verify(level, pk, msg, sig),
                 Self::AwsLc => Err(Error::Unsupported(
                     "aws-lc-rs ML-DSA takes no context string",
@@ -182,12 +195,71 @@ fn seed_array(seed: &[u8]) -> Result<Zeroizing<[u8; SEED_SIZE]>, Error> {
     Ok(xi)
 }
 
-/// The catalogue's ML-DSA backend: aws-lc-rs where it can, fips204 where it cannot.
+/// pqkit-lattice's parameter set of `level`.
+fn params(level: Level) -> &'static lattice::Params {
+    match level {
+        Level::L44 => &lattice::ML_DSA_44,
+        Level::L65 => &lattice::ML_DSA_65,
+        Level::L87 => &lattice::ML_DSA_87,
+    }
+}
+
+/// μ = H(tr ‖ M′, 64) (FIPS 204 Algorithm 7 line 6), M′ the concatenation of `m_prime`.
+fn mu(tr: &[u8; 64], m_prime: &[&[u8]]) -> [u8; MU_SIZE] {
+    let mut parts = Vec::with_capacity(m_prime.len() + 1);
+    parts.push(&tr[..]);
+    parts.extend_from_slice(m_prime);
+    crate::prehash::shake256(&parts)
+}
+
+/// M′'s prefix: 0 ‖ |ctx| for pure ML-DSA (FIPS 204 Algorithm 2 line 10), 1 ‖ |ctx| for
+/// HashML-DSA (Algorithm 4 line 23).
+///
+/// # Errors
+/// [`Error::ContextTooLong`] over 255 bytes.
+fn prefix(pre_hashed: bool, ctx: &[u8]) -> Result<[u8; 2], Error> {
+    let len = u8::try_from(ctx.len()).map_err(|_| Error::ContextTooLong(ctx.len()))?;
+    Ok([u8::from(pre_hashed), len])
+}
+
+/// tr = H(pk, 64) of a verifying key.
+fn tr_of(pk: &[u8]) -> [u8; 64] {
+    crate::prehash::shake256(&[pk])
+}
+
+/// ML-DSA.Verify (FIPS 204 Algorithm 3) on pqkit-lattice.
+fn verify_pure(level: Level, pk: &[u8], msg: &[u8], ctx: &[u8], sig: &[u8]) -> Result<(), Error> {
+    let mu = mu(&tr_of(pk), &[&prefix(false, ctx)?, ctx, msg]);
+    verify_mu(level, pk, &mu, sig)
+}
+
+/// ML-DSA.Verify_internal from μ (FIPS 204 Algorithm 8) on pqkit-lattice.
+fn verify_mu(level: Level, pk: &[u8], mu: &[u8; MU_SIZE], sig: &[u8]) -> Result<(), Error> {
+    if lattice::verify_mu(params(level), pk, mu, sig) {
+        Ok(())
+    } else {
+        Err(Error::BadSignature)
+    }
+}
+
+/// pqkit-lattice's refusal as pqkit-core's error.
+fn key_error(e: lattice::Error) -> Error {
+    match e {
+        lattice::Error::WrongLength { expected, got, .. } => Error::InvalidLength {
+            what: "ML-DSA expanded private key",
+            expected,
+            got,
+        },
+        lattice::Error::InvalidSigningKey(why) => Error::InvalidKey(why),
+    }
+}
+
+/// The catalogue's ML-DSA backend: pqkit-lattice.
 struct MlDsa(Level);
 
 impl SignatureBackend for MlDsa {
     fn name(&self) -> &'static str {
-        "aws-lc-rs (pure, empty context) + fips204 (context, deterministic)"
+        "pqkit-lattice"
     }
 
     fn signing_key_from_seed(
@@ -196,37 +268,22 @@ impl SignatureBackend for MlDsa {
         seed: &[u8],
     ) -> Result<Box<dyn SigningKeyImpl>, Error> {
         let seed = seed_array(seed)?;
-        let pair = aws::key_pair(self.0, &seed)?;
-        let verifying_key = aws::public_key(&pair).to_vec();
+        let key = lattice::hazmat::key_gen_internal(params(self.0), &seed);
         Ok(Box::new(MlDsaSigningKey {
-            level: self.0,
-            held: Held::Seed { seed, pair },
-            verifying_key,
+            seed: Some(seed),
+            key,
         }))
     }
 
+    /// FIPS 204 Algorithm 25, with the checks FIPS 204 leaves out: s₁ and s₂ in range, and
+    /// t₀ and tr equal to what ρ, s₁ and s₂ give (pqkit-lattice's `SigningKey::from_expanded`).
     fn signing_key_from_expanded(
         &self,
         _alg: &'static SignatureAlgorithm,
         bytes: &[u8],
     ) -> Result<Box<dyn SigningKeyImpl>, Error> {
-        let sk = Zeroizing::new(bytes.to_vec());
-        let verifying_key = fips::public_from_expanded(self.0, &sk)?;
-        // FIPS 204 Algorithm 24: sk = ρ ‖ K ‖ tr ‖ s1 ‖ s2 ‖ t0 with tr = H(pk, 64). pk is
-        // recomputed from ρ, s1 and s2 (t = A·s1 + s2), so a damaged ρ, tr, s1 or s2 shows as
-        // a tr that is not H(pk). t0 is not covered: every signature of an expanded-only key
-        // is verified before it leaves (see `MlDsaSigningKey::checked`).
-        let tr: [u8; 64] = crate::prehash::shake256(&[&verifying_key]);
-        if !bool::from(subtle::ConstantTimeEq::ct_eq(&tr[..], &sk[64..128])) {
-            return Err(Error::InvalidKey(
-                "ML-DSA expanded private key (tr is not H(pk): the key is damaged)",
-            ));
-        }
-        Ok(Box::new(MlDsaSigningKey {
-            level: self.0,
-            held: Held::Expanded(sk),
-            verifying_key,
-        }))
+        let key = lattice::SigningKey::from_expanded(params(self.0), bytes).map_err(key_error)?;
+        Ok(Box::new(MlDsaSigningKey { seed: None, key }))
     }
 
     fn verify(
@@ -237,11 +294,7 @@ impl SignatureBackend for MlDsa {
         ctx: &[u8],
         sig: &[u8],
     ) -> Result<(), Error> {
-        if ctx.is_empty() {
-            aws::verify(self.0, pk, msg, sig)
-        } else {
-            fips::verify(self.0, pk, msg, ctx, sig)
-        }
+        verify_pure(self.0, pk, msg, ctx, sig)
     }
 
     fn verify_prehashed(
@@ -253,7 +306,9 @@ impl SignatureBackend for MlDsa {
         ctx: &[u8],
         sig: &[u8],
     ) -> Result<(), Error> {
-        fips::hash_verify(self.0, pk, hash, digest, ctx, sig)
+        let oid = hash.oid_der();
+        let mu = mu(&tr_of(pk), &[&prefix(true, ctx)?, ctx, &oid, digest]);
+        verify_mu(self.0, pk, &mu, sig)
     }
 
     fn verify_mu(
@@ -263,98 +318,59 @@ impl SignatureBackend for MlDsa {
         mu: &[u8; MU_SIZE],
         sig: &[u8],
     ) -> Result<(), Error> {
-        fips::verify_mu(self.0, pk, mu, sig)
+        verify_mu(self.0, pk, mu, sig)
     }
 }
 
-/// An ML-DSA signing key.
+/// An ML-DSA signing key: pqkit-lattice's, ready to sign, and ξ when it was made from one.
 ///
 /// # Security
-/// ξ and the expanded key are zeroized on drop; AWS-LC cleanses its key on free.
+/// ξ is zeroized on drop, and pqkit-lattice wipes its key.
 struct MlDsaSigningKey {
-    level: Level,
-    held: Held,
-    verifying_key: Vec<u8>,
-}
-
-/// What a signing key was loaded from.
-enum Held {
-    /// ξ (RFC 9881 seed form) and the aws-lc-rs key pair expanded from it.
-    Seed {
-        seed: Zeroizing<[u8; SEED_SIZE]>,
-        pair: aws_lc_rs::signature::PqdsaKeyPair,
-    },
-    /// Only the expanded `sk` (RFC 9881 expandedKey form): every operation runs on fips204.
-    Expanded(Zeroizing<Vec<u8>>),
+    seed: Option<Zeroizing<[u8; SEED_SIZE]>>,
+    key: lattice::SigningKey,
 }
 
 impl MlDsaSigningKey {
-    /// `sig`, after verifying it when the key was loaded from its expanded form only: nothing
-    /// ties t0 to the rest of such a key, and a damaged t0 makes invalid signatures, so none
-    /// leaves the signer (FIPS 140-3's pairwise consistency, per signature). Keys from a seed
-    /// are consistent by construction.
-    ///
-    /// # Errors
-    /// [`Error::InvalidKey`] when the signature does not verify.
-    fn checked(
+    /// FIPS 204 Algorithm 7 from line 7 over μ.
+    fn sign_from_mu(
         &self,
-        sig: Vec<u8>,
-        verify: impl FnOnce(&[u8], &[u8]) -> Result<(), Error>,
+        mu: &[u8; MU_SIZE],
+        randomness: SigningRandomness<'_>,
     ) -> Result<Vec<u8>, Error> {
-        if matches!(self.held, Held::Expanded(_)) && verify(&self.verifying_key, &sig).is_err() {
-            return Err(Error::InvalidKey(
-                "ML-DSA expanded private key (its signature does not verify: t0 is damaged)",
-            ));
-        }
+        let rnd = rnd(randomness)?;
+        let mut sig = vec![0u8; self.key.params().signature_size()];
+        lattice::hazmat::sign_internal(&self.key, mu, &rnd, &mut sig)
+            .map_err(|_| Error::Backend("pqkit-lattice"))?;
         Ok(sig)
-    }
-
-    fn secret(&self) -> fips::Secret<'_> {
-        match &self.held {
-            Held::Seed { seed, .. } => fips::Secret::Seed(seed),
-            Held::Expanded(sk) => fips::Secret::Expanded(sk),
-        }
     }
 }
 
 impl SigningKeyImpl for MlDsaSigningKey {
     fn verifying_key(&self) -> &[u8] {
-        &self.verifying_key
+        self.key.verifying_key()
     }
 
     fn seed(&self) -> Option<&[u8]> {
-        match &self.held {
-            Held::Seed { seed, .. } => Some(&seed[..]),
-            Held::Expanded(_) => None,
-        }
+        self.seed.as_ref().map(|s| &s[..])
     }
 
     fn expanded(&self) -> Option<Zeroizing<Vec<u8>>> {
-        match &self.held {
-            Held::Seed { pair, .. } => aws::expanded(pair).ok(),
-            Held::Expanded(sk) => Some(sk.clone()),
-        }
+        Some(Zeroizing::new(self.key.expanded().to_vec()))
     }
 
+    /// ML-DSA.Sign (FIPS 204 Algorithm 2).
     fn sign(
         &self,
         message: &[u8],
         context: &[u8],
         randomness: SigningRandomness<'_>,
     ) -> Result<Vec<u8>, Error> {
-        if let Held::Seed { pair, .. } = &self.held
-            && context.is_empty()
-            && matches!(randomness, SigningRandomness::Hedged)
-        {
-            return aws::sign(pair, message);
-        }
-        let rnd = rnd(randomness)?;
-        let sig = fips::sign(self.level, self.secret(), message, context, &rnd)?;
-        self.checked(sig, |pk, sig| {
-            fips::verify(self.level, pk, message, context, sig)
-        })
+        let mu = mu(self.key.tr(), &[&prefix(false, context)?, context, message]);
+        self.sign_from_mu(&mu, randomness)
     }
 
+    /// HashML-DSA.Sign (FIPS 204 Algorithm 4).
     fn sign_prehashed(
         &self,
         hash: PreHash,
@@ -362,11 +378,12 @@ impl SigningKeyImpl for MlDsaSigningKey {
         context: &[u8],
         randomness: SigningRandomness<'_>,
     ) -> Result<Vec<u8>, Error> {
-        let rnd = rnd(randomness)?;
-        let sig = fips::hash_sign(self.level, self.secret(), hash, digest, context, &rnd)?;
-        self.checked(sig, |pk, sig| {
-            fips::hash_verify(self.level, pk, hash, digest, context, sig)
-        })
+        let oid = hash.oid_der();
+        let mu = mu(
+            self.key.tr(),
+            &[&prefix(true, context)?, context, &oid, digest],
+        );
+        self.sign_from_mu(&mu, randomness)
     }
 
     fn sign_mu(
@@ -374,9 +391,7 @@ impl SigningKeyImpl for MlDsaSigningKey {
         mu: &[u8; MU_SIZE],
         randomness: SigningRandomness<'_>,
     ) -> Result<Vec<u8>, Error> {
-        let rnd = rnd(randomness)?;
-        let sig = fips::sign_mu(self.level, self.secret(), mu, &rnd)?;
-        self.checked(sig, |pk, sig| fips::verify_mu(self.level, pk, mu, sig))
+        self.sign_from_mu(mu, randomness)
     }
 }
 
@@ -435,13 +450,6 @@ mod aws {
         Ok(Zeroizing::new(raw.as_ref().to_vec()))
     }
 
-    pub(super) fn sign(pair: &PqdsaKeyPair, msg: &[u8]) -> Result<Vec<u8>, Error> {
-        let mut sig = vec![0u8; pair.algorithm().signature_len()];
-        let n = pair.sign(msg, &mut sig).map_err(|_| Error::Backend(NAME))?;
-        sig.truncate(n);
-        Ok(sig)
-    }
-
     pub(super) fn verify(level: Level, pk: &[u8], msg: &[u8], sig: &[u8]) -> Result<(), Error> {
         UnparsedPublicKey::new(algorithms(level).1, pk)
             .verify(msg, sig)
@@ -449,23 +457,12 @@ mod aws {
     }
 }
 
-/// fips204 ML-DSA, one parameter-set module at a time.
-#[allow(deprecated)] // fips204's sign_mu/verify_mu are marked as ACVP hooks; they are FIPS 204's
-// Algorithm 7/8 from μ on, which is what external μ is.
+/// fips204 ML-DSA, one parameter-set module at a time: key generation and verification, as
+/// an independent implementation ([`backend::Backend::Fips204`]).
 mod fips {
-    use fips204::traits::{KeyGen, SerDes, Signer, Verifier};
+    use fips204::traits::{KeyGen, SerDes, Verifier};
 
     use super::*;
-    use crate::FixedRng;
-
-    const NAME: &str = "fips204";
-
-    /// The private half, as the caller holds it.
-    #[derive(Clone, Copy)]
-    pub(super) enum Secret<'a> {
-        Seed(&'a [u8; SEED_SIZE]),
-        Expanded(&'a [u8]),
-    }
 
     macro_rules! with_level {
         ($level:expr, $m:ident => $body:expr) => {
@@ -486,96 +483,10 @@ mod fips {
         };
     }
 
-    macro_rules! private_key {
-        ($m:ident, $secret:expr) => {
-            match $secret {
-                Secret::Seed(xi) => $m::KG::keygen_from_seed(xi).1,
-                Secret::Expanded(sk) => {
-                    let sk: [u8; $m::SK_LEN] = sk
-                        .try_into()
-                        .map_err(|_| Error::InvalidKey("ML-DSA expanded private key"))?;
-                    $m::PrivateKey::try_from_bytes(sk)
-                        .map_err(|_| Error::InvalidKey("ML-DSA expanded private key"))?
-                }
-            }
-        };
-    }
-
-    macro_rules! public_key {
-        ($m:ident, $pk:expr) => {{
-            let pk: [u8; $m::PK_LEN] = $pk.try_into().map_err(|_| Error::BadSignature)?;
-            $m::PublicKey::try_from_bytes(pk).map_err(|_| Error::BadSignature)?
-        }};
-    }
-
     pub(super) fn keygen(level: Level, xi: &[u8; SEED_SIZE]) -> (Vec<u8>, Zeroizing<Vec<u8>>) {
         with_level!(level, m => {
             let (pk, sk) = m::KG::keygen_from_seed(xi);
             (pk.into_bytes().to_vec(), Zeroizing::new(sk.into_bytes().to_vec()))
-        })
-    }
-
-    /// pk = ρ ‖ t1 with t = A·s1 + s2 recomputed from an expanded key.
-    ///
-    /// fips204 compares the t0 it recomputes with the key's in a `debug_assert!`: a damaged
-    /// key panics where debug assertions are on (tests, fuzzing) and passes in release builds
-    /// — where the caller's tr check and verify-after-sign catch it. The panic is caught and
-    /// is the same error here.
-    pub(super) fn public_from_expanded(level: Level, sk: &[u8]) -> Result<Vec<u8>, Error> {
-        let derive = || -> Result<Vec<u8>, Error> {
-            with_level!(level, m => {
-                let sk = private_key!(m, Secret::Expanded(sk));
-                Ok(sk.get_public_key().into_bytes().to_vec())
-            })
-        };
-        std::panic::catch_unwind(derive).unwrap_or(Err(Error::InvalidKey(
-            "ML-DSA expanded private key (t0 does not match ρ, s1 and s2: the key is damaged)",
-        )))
-    }
-
-    pub(super) fn sign(
-        level: Level,
-        secret: Secret<'_>,
-        msg: &[u8],
-        ctx: &[u8],
-        rnd: &[u8; SIGNING_RANDOMNESS_SIZE],
-    ) -> Result<Vec<u8>, Error> {
-        with_level!(level, m => {
-            let sk = private_key!(m, secret);
-            let sig = sk.try_sign_with_seed(rnd, msg, ctx).map_err(|_| Error::Backend(NAME))?;
-            Ok(sig.to_vec())
-        })
-    }
-
-    pub(super) fn hash_sign(
-        level: Level,
-        secret: Secret<'_>,
-        hash: PreHash,
-        digest: &[u8],
-        ctx: &[u8],
-        rnd: &[u8; SIGNING_RANDOMNESS_SIZE],
-    ) -> Result<Vec<u8>, Error> {
-        with_level!(level, m => {
-            let sk = private_key!(m, secret);
-            let sig = sk
-                .try_hash_sign_with_seed(rnd, digest, ctx, &hash.oid_der())
-                .map_err(|_| Error::Backend(NAME))?;
-            Ok(sig.to_vec())
-        })
-    }
-
-    pub(super) fn sign_mu(
-        level: Level,
-        secret: Secret<'_>,
-        mu: &[u8; MU_SIZE],
-        rnd: &[u8; SIGNING_RANDOMNESS_SIZE],
-    ) -> Result<Vec<u8>, Error> {
-        with_level!(level, m => {
-            let sk = private_key!(m, secret);
-            let sig = sk
-                .sign_mu(&mut FixedRng::new(rnd), mu, true)
-                .map_err(|_| Error::Backend(NAME))?;
-            Ok(sig.to_vec())
         })
     }
 
@@ -587,41 +498,10 @@ mod fips {
         sig: &[u8],
     ) -> Result<(), Error> {
         with_level!(level, m => {
-            let pk = public_key!(m, pk);
+            let pk: [u8; m::PK_LEN] = pk.try_into().map_err(|_| Error::BadSignature)?;
+            let pk = m::PublicKey::try_from_bytes(pk).map_err(|_| Error::BadSignature)?;
             let sig: [u8; m::SIG_LEN] = sig.try_into().map_err(|_| Error::BadSignature)?;
             if pk.verify(msg, &sig, ctx) { Ok(()) } else { Err(Error::BadSignature) }
-        })
-    }
-
-    pub(super) fn hash_verify(
-        level: Level,
-        pk: &[u8],
-        hash: PreHash,
-        digest: &[u8],
-        ctx: &[u8],
-        sig: &[u8],
-    ) -> Result<(), Error> {
-        with_level!(level, m => {
-            let pk = public_key!(m, pk);
-            let sig: [u8; m::SIG_LEN] = sig.try_into().map_err(|_| Error::BadSignature)?;
-            if pk.hash_verify(digest, &sig, ctx, &hash.oid_der()) {
-                Ok(())
-            } else {
-                Err(Error::BadSignature)
-            }
-        })
-    }
-
-    pub(super) fn verify_mu(
-        level: Level,
-        pk: &[u8],
-        mu: &[u8; MU_SIZE],
-        sig: &[u8],
-    ) -> Result<(), Error> {
-        with_level!(level, m => {
-            let pk = public_key!(m, pk);
-            let sig: [u8; m::SIG_LEN] = sig.try_into().map_err(|_| Error::BadSignature)?;
-            if pk.verify_mu(mu, &sig) { Ok(()) } else { Err(Error::BadSignature) }
         })
     }
 }
@@ -647,14 +527,14 @@ mod tests {
         for alg in [&ML_DSA_44, &ML_DSA_65, &ML_DSA_87] {
             let key = alg.generate().expect("key");
             let pk = key.verifying_key();
-            // Hedged, empty context: signed by aws-lc-rs, verified by both.
+            // Hedged, empty context: signed by pqkit-lattice, verified by every backend.
             let sig = key.sign(b"msg", &[]).expect("sign");
             assert_eq!(sig.len(), alg.signature_size);
             for b in backend::ALL {
                 b.verify(alg, pk.as_bytes(), b"msg", &[], &sig)
                     .unwrap_or_else(|e| panic!("{}: {e}", b.name()));
             }
-            // Deterministic: signed by fips204, verified by aws-lc-rs; and repeatable.
+            // Deterministic: verified by aws-lc-rs; and repeatable.
             let det = key
                 .sign_with(b"msg", &[], SigningRandomness::Deterministic)
                 .expect("sign");

@@ -189,7 +189,7 @@ impl SignatureAlgorithm {
         })
     }
 
-    /// The backend that implements this algorithm, e.g. "aws-lc-rs + fips204".
+    /// The backend that implements this algorithm, e.g. "pqkit-lattice".
     pub fn backend_name(&self) -> &'static str {
         self.backend.name()
     }
@@ -463,7 +463,7 @@ impl MuHasher {
 
 /// A signature implementation behind a [`SignatureAlgorithm`].
 pub trait SignatureBackend: Send + Sync {
-    /// Name of the implementation(s), e.g. "aws-lc-rs + fips204".
+    /// Name of the implementation(s), e.g. "pqkit-lattice".
     fn name(&self) -> &'static str;
     /// A fresh key from the OS RNG. The default draws a seed and calls
     /// [`Self::signing_key_from_seed`].

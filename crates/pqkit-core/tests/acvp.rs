@@ -99,6 +99,12 @@ fn ml_kem_encap_decap_fips203_tr1() {
 
 #[test]
 fn ml_dsa_keygen_every_backend() {
+    let paths = on_every_path(ml_dsa_keygen_on);
+    eprintln!("ML-DSA keyGen: on every hash path, {paths:?}");
+}
+
+fn ml_dsa_keygen_on(path: pqkit_hash::Path) {
+    eprintln!("ML-DSA keyGen on {path}:");
     for b in backend::ALL {
         let mut n = 0;
         for (g, t, e) in cases("ML-DSA-keyGen-FIPS204") {

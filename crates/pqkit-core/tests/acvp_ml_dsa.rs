@@ -11,7 +11,8 @@
 //! - the `-tr1` file's `keyFormat` `seed` (ξ → `signing_key_from_seed`) and `expanded`
 //!   (`sk` → `signing_key_from_expanded`).
 //!
-//! Every signature must equal the expected bytes, and verify. Each signature is also
+//! Every signature must equal the expected bytes, and verify. Each file runs once per hash path
+//! pqkit-lattice runs on (portable, AVX2, AVX-512, as the CPU has). Each signature is also
 //! reproduced through `sign_mu` with a μ computed here from an M′ formatted here, which checks
 //! the library's M′ formatting (context prefix, hash OID, pre-hash digest) independently.
 
@@ -19,7 +20,9 @@ mod common;
 
 use std::collections::BTreeMap;
 
-use common::{Case, acvp_cases, ctx_len, hex, hex_array, ml_dsa_mu, prehash_here, sig_alg};
+use common::{
+    Case, acvp_cases, ctx_len, hex, hex_array, ml_dsa_mu, on_every_path, prehash_here, sig_alg,
+};
 use pqkit_core::Error;
 use pqkit_core::ml_dsa::backend::{self, Backend};
 use pqkit_core::prehash::PreHash;
@@ -196,24 +199,42 @@ fn siggen(dir: &str) -> BTreeMap<String, usize> {
 
 #[test]
 fn ml_dsa_siggen_fips204_every_mode() {
-    let per_mode = siggen("ML-DSA-sigGen-FIPS204");
-    // 2 interfaces × 2 variants × deterministic/hedged, 45 cases (15 per parameter set) each.
-    assert_eq!(per_mode.len(), 8, "{per_mode:?}");
-    assert!(per_mode.values().all(|&n| n == 45), "{per_mode:?}");
-    assert_eq!(per_mode.values().sum::<usize>(), 360);
+    let paths = on_every_path(|path| {
+        eprintln!("on {path}:");
+        let per_mode = siggen("ML-DSA-sigGen-FIPS204");
+        // 2 interfaces × 2 variants × deterministic/hedged, 45 cases (15 per parameter set)
+        // each.
+        assert_eq!(per_mode.len(), 8, "{per_mode:?}");
+        assert!(per_mode.values().all(|&n| n == 45), "{per_mode:?}");
+        assert_eq!(per_mode.values().sum::<usize>(), 360);
+    });
+    eprintln!("on every hash path: {paths:?}");
 }
 
 #[test]
 fn ml_dsa_siggen_fips204_tr1_every_mode_and_key_format() {
-    let per_mode = siggen("ML-DSA-sigGen-FIPS204-tr1");
-    // As above × keyFormat seed/expanded.
-    assert_eq!(per_mode.len(), 16, "{per_mode:?}");
-    assert!(per_mode.values().all(|&n| n == 45), "{per_mode:?}");
-    assert_eq!(per_mode.values().sum::<usize>(), 720);
+    let paths = on_every_path(|path| {
+        eprintln!("on {path}:");
+        let per_mode = siggen("ML-DSA-sigGen-FIPS204-tr1");
+        // As above × keyFormat seed/expanded.
+        assert_eq!(per_mode.len(), 16, "{per_mode:?}");
+        assert!(per_mode.values().all(|&n| n == 45), "{per_mode:?}");
+        assert_eq!(per_mode.values().sum::<usize>(), 720);
+    });
+    eprintln!("on every hash path: {paths:?}");
 }
 
 #[test]
 fn ml_dsa_sigver_every_mode() {
+    let paths = on_every_path(|path| {
+        eprintln!("on {path}:");
+        sigver();
+    });
+    eprintln!("on every hash path: {paths:?}");
+}
+
+/// Runs the sigVer file: valid signatures accepted, invalid ones refused, in every mode.
+fn sigver() {
     let dir = "ML-DSA-sigVer-FIPS204";
     let mut per_mode: BTreeMap<String, (usize, usize)> = BTreeMap::new();
     let mut hashes = BTreeMap::new();
