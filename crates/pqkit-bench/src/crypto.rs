@@ -140,6 +140,13 @@ fn hash_based(alg: &SignatureAlgorithm) -> bool {
     alg.family == Family::SlhDsa
 }
 
+/// Whether a signature algorithm runs on the `pqkit-hash` engine's paths: SLH-DSA (all of it
+/// hashing) and pqkit-lattice's ML-DSA (its Keccak lanes and its AVX2 or portable arithmetic
+/// follow the hash path).
+fn sig_on_paths(alg: &SignatureAlgorithm) -> bool {
+    matches!(alg.family, Family::SlhDsa | Family::MlDsa)
+}
+
 /// Whether a KEM runs on the `pqkit-hash` engine's paths (pqkit-lattice's ML-KEM: its Keccak
 /// lanes and its AVX-512, AVX2 or portable arithmetic follow the hash path).
 fn kem_on_paths(kem: &KemAlgorithm) -> bool {
@@ -440,7 +447,7 @@ pub fn run(options: &Options) -> Result<Vec<Row>, String> {
         options.hash_paths.clone()
     };
     let steps = |engine: bool| 3 * if engine { paths.len() } else { 1 } + peer_steps;
-    let sig_steps: usize = sigs.iter().map(|a| steps(hash_based(a))).sum();
+    let sig_steps: usize = sigs.iter().map(|a| steps(sig_on_paths(a))).sum();
     let kem_steps: usize = kems.iter().map(|k| steps(kem_on_paths(k))).sum();
     let rounds = options.rounds.max(1);
     let progress = Progress::new(
@@ -451,7 +458,7 @@ pub fn run(options: &Options) -> Result<Vec<Row>, String> {
     for alg in sigs {
         rows.extend(in_rounds(options, |options| {
             #[cfg_attr(not(feature = "peers"), allow(unused_mut))]
-            let mut rows = on_paths(hash_based(alg), &paths, || {
+            let mut rows = on_paths(sig_on_paths(alg), &paths, || {
                 signature_rows(alg, options, &progress)
             })?;
             #[cfg(feature = "peers")]
