@@ -1,7 +1,7 @@
 //! The choice of instruction set, for the whole crate: whether the AVX2 and AVX-512 copies may
 //! run on a [`Path`] (a plain value, so each entry point checks the CPU itself), and
 //! [`on_path!`], which compiles an algorithm once per instruction set and calls the copy the
-//! path allows. The kernels the compiler does not find by itself are in each scheme's own
+//! path allows, and `avx2_kernel!`, the checked entry point of one AVX2 kernel. The kernels the compiler does not find by itself are in each scheme's own
 //! `simd` module; these and those are the only modules with `unsafe`.
 
 use pqkit_hash::Path;
@@ -64,3 +64,27 @@ macro_rules! on_path {
 }
 
 pub(crate) use on_path;
+
+/// Defines `$name(args…, path) -> Option<$ret>`: the AVX2 kernel `$kernel(args…)` when `path`
+/// allows it (checked here, not trusted), `None` — nothing done — otherwise, so that the
+/// caller runs the kernel's portable twin.
+macro_rules! avx2_kernel {
+    ($(#[$doc:meta])* fn $name:ident($($arg:ident: $ty:ty),*) -> $ret:ty = $kernel:ident) => {
+        $(#[$doc])*
+        #[inline(always)]
+        pub(crate) fn $name($($arg: $ty,)* path: Path) -> Option<$ret> {
+            if !$crate::simd::avx2(path) {
+                return None;
+            }
+            #[cfg(target_arch = "x86_64")]
+            // SAFETY: the CPU has AVX2 (checked by `avx2`).
+            return Some(unsafe { $kernel($($arg),*) });
+            #[cfg(not(target_arch = "x86_64"))]
+            {
+                let _ = ($($arg,)*);
+                None
+            }
+        }
+    };
+}
+pub(crate) use avx2_kernel;

@@ -15,7 +15,9 @@ use super::poly::{
     INV_256_R2, IZ1, IZ1Q, IZ2, IZ2Q, IZ4, IZ4Q, Q, QINV, W, Z1, Z1Q, Z2, Z2Q, Z4, Z4Q, ZETAS,
 };
 use super::{Error, MU_SIZE, Params, RND_SIZE, SigningKey};
-use crate::simd::{avx2, on_path};
+#[cfg(test)]
+use crate::simd::avx2;
+use crate::simd::{avx2_kernel, on_path};
 
 on_path!(
     /// ML-DSA.KeyGen_internal (`super::key_gen_any`) compiled for `path`.
@@ -37,62 +39,22 @@ on_path!(
         = super::verify_any
 );
 
-/// NTT (FIPS 204 Algorithm 41) in place with the AVX2 kernel when `path` allows it (the
-/// contract of `poly::ntt_portable`); false, untouched, otherwise.
-#[inline(always)]
-pub(crate) fn ntt(a: &mut [i32; N], path: Path) -> bool {
-    if !avx2(path) {
-        return false;
-    }
-    #[cfg(target_arch = "x86_64")]
-    // SAFETY: the CPU has AVX2 (checked by `avx2`).
-    unsafe {
-        ntt_avx2(a)
-    };
-    #[cfg(not(target_arch = "x86_64"))]
-    let _ = a;
-    true
-}
-
-/// NTT⁻¹ · R (FIPS 204 Algorithm 42) in place with the AVX2 kernel when `path` allows it (the
-/// contract of `poly::inv_ntt_portable`); false, untouched, otherwise.
-#[inline(always)]
-pub(crate) fn inv_ntt(a: &mut [i32; N], path: Path) -> bool {
-    if !avx2(path) {
-        return false;
-    }
-    #[cfg(target_arch = "x86_64")]
-    // SAFETY: the CPU has AVX2 (checked by `avx2`).
-    unsafe {
-        inv_ntt_avx2(a)
-    };
-    #[cfg(not(target_arch = "x86_64"))]
-    let _ = a;
-    true
-}
-
-/// RejNTTPoly's rejection over one SHAKE128 block with the AVX2 kernel when `path` allows it
-/// (the contract of `poly::rej_ntt_portable`; the block is 168 bytes and 8 of slack the
-/// kernel's last load reads); `None`, untouched, otherwise.
-#[inline(always)]
-pub(crate) fn rej_ntt(
-    a: &mut [i32; N],
-    filled: usize,
-    block: &[u8; 176],
-    path: Path,
-) -> Option<usize> {
-    if !avx2(path) {
-        return None;
-    }
-    #[cfg(target_arch = "x86_64")]
-    // SAFETY: the CPU has AVX2 (checked by `avx2`).
-    return Some(unsafe { rej_ntt_avx2(a, filled, block) });
-    #[cfg(not(target_arch = "x86_64"))]
-    {
-        let _ = (a, filled, block);
-        None
-    }
-}
+avx2_kernel!(
+    /// NTT (FIPS 204 Algorithm 41) in place with the AVX2 kernel (the contract of
+    /// `poly::ntt_portable`).
+    fn ntt(a: &mut [i32; N]) -> () = ntt_avx2
+);
+avx2_kernel!(
+    /// NTT⁻¹ · R (FIPS 204 Algorithm 42) in place with the AVX2 kernel (the contract of
+    /// `poly::inv_ntt_portable`).
+    fn inv_ntt(a: &mut [i32; N]) -> () = inv_ntt_avx2
+);
+avx2_kernel!(
+    /// RejNTTPoly's rejection over one SHAKE128 block with the AVX2 kernel (the contract of
+    /// `poly::rej_ntt_portable`; the block is 168 bytes and 8 of slack the kernel's last load
+    /// reads).
+    fn rej_ntt(a: &mut [i32; N], filled: usize, block: &[u8; 176]) -> usize = rej_ntt_avx2
+);
 
 #[cfg(target_arch = "x86_64")]
 use core::arch::x86_64::{
@@ -459,7 +421,7 @@ mod tests {
         for path in Path::supported() {
             for a in &inputs {
                 let (mut x, mut y) = (*a, *a);
-                let ran = ntt(&mut x, path);
+                let ran = ntt(&mut x, path).is_some();
                 assert_eq!(ran, avx2(path), "{path}");
                 if !ran {
                     ntt_portable(&mut x);
@@ -467,7 +429,7 @@ mod tests {
                 ntt_portable(&mut y);
                 assert_eq!(x, y, "NTT on {path}");
                 let (mut x, mut y) = (*a, *a);
-                if !inv_ntt(&mut x, path) {
+                if inv_ntt(&mut x, path).is_none() {
                     inv_ntt_portable(&mut x);
                 }
                 inv_ntt_portable(&mut y);

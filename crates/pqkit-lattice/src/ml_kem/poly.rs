@@ -190,7 +190,7 @@ fn pair(rows: &mut [[i16; W]; W], r: usize, d: usize) -> (&mut [i16; W], &mut [i
 /// [`transpose_portable`].
 #[inline(always)]
 fn transpose(rows: &mut [[i16; W]; W], path: Path) {
-    if !super::simd::transpose(rows, path) {
+    if super::simd::transpose(rows, path).is_none() {
         transpose_portable(rows);
     }
 }

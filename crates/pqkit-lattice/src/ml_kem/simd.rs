@@ -10,51 +10,24 @@
 use pqkit_hash::Path;
 use zeroize::Zeroizing;
 
-use crate::simd::{avx2, on_path};
+use crate::simd::{avx2_kernel, on_path};
 
 use super::Params;
 use super::poly::REJ_BUF;
 #[cfg(target_arch = "x86_64")]
 use super::poly::{N, Q};
 
-/// Transposes the 16 × 16 rows in place with the AVX2 kernel when `path` allows it; false,
-/// untouched, otherwise.
-#[inline(always)]
-pub(crate) fn transpose(rows: &mut [[i16; 16]; 16], path: Path) -> bool {
-    if !avx2(path) {
-        return false;
-    }
-    #[cfg(target_arch = "x86_64")]
-    // SAFETY: the CPU has AVX2 (checked by `avx2`).
-    unsafe {
-        transpose_avx2(rows)
-    };
-    #[cfg(not(target_arch = "x86_64"))]
-    let _ = rows;
-    true
-}
-
-/// SampleNTT's rejection over one block with the AVX2 kernel when `path` allows it (the
-/// contract of `poly::rej_uniform`); `None`, untouched, otherwise.
-#[inline(always)]
-pub(crate) fn rej_uniform(
-    buf: &mut [i16; REJ_BUF],
-    filled: usize,
-    block: &[u8; 176],
-    path: Path,
-) -> Option<usize> {
-    if !avx2(path) {
-        return None;
-    }
-    #[cfg(target_arch = "x86_64")]
-    // SAFETY: the CPU has AVX2 (checked by `avx2`).
-    return Some(unsafe { rej_uniform_avx2(buf, filled, block) });
-    #[cfg(not(target_arch = "x86_64"))]
-    {
-        let _ = (buf, filled, block);
-        None
-    }
-}
+avx2_kernel!(
+    /// Transposes the 16 × 16 rows in place with the AVX2 kernel (the contract of
+    /// `poly::transpose_portable`).
+    fn transpose(rows: &mut [[i16; 16]; 16]) -> () = transpose_avx2
+);
+avx2_kernel!(
+    /// SampleNTT's rejection over one block with the AVX2 kernel (the contract of
+    /// `poly::rej_uniform`).
+    fn rej_uniform(buf: &mut [i16; REJ_BUF], filled: usize, block: &[u8; 176]) -> usize
+        = rej_uniform_avx2
+);
 
 on_path!(
     /// ML-KEM.KeyGen_internal (`super::key_gen_any`) compiled for `path`.
