@@ -204,12 +204,15 @@ fn params(level: Level) -> &'static lattice::Params {
     }
 }
 
-/// μ = H(tr ‖ M′, 64) (FIPS 204 Algorithm 7 line 6), M′ the concatenation of `m_prime`.
+/// μ = H(tr ‖ M′, 64) (FIPS 204 Algorithm 7 line 6), M′ the concatenation of `m_prime`: on
+/// pqkit-hash's sponge, like the rest of the scheme.
 fn mu(tr: &[u8; 64], m_prime: &[&[u8]]) -> [u8; MU_SIZE] {
     let mut parts = Vec::with_capacity(m_prime.len() + 1);
     parts.push(&tr[..]);
     parts.extend_from_slice(m_prime);
-    crate::prehash::shake256(&parts)
+    let mut out = [0u8; MU_SIZE];
+    pqkit_hash::Sponge::Shake256.hash(&parts, &mut out);
+    out
 }
 
 /// M′'s prefix: 0 ‖ |ctx| for pure ML-DSA (FIPS 204 Algorithm 2 line 10), 1 ‖ |ctx| for
@@ -222,9 +225,11 @@ fn prefix(pre_hashed: bool, ctx: &[u8]) -> Result<[u8; 2], Error> {
     Ok([u8::from(pre_hashed), len])
 }
 
-/// tr = H(pk, 64) of a verifying key.
+/// tr = H(pk, 64) of a verifying key (FIPS 204 Algorithm 8 line 6).
 fn tr_of(pk: &[u8]) -> [u8; 64] {
-    crate::prehash::shake256(&[pk])
+    let mut tr = [0u8; 64];
+    pqkit_hash::Sponge::Shake256.hash(&[pk], &mut tr);
+    tr
 }
 
 /// ML-DSA.Verify (FIPS 204 Algorithm 3) on pqkit-lattice.

@@ -151,6 +151,15 @@ impl XofLanes {
     /// # Panics
     /// When an index is out of range (a caller bug).
     pub fn permute(&mut self, lanes: &[usize]) {
+        // Streams first … first + n − 1, in order (the usual case: every stream still needs
+        // bytes, or all but some at the start): permuted where they are, without the copies.
+        if let Some(&first) = lanes.first()
+            && lanes.iter().enumerate().all(|(i, &l)| l == first + i)
+            && first + lanes.len() <= self.states.len()
+        {
+            permute_lanes(self.path, &mut self.states[first..first + lanes.len()]);
+            return;
+        }
         self.scratch.clear();
         self.scratch.extend(lanes.iter().map(|&l| self.states[l]));
         permute_lanes(self.path, &mut self.scratch);

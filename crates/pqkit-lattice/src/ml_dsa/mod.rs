@@ -820,27 +820,30 @@ fn sign_any(
         }
         poly::ntt(&mut c, path);
         kappa = kappa.wrapping_add(l as u16);
-        // Lines 18–19, 22–23: z ← y + ⟨⟨cs₁⟩⟩, rejected when ‖z‖∞ ≥ γ₁ − β.
+        // Lines 20, 23: r₀ ← LowBits(w − ⟨⟨cs₂⟩⟩), rejected when ‖r₀‖∞ ≥ γ₂ − β. Checked
+        // before z: it rejects more often (about two attempts in three for ML-DSA-65 against
+        // one in three) for k inverse NTTs against ℓ. The order changes no output.
         let mut reject = false;
-        for r in 0..l {
-            poly::mul(&mut z[r], &c, &s1_hat[r]);
-            poly::inv_ntt_to_mont(&mut z[r], path);
-            poly::add(&mut z[r], &y[r]);
-            poly::reduce(&mut z[r]);
-            reject |= poly::exceeds(&z[r], g1 - p.beta);
-        }
-        // Whether an attempt is rejected is public (FIPS 204 signing is a rejection loop; the
-        // number of attempts is observable) — but not which coefficient failed.
-        if valgrind::declassified(reject) {
-            continue;
-        }
-        // Lines 20, 23: r₀ ← LowBits(w − ⟨⟨cs₂⟩⟩), rejected when ‖r₀‖∞ ≥ γ₂ − β.
         for i in 0..k {
             poly::mul(&mut prod, &c, &s2_hat[i]);
             poly::inv_ntt_to_mont(&mut prod, path);
             poly::sub(&mut w0[i], &prod);
             poly::reduce(&mut w0[i]);
             reject |= poly::exceeds(&w0[i], p.gamma2 - p.beta);
+        }
+        // Whether an attempt is rejected, and by which check, is public (FIPS 204 signing is
+        // a rejection loop; the number of attempts is observable) — but not which coefficient
+        // failed.
+        if valgrind::declassified(reject) {
+            continue;
+        }
+        // Lines 18–19, 22–23: z ← y + ⟨⟨cs₁⟩⟩, rejected when ‖z‖∞ ≥ γ₁ − β.
+        for r in 0..l {
+            poly::mul(&mut z[r], &c, &s1_hat[r]);
+            poly::inv_ntt_to_mont(&mut z[r], path);
+            poly::add(&mut z[r], &y[r]);
+            poly::reduce(&mut z[r]);
+            reject |= poly::exceeds(&z[r], g1 - p.beta);
         }
         if valgrind::declassified(reject) {
             continue;
