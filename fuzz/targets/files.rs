@@ -25,7 +25,7 @@ pub(crate) fn pem_der(data: &[u8]) {
 /// A PKCS#8 document as a signing key, a decapsulation key, and its algorithm. A key that
 /// loads signs or refuses to, without hanging (the load checks and the bounded signers), and
 /// never makes a signature its own verifying key rejects (an expanded-only ML-DSA key whose t0
-/// is damaged is refused at its first signature).
+/// is damaged is refused when it is loaded).
 pub(crate) fn pkcs8_key(data: &[u8]) {
     let _ = key::pkcs8_algorithm(data);
     if let Ok(k) = key::signing_key_from_pkcs8(data)

@@ -256,6 +256,7 @@ fn key_error(e: lattice::Error) -> Error {
             got,
         },
         lattice::Error::InvalidSigningKey(why) => Error::InvalidKey(why),
+        _ => Error::InvalidKey("ML-DSA expanded private key"),
     }
 }
 
@@ -344,9 +345,16 @@ impl MlDsaSigningKey {
         randomness: SigningRandomness<'_>,
     ) -> Result<Vec<u8>, Error> {
         let rnd = rnd(randomness)?;
-        let mut sig = vec![0u8; self.key.params().signature_size()];
-        lattice::hazmat::sign_internal(&self.key, mu, &rnd, &mut sig)
-            .map_err(|_| Error::Backend("pqkit-lattice"))?;
+        let size = self.key.params().signature_size();
+        let mut sig = vec![0u8; size];
+        // `sig` has the parameter set's size, the only refusal: this cannot fail.
+        lattice::hazmat::sign_internal(&self.key, mu, &rnd, &mut sig).map_err(|_| {
+            Error::InvalidLength {
+                what: "ML-DSA signature buffer",
+                expected: size,
+                got: size,
+            }
+        })?;
         Ok(sig)
     }
 }

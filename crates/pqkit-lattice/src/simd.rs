@@ -1,8 +1,9 @@
-//! The choice of instruction set, for the whole crate: whether the AVX2 and AVX-512 copies may
-//! run on a [`Path`] (a plain value, so each entry point checks the CPU itself), and
-//! [`on_path!`], which compiles an algorithm once per instruction set and calls the copy the
-//! path allows, and `avx2_kernel!`, the checked entry point of one AVX2 kernel. The kernels the compiler does not find by itself are in each scheme's own
-//! `simd` module; these and those are the only modules with `unsafe`.
+//! The choice of instruction set, for the whole crate: whether the AVX2 and AVX-512 copies may run
+//! on a [`Path`] (a plain value, so each entry point checks the CPU itself), and [`on_path!`],
+//! which compiles an algorithm once per instruction set and calls the copy the path allows, and
+//! `avx2_kernel!`, the checked entry point of one AVX2 kernel. The kernels the compiler does not
+//! find by itself are in each scheme's own `simd` module; these and those are the only modules with
+//! `unsafe`.
 
 use pqkit_hash::Path;
 

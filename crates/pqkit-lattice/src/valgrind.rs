@@ -2,8 +2,8 @@
 //! (`tests/constant_time.rs`, the approach of Adam Langley's ctgrind): secrets are marked
 //! undefined, so that memcheck reports every branch and every address that depends on them,
 //! and values that FIPS 204 lets depend on secrets in the open — a signing attempt's
-//! rejection, its challenge c̃, the signature itself (§3.6.2's rejection-sampling argument)
-//! — are marked defined where the algorithms compute them ([`public`]).
+//! rejection, its challenge c̃, the signature itself — are marked defined where the algorithms
+//! compute them ([`declassify`]).
 //!
 //! The algorithms' declassifications ([`declassify`]) are requests only with the `ct-test`
 //! feature (CI's Valgrind runs enable it); without it they are empty functions the compiler

@@ -239,17 +239,21 @@ mod tests {
                 assert_eq!(x.push(shake, &[a, b]), i);
             }
             let mut got: Vec<Vec<u8>> = vec![Vec::new(); 13];
+            let read = |x: &XofLanes, got: &mut Vec<Vec<u8>>, i: usize| {
+                let mut b = vec![0u8; x.rates[i]];
+                x.block(i, &mut b);
+                got[i].extend_from_slice(&b);
+            };
             x.permute_all();
+            (0..13).for_each(|i| read(&x, &mut got, i));
+            // Scattered streams (gathered and scattered back), a run in the middle and every
+            // stream (permuted where they are).
             let odd: Vec<usize> = (0..13).filter(|i| i % 2 == 1).collect();
-            for round in 0..3 {
-                for (i, g) in got.iter_mut().enumerate() {
-                    if round == 0 || i % 2 == 1 {
-                        let mut b = vec![0u8; x.rates[i]];
-                        x.block(i, &mut b);
-                        g.extend_from_slice(&b);
-                    }
-                }
-                x.permute(&odd);
+            let run: Vec<usize> = (3..9).collect();
+            let all: Vec<usize> = (0..13).collect();
+            for lanes in [&odd, &run, &all, &odd, &run] {
+                x.permute(lanes);
+                lanes.iter().for_each(|&i| read(&x, &mut got, i));
             }
             for (i, m) in msgs.iter().enumerate() {
                 let shake = if i % 3 == 0 {

@@ -146,6 +146,7 @@ impl Params {
 
 /// Why ML-DSA refused an input.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum Error {
     /// A byte string of the wrong length for its parameter set.
     WrongLength {
@@ -156,7 +157,8 @@ pub enum Error {
         /// The length given, in bytes.
         got: usize,
     },
-    /// An expanded signing key that is not one ML-DSA.KeyGen makes: the reason.
+    /// An expanded signing key that is not one ML-DSA.KeyGen makes: what was refused and why,
+    /// e.g. "ML-DSA expanded private key (t₀ or tr is not …)".
     InvalidSigningKey(&'static str),
 }
 
@@ -168,7 +170,7 @@ impl core::fmt::Display for Error {
                 expected,
                 got,
             } => write!(f, "ML-DSA {what} of {got} bytes, not {expected}"),
-            Self::InvalidSigningKey(why) => write!(f, "invalid ML-DSA signing key: {why}"),
+            Self::InvalidSigningKey(why) => write!(f, "invalid {why}"),
         }
     }
 }
@@ -258,6 +260,8 @@ impl Sampler<'_> {
                     *started = true;
                 }
                 // Lines 6–11: j ≤ i by rejection; c_i ← c_j, c_j ← (−1)^h[i + τ − 256].
+                // Variable time OK: c̃ is public (the signature's challenge; declassified in
+                // signing).
                 for &j in bytes {
                     if *i == N {
                         break;
@@ -401,7 +405,8 @@ fn pack_w1(p: &Params, a: &Poly, out: &mut [u8]) {
 }
 
 /// HintBitPack (FIPS 204 Algorithm 20): the positions of the ones of `h` (k polynomials of
-/// 0/1, at most ω ones), then each polynomial's running count; ω + k bytes.
+/// 0/1, at most ω ones), then each polynomial's running count; ω + k bytes. Variable time OK:
+/// h is the signature's, public.
 fn hint_pack(p: &Params, h: &[Poly], out: &mut [u8]) {
     out.fill(0);
     let mut index = 0;
@@ -443,7 +448,9 @@ fn hint_unpack(p: &Params, y: &[u8], h: &mut [Poly]) -> bool {
 /// domain. Secrets are wiped on drop; `Debug` shows the parameter set only.
 pub struct SigningKey {
     p: &'static Params,
-    key: Cleared<[u8; 32]>,
+    /// K, on the heap: moving the key (it is returned by value, then boxed) copies a pointer,
+    /// not the secret.
+    key: Box<Cleared<[u8; 32]>>,
     tr: [u8; 64],
     /// Â, k·ℓ polynomials, row by row (public: expanded from ρ).
     a: Vec<Poly>,
@@ -579,7 +586,7 @@ fn prepare(
     for s in secret[p.l..].iter_mut() {
         poly::ntt(s, path);
     }
-    let mut key = Cleared([0u8; 32]);
+    let mut key = Box::new(Cleared([0u8; 32]));
     key.copy_from_slice(parts.key);
     SigningKey {
         p,
@@ -685,7 +692,7 @@ fn from_expanded_any(
     }
     if !in_range {
         return Err(Error::InvalidSigningKey(
-            "a coefficient of s₁ or s₂ is outside [−η, η]",
+            "ML-DSA expanded private key (a coefficient of s₁ or s₂ is outside [−η, η])",
         ));
     }
     let mut t0 = Cleared([Poly::ZERO; K_MAX]);
@@ -728,7 +735,7 @@ fn from_expanded_any(
     }
     if !bool::from(diff.ct_eq(&0) & tr_again.ct_eq(tr)) {
         return Err(Error::InvalidSigningKey(
-            "t₀ or tr is not what ρ, s₁ and s₂ give (the key is damaged)",
+            "ML-DSA expanded private key (t₀ or tr is not what ρ, s₁ and s₂ give: it is damaged)",
         ));
     }
     let encoded = Encoded {
@@ -831,9 +838,9 @@ fn sign_any(
             poly::reduce(&mut w0[i]);
             reject |= poly::exceeds(&w0[i], p.gamma2 - p.beta);
         }
-        // Whether an attempt is rejected, and by which check, is public (FIPS 204 signing is
-        // a rejection loop; the number of attempts is observable) — but not which coefficient
-        // failed.
+        // Variable time OK: whether an attempt is rejected, and by which check, is public
+        // (FIPS 204 signing is a rejection loop; the number of attempts is observable) — but
+        // not which coefficient failed.
         if valgrind::declassified(reject) {
             continue;
         }
@@ -845,6 +852,7 @@ fn sign_any(
             poly::reduce(&mut z[r]);
             reject |= poly::exceeds(&z[r], g1 - p.beta);
         }
+        // Variable time OK: as above.
         if valgrind::declassified(reject) {
             continue;
         }
@@ -859,6 +867,8 @@ fn sign_any(
             poly::add(&mut w0[i], &prod);
             ones = ones.wrapping_add(poly::make_hint(&mut hint[i], &w0[i], &w1[i], p.gamma2));
         }
+        // Variable time OK: as above; the number of hints of an accepted attempt is in the
+        // signature.
         if valgrind::declassified(reject) || valgrind::declassified(ones) > p.omega {
             continue;
         }
@@ -958,9 +968,10 @@ pub fn verify_mu(p: &'static Params, pk: &[u8], mu: &[u8; MU_SIZE], sig: &[u8]) 
 }
 
 /// The ML-DSA algorithms that take their randomness as arguments: key generation from ξ (seed
-/// form keys, known-answer tests) and signing with a given `rnd`. ξ and `rnd` from anything
-/// but a cryptographic RNG (FIPS 204 §3.6.1) break the scheme; `rnd` = 0³² is FIPS 204's
-/// deterministic variant.
+/// form keys, known-answer tests) and signing with a given `rnd`. ξ from anything but a
+/// cryptographic RNG breaks the scheme (FIPS 204 §3.6.1); a predictable `rnd` gives FIPS 204's
+/// deterministic variant (`rnd` = 0³², §3.4), without hedging's protection against fault and
+/// side-channel attacks.
 pub mod hazmat {
     use super::*;
 

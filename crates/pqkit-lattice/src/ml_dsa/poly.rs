@@ -327,7 +327,10 @@ pub(crate) fn sub(a: &mut Poly, b: &Poly) {
     }
 }
 
-/// Every coefficient reduced to about (−q/2, q/2] ([`reduce32`]).
+/// Every coefficient reduced to [−6283009, 6283008] ([`reduce32`]), a representative of the
+/// same class; one whose class has a representative below 2^22 in absolute value (z, r₀, ct₀
+/// of an attempt the norm checks pass) comes out as exactly that, so the norm checks and
+/// the packing of z see centred values.
 #[inline(always)]
 pub(crate) fn reduce(a: &mut Poly) {
     for x in a.0.iter_mut() {
@@ -454,9 +457,9 @@ fn use_hint1(h: i32, r: i32, gamma2: i32) -> i32 {
     }
 }
 
-/// RejNTTPoly's rejection (FIPS 204 Algorithm 30 with CoeffFromThreeBytes, Algorithm 14) over
-/// one SHAKE128 block (168 bytes, then 8 the AVX2 kernel may read): appends the accepted coefficients to `a` from `filled`, stopping at
-/// 256; returns the new count. The XOF output is ρ's, public.
+/// RejNTTPoly's rejection (FIPS 204 Algorithm 30 with CoeffFromThreeBytes, Algorithm 14) over one
+/// SHAKE128 block (168 bytes, then 8 the AVX2 kernel may read): appends the accepted coefficients
+/// to `a` from `filled`, stopping at 256; returns the new count. The XOF output is ρ's, public.
 #[inline(always)]
 pub(crate) fn rej_ntt(a: &mut Poly, filled: usize, block: &[u8; 176], path: Path) -> usize {
     super::simd::rej_ntt(&mut a.0, filled, block, path)
@@ -483,7 +486,8 @@ pub(crate) fn rej_ntt_portable(a: &mut [i32; N], filled: usize, block: &[u8; 176
 /// RejBoundedPoly's rejection (FIPS 204 Algorithm 31 with CoeffFromHalfByte, Algorithm 15)
 /// over one SHAKE256 block, for η ∈ {2, 4}: appends to `a` from `filled`, stopping at 256;
 /// returns the new count. Which half-bytes are rejected depends only on themselves, not on
-/// the coefficients kept, and the compaction does not branch on them.
+/// the coefficients kept, and the compaction does not branch on them. Variable time OK (key
+/// generation only): the number kept per block indexes the copy.
 #[inline(always)]
 pub(crate) fn rej_eta(a: &mut Poly, filled: usize, block: &[u8], eta: i32) -> usize {
     let mut kept = pqkit_hash::Cleared([0i32; 2 * 136]);
@@ -506,10 +510,11 @@ pub(crate) fn rej_eta(a: &mut Poly, filled: usize, block: &[u8], eta: i32) -> us
 }
 
 /// SimpleBitPack / BitPack's core (FIPS 204 Algorithms 16, 17): the 256 values `f(a_i)`, each
-/// below 2^BITS (BITS ≤ 25), little-endian, into 32·BITS bytes: groups of 8 coefficients
-/// (BITS ≤ 16) or 4 (BITS ∈ {18, 20}) gathered in a `u128`, a whole number of bytes each.
+/// below 2^BITS, little-endian, into 32·BITS bytes: groups of 8 coefficients (BITS ≤ 16) or
+/// 4 (BITS ∈ {18, 20}) gathered in a `u128`, a whole number of bytes each.
 #[inline(always)]
 pub(crate) fn pack<const BITS: u32>(a: &Poly, f: impl Fn(i32) -> u32, out: &mut [u8]) {
+    const { assert!(BITS <= 16 || BITS == 18 || BITS == 20) };
     let g = if BITS <= 16 { 8 } else { 4 };
     let bytes = g * BITS as usize / 8;
     debug_assert_eq!(out.len(), 32 * BITS as usize);
@@ -523,9 +528,11 @@ pub(crate) fn pack<const BITS: u32>(a: &Poly, f: impl Fn(i32) -> u32, out: &mut 
 }
 
 /// SimpleBitUnpack / BitUnpack's core (FIPS 204 Algorithms 18, 19): 256 BITS-bit values
-/// (BITS ≤ 25) from 32·BITS bytes, each mapped through `f`.
+/// (BITS ≤ 25: a value and its bit offset fit a `u32`) from 32·BITS bytes, each mapped
+/// through `f`.
 #[inline(always)]
 pub(crate) fn unpack<const BITS: u32>(b: &[u8], f: impl Fn(u32) -> i32, a: &mut Poly) {
+    const { assert!(BITS <= 25) };
     let bits = BITS as usize;
     let mask = (1u32 << BITS) - 1;
     debug_assert_eq!(b.len(), 32 * bits);

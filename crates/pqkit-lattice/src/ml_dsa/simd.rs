@@ -1,10 +1,11 @@
-//! Everything in ML-DSA that needs `unsafe`: the choice of the instruction set the algorithms
-//! are compiled for ([`key_gen_on`], [`from_expanded_on`], [`sign_on`], [`verify_on`], through
-//! `crate::simd::on_path!`), and the kernels the compiler does not find by itself, in AVX2 —
-//! the NTT and its inverse, whose Montgomery products need the even/odd-lane 32 × 32 → 64-bit
-//! multiplications the vectorizer does not produce, and RejNTTPoly's rejection 8 candidates at
-//! a time. Their portable twins are [`super::poly`]'s `ntt_portable`, `inv_ntt_portable` and
-//! `rej_ntt_portable`; a test proves each pair identical. A [`Path`] is a plain value, so each entry point checks the CPU itself.
+//! Everything in ML-DSA that needs `unsafe`: the choice of the instruction set the algorithms are
+//! compiled for ([`key_gen_on`], [`from_expanded_on`], [`sign_on`], [`verify_on`], through
+//! `crate::simd::on_path!`), and the kernels the compiler does not find by itself, in AVX2 — the
+//! NTT and its inverse, whose Montgomery products need the even/odd-lane 32 × 32 → 64-bit
+//! multiplications the vectorizer does not produce, and RejNTTPoly's rejection 8 candidates at a
+//! time. Their portable twins are [`super::poly`]'s `ntt_portable`, `inv_ntt_portable` and
+//! `rej_ntt_portable`; a test proves each pair identical. A [`Path`] is a plain value, so each
+//! entry point checks the CPU itself.
 #![allow(unsafe_code)]
 
 use pqkit_hash::Path;
@@ -67,9 +68,10 @@ use core::arch::x86_64::{
     _mm256_unpacklo_epi64,
 };
 
-/// Eight Montgomery products b·z·R⁻¹ mod q (`poly::mont_mul` lane by lane, the same integers),
-/// `zq` = z·q⁻¹ mod 2^32: with m = b·zq mod 2^32 = b·z·q⁻¹ mod 2^32, the 64-bit differences b·z − m·q have zero low halves, and
-/// their high halves are the results. Even lanes, then odd lanes shifted down, blended.
+/// Eight Montgomery products b·z·R⁻¹ mod q (`poly::mont_mul` lane by lane, the same integers), `zq`
+/// = z·q⁻¹ mod 2^32: with m = b·zq mod 2^32 = b·z·q⁻¹ mod 2^32, the 64-bit differences b·z − m·q
+/// have zero low halves, and their high halves are the results. Even lanes, then odd lanes shifted
+/// down, blended.
 #[cfg(target_arch = "x86_64")]
 #[inline]
 #[target_feature(enable = "avx2")]
