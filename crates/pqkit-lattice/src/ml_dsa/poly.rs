@@ -459,7 +459,9 @@ fn use_hint1(h: i32, r: i32, gamma2: i32) -> i32 {
 
 /// RejNTTPoly's rejection (FIPS 204 Algorithm 30 with CoeffFromThreeBytes, Algorithm 14) over one
 /// SHAKE128 block (168 bytes, then 8 the AVX2 kernel may read): appends the accepted coefficients
-/// to `a` from `filled`, stopping at 256; returns the new count. The XOF output is ρ's, public.
+/// to `a` from `filled`, stopping at 256; returns the new count. Coefficients past the new count
+/// are unspecified (the AVX2 kernel may leave rejected candidates there, which later blocks
+/// overwrite). The XOF output is ρ's, public.
 #[inline(always)]
 pub(crate) fn rej_ntt(a: &mut Poly, filled: usize, block: &[u8; 176], path: Path) -> usize {
     super::simd::rej_ntt(&mut a.0, filled, block, path)
