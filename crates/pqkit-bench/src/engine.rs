@@ -2,16 +2,21 @@
 //! compression and Keccak-f\[1600\] permutation at its best rate — WOTS+ chains of
 //! SLH-DSA-SHA2-128f's F (a 38-byte message after a 64-byte prefix, one compression per step)
 //! and SLH-DSA-SHAKE-128f's F (a 64-byte message, one permutation per step), 4096 chains of
-//! 15 steps — and per SHA-512 compression (one-block messages), the best of every
+//! 15 steps — per SHA-512 compression (one-block messages), per permutation that runs alone
+//! (a one-block SHAKE256 sponge), and per NTT of pqkit-lattice's two rings, the best of every
 //! measurement in the process. The "limit" of an operation is its counted work × these
-//! costs: how fast it would run if it were nothing but hashing at the engine's best rate.
+//! costs: how fast it would run if it were nothing but hashing at the engine's best rate
+//! (permutations that ran alone at their own rate) and, for the lattice schemes, its NTTs.
 
 use std::collections::BTreeMap;
 use std::sync::{Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
 use pqkit_hash::dispatch::{Path, with_path};
-use pqkit_hash::{Chain, Layout, ManyHash, Sha256Prefix, Sha512Prefix, Shake, fixed_chains};
+use pqkit_hash::{
+    Chain, Layout, ManyHash, Sha256Prefix, Sha512Prefix, Shake, Sponge, fixed_chains,
+};
+use pqkit_lattice::stats::Ring;
 use serde::Serialize;
 
 use crate::timing::{Hashes, tsc_ghz};
@@ -27,12 +32,24 @@ pub struct Cost {
     pub sha512_ns: f64,
     /// ns per Keccak-f\[1600\] permutation.
     pub keccak_ns: f64,
+    /// ns per Keccak-f\[1600\] permutation run alone (a one-block SHAKE256 sponge).
+    pub keccak_alone_ns: f64,
+    /// ns per ML-KEM NTT or inverse NTT (pqkit-lattice, this path's build).
+    pub ml_kem_ntt_ns: f64,
+    /// ns per ML-DSA NTT or inverse NTT.
+    pub ml_dsa_ntt_ns: f64,
 }
 
 impl Cost {
-    /// The limit of `work`: its compressions and permutations at this cost, in ns.
+    /// The limit of `work`: its compressions, permutations (those that ran alone at the
+    /// single-permutation cost) and NTTs at this cost, in ns.
     pub fn limit_ns(&self, work: &Hashes) -> f64 {
-        work.sha256 * self.sha256_ns + work.sha512 * self.sha512_ns + work.keccak * self.keccak_ns
+        work.sha256 * self.sha256_ns
+            + work.sha512 * self.sha512_ns
+            + (work.keccak - work.keccak_alone) * self.keccak_ns
+            + work.keccak_alone * self.keccak_alone_ns
+            + work.ntt_ml_kem * self.ml_kem_ntt_ns
+            + work.ntt_ml_dsa * self.ml_dsa_ntt_ns
     }
 }
 
@@ -66,6 +83,19 @@ fn per_message(path: Path, hash: &dyn ManyHash, len: usize) -> f64 {
         .collect();
     let mut out = vec![0u8; BATCH * 16];
     let ns = best(BATCH, || hash.hash_many_on(path, len, &msgs, 16, &mut out));
+    std::hint::black_box(&out);
+    ns
+}
+
+/// Forward and inverse NTT pairs per timed round of [`pqkit_lattice::stats::ntt_ns`].
+const NTT_PAIRS: usize = 2000;
+
+/// ns per one-block SHAKE256 sponge on the current path: one permutation that runs alone
+/// (G, H, J, tr, μ and c̃ of the lattice schemes), with its absorption and squeeze.
+fn per_sponge() -> f64 {
+    let msg = [7u8; 64];
+    let mut out = [0u8; 32];
+    let ns = best(1, || Sponge::Shake256.hash(&[&msg], &mut out));
     std::hint::black_box(&out);
     ns
 }
@@ -142,6 +172,9 @@ pub fn measure(path: Path) -> Cost {
                 n: 16,
             },
         ),
+        keccak_alone_ns: per_sponge(),
+        ml_kem_ntt_ns: pqkit_lattice::stats::ntt_ns(Ring::MlKem, path, NTT_PAIRS),
+        ml_dsa_ntt_ns: pqkit_lattice::stats::ntt_ns(Ring::MlDsa, path, NTT_PAIRS),
     })
     .expect("a supported path");
     let Ok(mut costs) = costs().lock() else {
@@ -151,6 +184,9 @@ pub fn measure(path: Path) -> Cost {
     kept.sha256_ns = kept.sha256_ns.min(now.sha256_ns);
     kept.sha512_ns = kept.sha512_ns.min(now.sha512_ns);
     kept.keccak_ns = kept.keccak_ns.min(now.keccak_ns);
+    kept.keccak_alone_ns = kept.keccak_alone_ns.min(now.keccak_alone_ns);
+    kept.ml_kem_ntt_ns = kept.ml_kem_ntt_ns.min(now.ml_kem_ntt_ns);
+    kept.ml_dsa_ntt_ns = kept.ml_dsa_ntt_ns.min(now.ml_dsa_ntt_ns);
     *kept
 }
 
@@ -161,7 +197,9 @@ pub fn table(paths: &[Path]) -> crate::render::Table {
     let mut t = crate::render::Table::new(
         "pqkit-hash engine (single thread; ns and TSC cycles per compression or permutation, \
          the best of the run's measurements (one per algorithm, path and round): SHA-256 and \
-         Keccak in 4096 SLH-DSA F chains of 15 steps, SHA-512 one-block messages)",
+         Keccak in 4096 SLH-DSA F chains of 15 steps, SHA-512 one-block messages; Keccak \
+         alone: a one-block SHAKE256 sponge; and pqkit-lattice's NTT or inverse NTT, with \
+         its reduction)",
         &[
             "path",
             "SHA-256 ns",
@@ -170,6 +208,9 @@ pub fn table(paths: &[Path]) -> crate::render::Table {
             "SHA-512 cycles",
             "Keccak-f[1600] ns",
             "Keccak-f[1600] cycles",
+            "Keccak alone ns",
+            "ML-KEM NTT ns",
+            "ML-DSA NTT ns",
         ],
     );
     for &p in paths {
@@ -182,6 +223,9 @@ pub fn table(paths: &[Path]) -> crate::render::Table {
             cycles(c.sha512_ns),
             format!("{:.1}", c.keccak_ns),
             cycles(c.keccak_ns),
+            format!("{:.1}", c.keccak_alone_ns),
+            format!("{:.1}", c.ml_kem_ntt_ns),
+            format!("{:.1}", c.ml_dsa_ntt_ns),
         ]);
     }
     t

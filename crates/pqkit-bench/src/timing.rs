@@ -52,7 +52,8 @@ pub struct Timing {
     ticks: Option<u64>,
 }
 
-/// Mean compressions and permutations per call (`pqkit_hash::stats`).
+/// Mean engine work per call: compressions and permutations (`pqkit_hash::stats`), and the
+/// lattice schemes' NTTs (`pqkit_lattice::stats`).
 #[derive(Clone, Copy, Debug, Default, Serialize, PartialEq)]
 pub struct Hashes {
     /// SHA-256 compressions.
@@ -61,6 +62,20 @@ pub struct Hashes {
     pub sha512: f64,
     /// Keccak-f\[1600\] permutations.
     pub keccak: f64,
+    /// Of `keccak`, those that ran alone (a single sponge, or a stream left over beside full
+    /// lanes).
+    #[serde(skip_serializing_if = "is_zero")]
+    pub keccak_alone: f64,
+    /// ML-KEM NTTs and inverse NTTs.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub ntt_ml_kem: f64,
+    /// ML-DSA NTTs and inverse NTTs.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub ntt_ml_dsa: f64,
+}
+
+fn is_zero(x: &f64) -> bool {
+    *x == 0.0
 }
 
 impl Timing {
@@ -71,11 +86,17 @@ impl Timing {
         let calls = |t: &Timing| t.iterations as f64;
         let work = |t: &Timing| t.hashes.map(|h| (h, calls(t)));
         let hashes = match (work(self), work(other)) {
-            (Some((a, n)), Some((b, m))) => Some(Hashes {
-                sha256: (a.sha256 * n + b.sha256 * m) / (n + m),
-                sha512: (a.sha512 * n + b.sha512 * m) / (n + m),
-                keccak: (a.keccak * n + b.keccak * m) / (n + m),
-            }),
+            (Some((a, n)), Some((b, m))) => {
+                let mean = |x: f64, y: f64| (x * n + y * m) / (n + m);
+                Some(Hashes {
+                    sha256: mean(a.sha256, b.sha256),
+                    sha512: mean(a.sha512, b.sha512),
+                    keccak: mean(a.keccak, b.keccak),
+                    keccak_alone: mean(a.keccak_alone, b.keccak_alone),
+                    ntt_ml_kem: mean(a.ntt_ml_kem, b.ntt_ml_kem),
+                    ntt_ml_dsa: mean(a.ntt_ml_dsa, b.ntt_ml_dsa),
+                })
+            }
             (a, b) => a.or(b).map(|(h, _)| h),
         };
         let mut samples = std::mem::take(&mut self.samples);
@@ -144,16 +165,22 @@ pub fn measure_with<T, E>(
     let min_ns = u64::try_from(budget.min_time.as_nanos()).unwrap_or(u64::MAX);
     let mut spent_ns = 0u64;
     let mut work = pqkit_hash::stats::Counts::default();
+    let mut ntts = pqkit_lattice::stats::Ntts::default();
     while samples.len() < budget.min_iterations.max(1) || spent_ns < min_ns {
         let input = setup()?;
         let before = pqkit_hash::stats::counts();
+        let ntts_before = pqkit_lattice::stats::thread_counts();
         let start = c.raw();
         op(input)?;
         let end = c.raw();
         let done = pqkit_hash::stats::counts().since(before);
+        let ntts_done = pqkit_lattice::stats::thread_counts().since(ntts_before);
         work.sha256 += done.sha256;
         work.sha512 += done.sha512;
         work.keccak += done.keccak;
+        work.keccak_alone += done.keccak_alone;
+        ntts.ml_kem += ntts_done.ml_kem;
+        ntts.ml_dsa += ntts_done.ml_dsa;
         let ns = c.delta_as_nanos(start, end);
         ticks_total = ticks_total.saturating_add(end.wrapping_sub(start));
         spent_ns = spent_ns.saturating_add(ns);
@@ -161,10 +188,15 @@ pub fn measure_with<T, E>(
     }
     let mut timing = summarize(samples, tsc_ghz().map(|_| ticks_total));
     let calls = timing.iterations as f64;
-    timing.hashes = (work != pqkit_hash::stats::Counts::default()).then(|| Hashes {
+    let any = work != pqkit_hash::stats::Counts::default()
+        || ntts != pqkit_lattice::stats::Ntts::default();
+    timing.hashes = any.then(|| Hashes {
         sha256: work.sha256 as f64 / calls,
         sha512: work.sha512 as f64 / calls,
         keccak: work.keccak as f64 / calls,
+        keccak_alone: work.keccak_alone as f64 / calls,
+        ntt_ml_kem: ntts.ml_kem as f64 / calls,
+        ntt_ml_dsa: ntts.ml_dsa as f64 / calls,
     });
     Ok(timing)
 }

@@ -94,7 +94,7 @@ fn bench_crypto_json() {
 }
 
 /// Hash-based and ML-DSA rows on every pqkit-hash path: each names its path and has its hashing
-/// work (and the hash-based ones a limit); the engine's cost per path is in the JSON; SLH-DSA
+/// work (and ML-DSA's NTTs) and a limit; the engine's cost per path is in the JSON; SLH-DSA
 /// gets a threaded sign row.
 #[test]
 fn bench_crypto_every_hash_path_json() {
@@ -150,7 +150,7 @@ fn bench_crypto_every_hash_path_json() {
         );
     }
     // pqkit-lattice's ML-DSA runs on the paths too: keygen, sign and verify on each, with
-    // their Keccak work counted.
+    // their Keccak work and NTTs counted, and a limit.
     for path in &supported {
         let mine: Vec<&Value> = rows
             .iter()
@@ -159,6 +159,11 @@ fn bench_crypto_every_hash_path_json() {
         assert_eq!(mine.len(), 3, "ML-DSA-44 on {path}: {mine:?}");
         for r in mine {
             assert!(r["hashes"]["keccak"].as_f64().expect("work") > 10.0, "{r}");
+            assert!(
+                r["hashes"]["ntt_ml_dsa"].as_f64().expect("NTTs") >= 10.0,
+                "{r}"
+            );
+            assert!(r["limit_ns"].as_f64().expect("limit") > 0.0, "{r}");
         }
     }
     assert!(rows.iter().any(|r| {

@@ -15,6 +15,10 @@ pub struct Counts {
     pub sha512: u64,
     /// Keccak-f\[1600\] permutations.
     pub keccak: u64,
+    /// Of `keccak`, those that ran alone — a single sponge (FIPS 203's G, H and J, FIPS 204's
+    /// tr, μ and c̃), a stream left over beside full lanes, or any on the portable and SHA-NI
+    /// paths, which permute one state at a time.
+    pub keccak_alone: u64,
 }
 
 impl Counts {
@@ -24,6 +28,7 @@ impl Counts {
             sha256: self.sha256 - earlier.sha256,
             sha512: self.sha512 - earlier.sha512,
             keccak: self.keccak - earlier.keccak,
+            keccak_alone: self.keccak_alone - earlier.keccak_alone,
         }
     }
 }
@@ -31,6 +36,7 @@ impl Counts {
 static SHA256: AtomicU64 = AtomicU64::new(0);
 static SHA512: AtomicU64 = AtomicU64::new(0);
 static KECCAK: AtomicU64 = AtomicU64::new(0);
+static KECCAK_ALONE: AtomicU64 = AtomicU64::new(0);
 
 /// The work done in this process so far, on every thread (one relaxed atomic add per batch of
 /// lanes).
@@ -39,11 +45,14 @@ pub fn counts() -> Counts {
         sha256: SHA256.load(Ordering::Relaxed),
         sha512: SHA512.load(Ordering::Relaxed),
         keccak: KECCAK.load(Ordering::Relaxed),
+        keccak_alone: KECCAK_ALONE.load(Ordering::Relaxed),
     }
 }
 
 thread_local! {
-    static THREAD: Cell<Counts> = const { Cell::new(Counts { sha256: 0, sha512: 0, keccak: 0 }) };
+    static THREAD: Cell<Counts> = const {
+        Cell::new(Counts { sha256: 0, sha512: 0, keccak: 0, keccak_alone: 0 })
+    };
 }
 
 /// The work done on this thread so far (what tests count: other threads do not disturb it).
@@ -71,4 +80,8 @@ pub(crate) fn sha512(n: usize) {
 
 pub(crate) fn keccak(n: usize) {
     add(&KECCAK, n, |c, n| c.keccak += n);
+}
+
+pub(crate) fn keccak_alone(n: usize) {
+    add(&KECCAK_ALONE, n, |c, n| c.keccak_alone += n);
 }

@@ -14,5 +14,6 @@
 pub mod ml_dsa;
 pub mod ml_kem;
 mod simd;
+pub mod stats;
 #[doc(hidden)]
 pub mod valgrind;

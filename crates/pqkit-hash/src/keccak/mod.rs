@@ -48,9 +48,13 @@ fn lanes(path: Path, states: &mut [[u64; 25]]) {
                 in_chunk::<4>(s, avx2::permute4);
                 states = rest;
             }
+            crate::stats::keccak_alone(states.len());
             states.iter_mut().for_each(permute_one);
         }
-        _ => states.iter_mut().for_each(permute_portable),
+        _ => {
+            crate::stats::keccak_alone(states.len());
+            states.iter_mut().for_each(permute_portable)
+        }
     }
 }
 

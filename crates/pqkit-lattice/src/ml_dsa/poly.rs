@@ -201,6 +201,7 @@ fn transpose_blocks(rows: &mut [[i32; W]]) {
 /// [`ntt_portable`]. Inputs |w_i| < q; outputs |ŵ_i| < 9q.
 #[inline(always)]
 pub(crate) fn ntt(w: &mut Poly, path: Path) {
+    crate::stats::ml_dsa_ntt();
     if super::simd::ntt(&mut w.0, path).is_none() {
         ntt_portable(&mut w.0);
     }
@@ -211,6 +212,7 @@ pub(crate) fn ntt(w: &mut Poly, path: Path) {
 /// Inputs |ŵ_i| < q; outputs |w_i| < q.
 #[inline(always)]
 pub(crate) fn inv_ntt_to_mont(w: &mut Poly, path: Path) {
+    crate::stats::ml_dsa_ntt();
     if super::simd::inv_ntt(&mut w.0, path).is_none() {
         inv_ntt_portable(&mut w.0);
     }

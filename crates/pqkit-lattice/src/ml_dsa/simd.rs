@@ -35,6 +35,10 @@ on_path!(
         = super::sign_any
 );
 on_path!(
+    /// `super::ntt_pairs_any` compiled for `path`.
+    fn ntt_pairs_on(pairs: usize) -> () = super::ntt_pairs_any
+);
+on_path!(
     /// ML-DSA.Verify_internal (`super::verify_any`) compiled for `path`.
     fn verify_on(p: &'static Params, pk: &[u8], mu: &[u8; MU_SIZE], sig: &[u8]) -> bool
         = super::verify_any

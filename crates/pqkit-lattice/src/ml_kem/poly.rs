@@ -210,6 +210,7 @@ pub(crate) fn transpose_portable(rows: &mut [[i16; W]; W]) {
 /// (see [`Poly`]); output coefficients bounded by 8q in absolute value for inputs below q.
 #[inline(always)]
 pub(crate) fn ntt(f: &mut Poly, path: Path) {
+    crate::stats::ml_kem_ntt();
     let rows = &mut f.0;
     // Layers len = 128 … 16: between rows r and r + len/16, ζ index k = 1 … 15.
     let mut k = 1;
@@ -242,6 +243,7 @@ pub(crate) fn ntt(f: &mut Poly, path: Path) {
 /// coefficients below 2^14 in absolute value ([`base_mul_acc`]), output in (−q, q).
 #[inline(always)]
 pub(crate) fn inv_ntt_to_mont(f: &mut Poly, path: Path) {
+    crate::stats::ml_kem_ntt();
     let rows = &mut f.0;
     // Layers len = 2, 4, 8 (transposed): between rows c and c + len, ζ index
     // k = 127 − i/4, 63 − i/8, 31 − i/16 for coefficient i = 16r + c, by lane.

@@ -48,6 +48,10 @@ on_path!(
     /// ML-KEM.Decaps_internal (`super::decaps_any`) compiled for `path`.
     fn decaps_on(p: &Params, dk: &[u8], c: &[u8]) -> Zeroizing<[u8; 32]> = super::decaps_any
 );
+on_path!(
+    /// `super::ntt_pairs_any` compiled for `path`.
+    fn ntt_pairs_on(pairs: usize) -> () = super::ntt_pairs_any
+);
 #[cfg(target_arch = "x86_64")]
 use core::arch::x86_64::{
     __m128i, __m256i, _mm_loadu_si128, _mm_shuffle_epi8, _mm_storeu_si128, _mm256_and_si256,

@@ -1,0 +1,81 @@
+//! Counts of the NTTs this thread ran — forward and inverse, of ML-KEM's ring (FIPS 203
+//! Algorithms 9, 10) and of ML-DSA's (FIPS 204 Algorithms 41, 42) — and their cost per call
+//! on a path ([`ntt_ns`]): what `pqkit bench` adds to the Keccak work in its "limit" column
+//! for the lattice rows. A thread-local increment per transform (no atomic: the operations
+//! are single-threaded).
+
+use std::cell::Cell;
+
+use pqkit_hash::Path;
+
+/// NTTs (forward and inverse) run on this thread so far.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Ntts {
+    /// Of R_q, q = 3329 (ML-KEM), 16-bit coefficients.
+    pub ml_kem: u64,
+    /// Of R_q, q = 8380417 (ML-DSA), 32-bit coefficients.
+    pub ml_dsa: u64,
+}
+
+impl Ntts {
+    /// The transforms run between `earlier` and `self`.
+    pub fn since(self, earlier: Ntts) -> Ntts {
+        Ntts {
+            ml_kem: self.ml_kem - earlier.ml_kem,
+            ml_dsa: self.ml_dsa - earlier.ml_dsa,
+        }
+    }
+}
+
+thread_local! {
+    static THREAD: Cell<Ntts> = const { Cell::new(Ntts { ml_kem: 0, ml_dsa: 0 }) };
+}
+
+/// The NTTs run on this thread so far.
+pub fn thread_counts() -> Ntts {
+    THREAD.with(Cell::get)
+}
+
+#[inline(always)]
+pub(crate) fn ml_kem_ntt() {
+    THREAD.with(|c| {
+        let mut v = c.get();
+        v.ml_kem += 1;
+        c.set(v);
+    });
+}
+
+#[inline(always)]
+pub(crate) fn ml_dsa_ntt() {
+    THREAD.with(|c| {
+        let mut v = c.get();
+        v.ml_dsa += 1;
+        c.set(v);
+    });
+}
+
+/// Which ring's transform.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Ring {
+    /// ML-KEM's (FIPS 203 §4.3).
+    MlKem,
+    /// ML-DSA's (FIPS 204 §7.5).
+    MlDsa,
+}
+
+/// The mean cost of one transform of `ring` on `path`, in ns: `pairs` forward and inverse
+/// NTTs in turn, with the coefficient reduction the algorithms do after each, compiled for
+/// the path's instruction set (the kernels where the path has them), the best of five rounds.
+pub fn ntt_ns(ring: Ring, path: Path, pairs: usize) -> f64 {
+    let pairs = pairs.max(1);
+    let mut best = f64::MAX;
+    for _ in 0..5 {
+        let start = std::time::Instant::now();
+        match ring {
+            Ring::MlKem => crate::ml_kem::ntt_pairs(path, pairs),
+            Ring::MlDsa => crate::ml_dsa::ntt_pairs(path, pairs),
+        }
+        best = best.min(start.elapsed().as_nanos() as f64 / (2 * pairs) as f64);
+    }
+    best
+}
