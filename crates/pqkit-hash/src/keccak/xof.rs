@@ -131,6 +131,14 @@ impl XofLanes {
         self.states.len() - 1
     }
 
+    /// Removes every stream (their states wiped), keeping the room: for a caller that squeezes
+    /// new streams each round of a loop.
+    pub fn clear(&mut self) {
+        crate::wipe(&mut self.states);
+        self.states.clear();
+        self.rates.clear();
+    }
+
     /// The number of streams.
     pub fn len(&self) -> usize {
         self.states.len()

@@ -778,9 +778,11 @@ fn sign_any(
     let mut y_stream = Cleared([[0u8; 640]; L_MAX]);
     let mut w1_bytes = Cleared([0u8; K_MAX * 192]);
     let w1_size = 32 * p.w1_bits();
+    // The streams of every attempt, in one set of lanes emptied between uses.
+    let mut x = XofLanes::new(path, l);
     loop {
         // Line 11: y ← ExpandMask(ρ″, κ) (Algorithm 34: y[r] from ρ″ ‖ κ + r).
-        let mut x = XofLanes::new(path, l);
+        x.clear();
         let mut s = Vec::with_capacity(l);
         for (r, out) in y_stream[..l].iter_mut().enumerate() {
             x.push(
@@ -794,7 +796,6 @@ fn sign_any(
         }
         squeeze(path, &mut x, &mut s);
         drop(s);
-        drop(x);
         for r in 0..l {
             unpack_z(p, &y_stream[r][..p.z_size()], &mut y[r]);
             y_hat[r] = y[r];
@@ -820,7 +821,7 @@ fn sign_any(
         valgrind::declassify(&*c_tilde);
         // Lines 16–17: c ← SampleInBall(c̃), ĉ ← NTT(c).
         {
-            let mut x = XofLanes::new(path, 1);
+            x.clear();
             let mut s = Vec::with_capacity(1);
             sample_in_ball(p, &mut x, c_tilde, &mut c, &mut s);
             squeeze(path, &mut x, &mut s);
