@@ -79,3 +79,31 @@ pub fn ntt_ns(ring: Ring, path: Path, pairs: usize) -> f64 {
     }
     best
 }
+
+/// Defines, in a scheme's module, `ntt_pairs(path, pairs)`: `pairs` forward and inverse NTTs of
+/// one polynomial in turn, with the reduction after each that the algorithms do, compiled for
+/// `path` (through the module's `simd::ntt_pairs_on`; what [`ntt_ns`] times), and its generic
+/// body `ntt_pairs_any`. The module's `Poly` and `poly` functions are the ring's.
+macro_rules! ntt_pairs {
+    () => {
+        /// `pairs` forward and inverse NTTs of one polynomial in turn, with the reduction after
+        /// each that the algorithms do, compiled for `path` (what `stats::ntt_ns` times).
+        pub(crate) fn ntt_pairs(path: pqkit_hash::Path, pairs: usize) {
+            simd::ntt_pairs_on(path, pairs);
+        }
+
+        /// [`ntt_pairs`] on a path.
+        #[inline(always)]
+        fn ntt_pairs_any(path: pqkit_hash::Path, pairs: usize) {
+            let mut f = Poly::ZERO;
+            for _ in 0..pairs {
+                poly::ntt(&mut f, path);
+                poly::reduce(&mut f);
+                poly::inv_ntt_to_mont(&mut f, path);
+                poly::reduce(&mut f);
+                core::hint::black_box(&mut f);
+            }
+        }
+    };
+}
+pub(crate) use ntt_pairs;

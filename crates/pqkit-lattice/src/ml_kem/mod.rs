@@ -533,24 +533,7 @@ pub mod hazmat {
     }
 }
 
-/// `pairs` forward and inverse NTTs of one polynomial in turn, with the reduction after each
-/// that the algorithms do, compiled for `path` (what `stats::ntt_ns` times).
-pub(crate) fn ntt_pairs(path: Path, pairs: usize) {
-    simd::ntt_pairs_on(path, pairs);
-}
-
-/// [`ntt_pairs`] on a path.
-#[inline(always)]
-fn ntt_pairs_any(path: Path, pairs: usize) {
-    let mut f = Poly::ZERO;
-    for _ in 0..pairs {
-        poly::ntt(&mut f, path);
-        poly::reduce(&mut f);
-        poly::inv_ntt_to_mont(&mut f, path);
-        poly::reduce(&mut f);
-        core::hint::black_box(&mut f);
-    }
-}
+crate::stats::ntt_pairs!();
 
 #[cfg(test)]
 mod tests;
