@@ -521,45 +521,42 @@ struct Parts<'a> {
     s1s2: &'a [Poly],
 }
 
-/// t = NTT⁻¹(Â ∘ NTT(s₁)) + s₂ with every coefficient in [0, q) (FIPS 204 Algorithm 6
-/// line 5), then Power2Round (line 6): t₁ into `t`, t₀ into `t0`. Returns ŝ₁ = NTT(s₁) in
-/// `s1_hat`.
+/// What ρ, Â, s₁ and s₂ give (FIPS 204 Algorithm 6 lines 5–9): t = NTT⁻¹(Â ∘ NTT(s₁)) + s₂
+/// with every coefficient in [0, q), (t₁, t₀) ← Power2Round(t), pk ← pkEncode(ρ, t₁)
+/// (Algorithm 22) and tr ← H(pk, 64). Writes ŝ₁ = NTT(s₁) into `s1_hat` and t₀ into `t0`;
+/// returns (pk, tr).
 #[inline(always)]
-fn t_of(
+fn derive(
     path: pqkit_hash::Path,
     p: &Params,
+    rho: &[u8],
     parts: &Parts<'_>,
-    t: &mut [Poly],
-    t0: &mut [Poly],
     s1_hat: &mut [Poly],
-) {
+    t0: &mut [Poly],
+) -> (Vec<u8>, [u8; 64]) {
     let (s1, s2) = parts.s1s2.split_at(p.l);
     for (h, s) in s1_hat.iter_mut().zip(s1) {
         *h = *s;
         poly::ntt(h, path);
     }
-    for i in 0..p.k {
-        let ti = &mut t[i];
-        *ti = Poly::ZERO;
-        for (j, s) in s1_hat.iter().enumerate() {
-            poly::mul_acc(ti, &parts.a[i * p.l + j], s);
-        }
-        poly::reduce(ti);
-        poly::inv_ntt_to_mont(ti, path);
-        poly::add(ti, &s2[i]);
-        poly::freeze(ti);
-        poly::power2round(ti, &mut t0[i]);
-    }
-}
-
-/// pkEncode(ρ, t₁) (FIPS 204 Algorithm 22).
-fn pk_encode(p: &Params, rho: &[u8], t1: &[Poly]) -> Vec<u8> {
     let mut pk = vec![0u8; p.verifying_key_size()];
     pk[..32].copy_from_slice(rho);
-    for (t, out) in t1.iter().zip(pk[32..].chunks_exact_mut(320)) {
-        poly::pack::<10>(t, |x| x as u32, out);
+    let mut t = Cleared(Poly::ZERO);
+    for (i, out) in pk[32..].chunks_exact_mut(320).enumerate() {
+        *t = Poly::ZERO;
+        for (j, s) in s1_hat.iter().enumerate() {
+            poly::mul_acc(&mut t, &parts.a[i * p.l + j], s);
+        }
+        poly::reduce(&mut t);
+        poly::inv_ntt_to_mont(&mut t, path);
+        poly::add(&mut t, &s2[i]);
+        poly::freeze(&mut t);
+        poly::power2round(&mut t, &mut t0[i]);
+        poly::pack::<10>(&t, |x| x as u32, out);
     }
-    pk
+    let mut tr = [0u8; 64];
+    h(&[&pk], &mut tr);
+    (pk, tr)
 }
 
 /// A key's encodings: tr, skEncode and pkEncode.
@@ -630,22 +627,11 @@ fn key_gen_any(path: pqkit_hash::Path, p: &'static Params, xi: &[u8; 32]) -> Sig
         a,
         s1s2: &s1s2[..l + k],
     };
-    // Lines 5–6: t, (t₁, t₀).
-    let mut t1 = [Poly::ZERO; K_MAX];
+    // Lines 5–9: t, (t₁, t₀), pk, tr.
     let mut t0 = Cleared([Poly::ZERO; K_MAX]);
     let mut s1_hat = Cleared([Poly::ZERO; L_MAX]);
-    t_of(
-        path,
-        p,
-        &parts,
-        &mut t1[..k],
-        &mut t0[..k],
-        &mut s1_hat[..l],
-    );
-    // Lines 8–10: pk ← pkEncode(ρ, t₁), tr ← H(pk, 64), sk ← skEncode(ρ, K, tr, s₁, s₂, t₀).
-    let pk = pk_encode(p, rho, &t1[..k]);
-    let mut tr = [0u8; 64];
-    h(&[&pk], &mut tr);
+    let (pk, tr) = derive(path, p, rho, &parts, &mut s1_hat[..l], &mut t0[..k]);
+    // Line 10: sk ← skEncode(ρ, K, tr, s₁, s₂, t₀).
     let mut sk = Zeroizing::new(vec![0u8; p.signing_key_size()]);
     sk[..32].copy_from_slice(rho);
     sk[32..64].copy_from_slice(key);
@@ -713,20 +699,9 @@ fn from_expanded_any(
         a,
         s1s2: &s1s2[..k + l],
     };
-    let mut t1 = [Poly::ZERO; K_MAX];
     let mut t0_again = Cleared([Poly::ZERO; K_MAX]);
     let mut s1_hat = Cleared([Poly::ZERO; L_MAX]);
-    t_of(
-        path,
-        p,
-        &parts,
-        &mut t1[..k],
-        &mut t0_again[..k],
-        &mut s1_hat[..l],
-    );
-    let pk = pk_encode(p, rho, &t1[..k]);
-    let mut tr_again = [0u8; 64];
-    h(&[&pk], &mut tr_again);
+    let (pk, tr_again) = derive(path, p, rho, &parts, &mut s1_hat[..l], &mut t0_again[..k]);
     let mut diff = 0i32;
     for (x, y) in t0[..k].iter().zip(&t0_again[..k]) {
         for (a, b) in x.0.iter().zip(&y.0) {
