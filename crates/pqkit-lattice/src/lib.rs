@@ -14,6 +14,20 @@
 pub mod ml_dsa;
 pub mod ml_kem;
 mod simd;
+
+/// A SHAKE128 block (168 bytes) as the sponge state's first 21 words
+/// ([`pqkit_hash::XofLanes::block_words`]): byte i is byte i mod 8, little-endian, of word
+/// ⌊i / 8⌋. The rejection samplers read it in place.
+pub(crate) type Words = [u64; 21];
+
+/// The 168 bytes of a [`Words`] block (for the portable twins and tests).
+pub(crate) fn words_to_bytes(block: &Words) -> [u8; 168] {
+    let mut bytes = [0u8; 168];
+    for (b, w) in bytes.chunks_exact_mut(8).zip(block) {
+        b.copy_from_slice(&w.to_le_bytes());
+    }
+    bytes
+}
 pub mod stats;
 #[doc(hidden)]
 pub mod valgrind;

@@ -188,6 +188,18 @@ impl XofLanes {
         );
         super::squeeze(&self.states[lane], out);
     }
+
+    /// Stream `lane`'s current block as the state's first rate / 8 words (21 for SHAKE128, 17
+    /// for SHAKE256): byte i of the block is byte i mod 8, little-endian, of word ⌊i / 8⌋
+    /// (FIPS 202 §3.1.2's state-to-string order). For a consumer that reads the block in wide
+    /// loads: a copy written a word at a time and read back 32 or 64 bytes at once stalls
+    /// store forwarding.
+    ///
+    /// # Panics
+    /// When `lane` is out of range (a caller bug).
+    pub fn block_words(&self, lane: usize) -> &[u64] {
+        &self.states[lane][..self.rates[lane] / 8]
+    }
 }
 
 #[cfg(test)]

@@ -22,6 +22,7 @@ mod poly;
 mod simd;
 
 use pqkit_hash::{Cleared, Shake, Sponge, Wiped, XofLanes};
+use std::sync::OnceLock;
 use subtle::ConstantTimeEq;
 use zeroize::Zeroizing;
 
@@ -224,19 +225,34 @@ impl Sampler<'_> {
         }
     }
 
-    /// Takes the stream's next block (the first `rate()` bytes of `block`); whether the
+    /// Takes stream `lane`'s current block from `x` (`block` is room for a copy); whether the
     /// sampler has all it needs.
     #[inline(always)]
-    fn take(&mut self, block: &[u8; 176], path: pqkit_hash::Path) -> bool {
+    fn take(
+        &mut self,
+        x: &XofLanes,
+        lane: usize,
+        block: &mut [u8; 168],
+        path: pqkit_hash::Path,
+    ) -> bool {
         let rate = self.rate();
-        let block_bytes = &block[..rate];
+        // RejNTTPoly reads the state in place (its kernels load 32 or 64 bytes at once); the
+        // others take a copy.
+        let block_bytes: &[u8] = if matches!(self, Self::Uniform { .. }) {
+            &[]
+        } else {
+            x.block(lane, &mut block[..rate]);
+            &block[..rate]
+        };
         match self {
             Self::Uniform { a, filled } => {
-                *filled = poly::rej_ntt(a, *filled, block, path);
+                let words = x.block_words(lane).try_into().unwrap_or(&[0; 21]);
+                *filled = poly::rej_ntt(a, *filled, words, path);
                 *filled == N
             }
             Self::Bounded { a, filled, eta } => {
-                *filled = poly::rej_eta(a, *filled, block_bytes, *eta);
+                let bytes = block_bytes.try_into().unwrap_or(&[0; 136]);
+                *filled = poly::rej_eta(a, *filled, bytes, *eta, path);
                 *filled == N
             }
             Self::Bytes { out, got } => {
@@ -286,8 +302,7 @@ impl Sampler<'_> {
 #[inline(always)]
 fn squeeze(path: pqkit_hash::Path, x: &mut XofLanes, s: &mut [Sampler<'_>]) {
     const MAX: usize = K_MAX * L_MAX + K_MAX + L_MAX;
-    // A block and the slack the AVX2 rejection kernel reads past it.
-    let mut block = Cleared([0u8; 176]);
+    let mut block = Cleared([0u8; 168]);
     let mut active = [0usize; MAX];
     let mut n_active = s.len();
     active.iter_mut().enumerate().for_each(|(i, a)| *a = i);
@@ -296,9 +311,7 @@ fn squeeze(path: pqkit_hash::Path, x: &mut XofLanes, s: &mut [Sampler<'_>]) {
     loop {
         let mut n_next = 0;
         for &l in &active[..n_active] {
-            let rate = s[l].rate();
-            x.block(l, &mut block[..rate]);
-            if !s[l].take(&block, path) {
+            if !s[l].take(x, l, &mut block, path) {
                 next[n_next] = l;
                 n_next += 1;
             }
@@ -444,8 +457,9 @@ fn hint_unpack(p: &Params, y: &[u8], h: &mut [Poly]) -> bool {
     y[index..p.omega].iter().all(|&b| b == 0)
 }
 
-/// A signing key, ready to sign: ρ, K, tr, the encoded key, and Â, ŝ₁, ŝ₂ and t̂₀ in the NTT
-/// domain. Secrets are wiped on drop; `Debug` shows the parameter set only.
+/// A signing key, ready to sign: ρ, K, tr, the encoded key, and Â and ŝ₁ in the NTT domain;
+/// ŝ₂ and t̂₀ join them at the first signature. Secrets are wiped on drop; `Debug` shows the
+/// parameter set only.
 pub struct SigningKey {
     p: &'static Params,
     /// K, on the heap: moving the key (it is returned by value, then boxed) copies a pointer,
@@ -454,8 +468,11 @@ pub struct SigningKey {
     tr: [u8; 64],
     /// Â, k·ℓ polynomials, row by row (public: expanded from ρ).
     a: Vec<Poly>,
-    /// ŝ₁ (ℓ), ŝ₂ (k) and t̂₀ (k).
-    secret: Wiped<Poly>,
+    /// ŝ₁ (ℓ polynomials): computed anyway, for t = NTT⁻¹(Â ∘ ŝ₁) + s₂.
+    s1_hat: Wiped<Poly>,
+    /// ŝ₂ (k) and t̂₀ (k), from `encoded` at the first signature: key generation and loading
+    /// skip the 2k NTTs a key that only gets written to a file, or only verified, never needs.
+    s2_t0_hat: OnceLock<Wiped<Poly>>,
     /// skEncode (FIPS 204 Algorithm 24).
     encoded: Zeroizing<Vec<u8>>,
     /// pkEncode (FIPS 204 Algorithm 22).
@@ -499,12 +516,39 @@ impl SigningKey {
         &self.encoded
     }
 
-    /// Marks K, ŝ₁, ŝ₂ and t̂₀ undefined for Valgrind (the constant-time test).
+    /// Marks K, ŝ₁, ŝ₂ and t̂₀ undefined for Valgrind (the constant-time test); computes ŝ₂
+    /// and t̂₀ first.
     #[cfg(feature = "ct-test")]
     #[doc(hidden)]
     pub fn mark_secret_for_valgrind(&self) {
         valgrind::secret(&self.key[..]);
-        valgrind::secret(&self.secret[..]);
+        valgrind::secret(&self.s1_hat[..]);
+        valgrind::secret(self.s2_t0_hat(pqkit_hash::dispatch::current()));
+    }
+
+    /// ŝ₂ ‖ t̂₀ (2k polynomials): NTT(s₂) and NTT(t₀) of skDecode (FIPS 204 Algorithm 25;
+    /// both were checked when the key was generated or loaded), computed once, on `path`.
+    #[inline(always)]
+    fn s2_t0_hat(&self, path: pqkit_hash::Path) -> &[Poly] {
+        self.s2_t0_hat.get_or_init(|| {
+            let p = self.p;
+            let eb = 32 * p.eta_bits();
+            let s2_bytes = &self.encoded[128 + p.l * eb..128 + (p.l + p.k) * eb];
+            let t0_bytes = &self.encoded[128 + (p.l + p.k) * eb..];
+            let mut out = Wiped::filled(Poly::ZERO, 2 * p.k);
+            let (s2, t0) = out.split_at_mut(p.k);
+            for (s, b) in s2.iter_mut().zip(s2_bytes.chunks_exact(eb)) {
+                // In range: checked by key generation or loading.
+                unpack_eta(p, b, s);
+            }
+            for (t, b) in t0.iter_mut().zip(t0_bytes.chunks_exact(32 * D as usize)) {
+                unpack_t0(b, t);
+            }
+            for s in out.iter_mut() {
+                poly::ntt(s, path);
+            }
+            out
+        })
     }
 
     /// tr = H(pk, 64) (FIPS 204 Algorithm 6 line 9): the prefix of μ.
@@ -566,23 +610,16 @@ struct Encoded {
     pk: Vec<u8>,
 }
 
-/// The key, with ŝ₁ given and ŝ₂, t̂₀ computed here (NTT of s₂, t₀).
+/// The key, with ŝ₁ given (ŝ₂ and t̂₀ wait for the first signature).
 #[inline(always)]
 fn prepare(
-    path: pqkit_hash::Path,
     p: &'static Params,
     parts: Parts<'_>,
     s1_hat: &[Poly],
-    t0: &[Poly],
     Encoded { tr, sk, pk }: Encoded,
 ) -> SigningKey {
-    let mut secret = Wiped::with_capacity(p.l + 2 * p.k);
-    secret.extend_from_slice(s1_hat);
-    secret.extend_from_slice(&parts.s1s2[p.l..]);
-    secret.extend_from_slice(t0);
-    for s in secret[p.l..].iter_mut() {
-        poly::ntt(s, path);
-    }
+    let mut s1 = Wiped::with_capacity(p.l);
+    s1.extend_from_slice(s1_hat);
     let mut key = Box::new(Cleared([0u8; 32]));
     key.copy_from_slice(parts.key);
     SigningKey {
@@ -590,7 +627,8 @@ fn prepare(
         key,
         tr,
         a: parts.a,
-        secret,
+        s1_hat: s1,
+        s2_t0_hat: OnceLock::new(),
         encoded: sk,
         verifying_key: pk,
     }
@@ -647,14 +685,7 @@ fn key_gen_any(path: pqkit_hash::Path, p: &'static Params, xi: &[u8; 32]) -> Sig
     {
         pack_t0(ti, out);
     }
-    prepare(
-        path,
-        p,
-        parts,
-        &s1_hat[..l],
-        &t0[..k],
-        Encoded { tr, sk, pk },
-    )
+    prepare(p, parts, &s1_hat[..l], Encoded { tr, sk, pk })
 }
 
 /// [`SigningKey::from_expanded`] on a path (the length checked).
@@ -718,7 +749,7 @@ fn from_expanded_any(
         sk: Zeroizing::new(sk.to_vec()),
         pk,
     };
-    Ok(prepare(path, p, parts, &s1_hat[..l], &t0[..k], encoded))
+    Ok(prepare(p, parts, &s1_hat[..l], encoded))
 }
 
 /// ML-DSA.Sign_internal (FIPS 204 Algorithm 7) from line 7, with μ given: writes the
@@ -733,8 +764,8 @@ fn sign_any(
 ) {
     let p = sk.p;
     let (k, l) = (p.k, p.l);
-    let (s1_hat, rest) = sk.secret.split_at(l);
-    let (s2_hat, t0_hat) = rest.split_at(k);
+    let s1_hat = &sk.s1_hat[..];
+    let (s2_hat, t0_hat) = sk.s2_t0_hat(path).split_at(k);
     let g1 = 1i32 << p.gamma1_bits;
     // Line 7: ρ″ ← H(K ‖ rnd ‖ μ, 64).
     let mut rho2 = Cleared([0u8; 64]);

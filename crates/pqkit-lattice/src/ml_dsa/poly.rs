@@ -459,25 +459,28 @@ fn use_hint1(h: i32, r: i32, gamma2: i32) -> i32 {
     }
 }
 
+pub(crate) use crate::Words;
+
 /// RejNTTPoly's rejection (FIPS 204 Algorithm 30 with CoeffFromThreeBytes, Algorithm 14) over one
-/// SHAKE128 block (168 bytes, then 8 the AVX2 kernel may read): appends the accepted coefficients
-/// to `a` from `filled`, stopping at 256; returns the new count. Coefficients past the new count
-/// are unspecified (the AVX2 kernel may leave rejected candidates there, which later blocks
+/// SHAKE128 block (168 bytes, as [`Words`]): appends the accepted coefficients to `a` from
+/// `filled`, stopping at 256; returns the new count. Coefficients past the new count are
+/// unspecified (the SIMD kernels may leave rejected candidates there, which later blocks
 /// overwrite). The XOF output is ρ's, public.
 #[inline(always)]
-pub(crate) fn rej_ntt(a: &mut Poly, filled: usize, block: &[u8; 176], path: Path) -> usize {
+pub(crate) fn rej_ntt(a: &mut Poly, filled: usize, block: &Words, path: Path) -> usize {
     super::simd::rej_ntt(&mut a.0, filled, block, path)
         .unwrap_or_else(|| rej_ntt_portable(&mut a.0, filled, block))
 }
 
-/// The portable twin of `simd::rej_ntt`: [`rej_ntt`] over the first 168 bytes of `block`.
+/// The portable twin of `simd::rej_ntt`: [`rej_ntt`], three bytes at a time.
 #[inline(always)]
-pub(crate) fn rej_ntt_portable(a: &mut [i32; N], filled: usize, block: &[u8; 176]) -> usize {
+pub(crate) fn rej_ntt_portable(a: &mut [i32; N], filled: usize, block: &Words) -> usize {
+    let bytes = crate::words_to_bytes(block);
     // Every candidate is written, and the count advances when it is kept: no branch per
     // candidate (almost all are kept: q/2^23 ≈ 0.999).
     let mut kept = [0i32; 56];
     let mut n = 0;
-    for b in block[..168].chunks_exact(3) {
+    for b in bytes.chunks_exact(3) {
         let z = i32::from(b[0]) | i32::from(b[1]) << 8 | i32::from(b[2] & 0x7F) << 16;
         kept[n] = z;
         n += usize::from(z < Q);
@@ -493,7 +496,25 @@ pub(crate) fn rej_ntt_portable(a: &mut [i32; N], filled: usize, block: &[u8; 176
 /// the coefficients kept, and the compaction does not branch on them. Variable time OK (key
 /// generation only): the number kept per block indexes the copy.
 #[inline(always)]
-pub(crate) fn rej_eta(a: &mut Poly, filled: usize, block: &[u8], eta: i32) -> usize {
+pub(crate) fn rej_eta(
+    a: &mut Poly,
+    filled: usize,
+    block: &[u8; 136],
+    eta: i32,
+    path: Path,
+) -> usize {
+    super::simd::rej_eta(&mut a.0, filled, block, eta, path)
+        .unwrap_or_else(|| rej_eta_portable(&mut a.0, filled, block, eta))
+}
+
+/// The portable twin of `simd::rej_eta`: [`rej_eta`], a half-byte at a time.
+#[inline(always)]
+pub(crate) fn rej_eta_portable(
+    a: &mut [i32; N],
+    filled: usize,
+    block: &[u8; 136],
+    eta: i32,
+) -> usize {
     let mut kept = pqkit_hash::Cleared([0i32; 2 * 136]);
     let mut n = 0;
     let bound = if eta == 2 { 15 } else { 9 };
@@ -509,7 +530,7 @@ pub(crate) fn rej_eta(a: &mut Poly, filled: usize, block: &[u8], eta: i32) -> us
         }
     }
     let take = n.min(N - filled);
-    a.0[filled..filled + take].copy_from_slice(&kept[..take]);
+    a[filled..filled + take].copy_from_slice(&kept[..take]);
     filled + take
 }
 

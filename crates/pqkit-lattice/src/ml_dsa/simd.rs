@@ -10,15 +10,13 @@
 
 use pqkit_hash::Path;
 
-use super::poly::N;
 #[cfg(target_arch = "x86_64")]
 use super::poly::{
     INV_256_R2, IZ1, IZ1Q, IZ2, IZ2Q, IZ4, IZ4Q, Q, QINV, W, Z1, Z1Q, Z2, Z2Q, Z4, Z4Q, ZETAS,
 };
+use super::poly::{N, Words};
 use super::{Error, MU_SIZE, Params, RND_SIZE, SigningKey};
-#[cfg(test)]
-use crate::simd::avx2;
-use crate::simd::{avx2_kernel, on_path};
+use crate::simd::{avx2, avx2_kernel, on_path};
 
 on_path!(
     /// ML-DSA.KeyGen_internal (`super::key_gen_any`) compiled for `path`.
@@ -54,22 +52,59 @@ avx2_kernel!(
     /// `poly::inv_ntt_portable`).
     fn inv_ntt(a: &mut [i32; N]) -> () = inv_ntt_avx2
 );
-avx2_kernel!(
-    /// RejNTTPoly's rejection over one SHAKE128 block with the AVX2 kernel (the contract of
-    /// `poly::rej_ntt_portable`; the block is 168 bytes and 8 of slack the kernel's last load
-    /// reads).
-    fn rej_ntt(a: &mut [i32; N], filled: usize, block: &[u8; 176]) -> usize = rej_ntt_avx2
-);
+/// RejNTTPoly's rejection over one SHAKE128 block (the contract of `poly::rej_ntt_portable`)
+/// with the widest kernel `path` allows — AVX-512 (16 candidates at a time) or AVX2 (8) —
+/// checked here, not trusted; `None`, nothing done, when neither may run.
+#[inline(always)]
+pub(crate) fn rej_ntt(a: &mut [i32; N], filled: usize, block: &Words, path: Path) -> Option<usize> {
+    #[cfg(target_arch = "x86_64")]
+    {
+        if crate::simd::avx512(path) {
+            // SAFETY: the CPU has AVX-512F, AVX-512BW and AVX2 (checked by `avx512`).
+            return Some(unsafe { rej_ntt_avx512(a, filled, block) });
+        }
+        if avx2(path) {
+            // SAFETY: the CPU has AVX2 (checked by `avx2`).
+            return Some(unsafe { rej_ntt_avx2(a, filled, block) });
+        }
+    }
+    let _ = (a, filled, block, path);
+    None
+}
+
+/// RejBoundedPoly's rejection over one SHAKE256 block (the contract of
+/// `poly::rej_eta_portable`) with the AVX-512 kernel when `path` allows it (checked here, not
+/// trusted); `None`, nothing done, otherwise.
+#[inline(always)]
+pub(crate) fn rej_eta(
+    a: &mut [i32; N],
+    filled: usize,
+    block: &[u8; 136],
+    eta: i32,
+    path: Path,
+) -> Option<usize> {
+    #[cfg(target_arch = "x86_64")]
+    if crate::simd::avx512(path) {
+        // SAFETY: the CPU has AVX-512F, AVX-512BW and AVX2 (checked by `avx512`).
+        return Some(unsafe { rej_eta_avx512(a, filled, block, eta) });
+    }
+    let _ = (a, filled, block, eta, path);
+    None
+}
 
 #[cfg(target_arch = "x86_64")]
 use core::arch::x86_64::{
-    __m128i, __m256i, _mm_loadl_epi64, _mm256_add_epi32, _mm256_and_si256, _mm256_blend_epi32,
+    __m128i, __m256i, __m512i, _mm_and_si128, _mm_loadl_epi64, _mm_set1_epi8, _mm_setr_epi8,
+    _mm_srli_epi16, _mm_unpacklo_epi8, _mm256_add_epi32, _mm256_and_si256, _mm256_blend_epi32,
     _mm256_castsi256_ps, _mm256_cmpgt_epi32, _mm256_cvtepu8_epi32, _mm256_loadu_si256,
     _mm256_movemask_ps, _mm256_mul_epi32, _mm256_permute2x128_si256, _mm256_permute4x64_epi64,
     _mm256_permutevar8x32_epi32, _mm256_set1_epi32, _mm256_setr_epi8, _mm256_setzero_si256,
     _mm256_shuffle_epi8, _mm256_srli_epi64, _mm256_storeu_si256, _mm256_sub_epi32,
     _mm256_sub_epi64, _mm256_unpackhi_epi32, _mm256_unpackhi_epi64, _mm256_unpacklo_epi32,
-    _mm256_unpacklo_epi64,
+    _mm256_unpacklo_epi64, _mm512_and_si512, _mm512_broadcast_i32x4, _mm512_cmplt_epi32_mask,
+    _mm512_cvtepu8_epi32, _mm512_loadu_si512, _mm512_maskz_compress_epi32,
+    _mm512_permutexvar_epi32, _mm512_set1_epi32, _mm512_setr_epi32, _mm512_shuffle_epi8,
+    _mm512_storeu_si512,
 };
 
 /// Eight Montgomery products b·z·R⁻¹ mod q (`poly::mont_mul` lane by lane, the same integers), `zq`
@@ -341,25 +376,32 @@ const COMPACT: [[u8; 8]; 256] = {
 
 /// `poly::rej_ntt_portable`, 8 candidates at a time: 24 bytes spread to 32-bit lanes (the
 /// upper 12 moved to the upper half, then a byte shuffle), the top bit cleared, compared with
-/// q, and the kept lanes moved to the front by a permutation from [`COMPACT`].
+/// q, and the kept lanes moved to the front by a permutation from [`COMPACT`]. The block is
+/// read in place, 32 bytes at a time (the last load starts 8 bytes early, to end at byte 168).
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
-fn rej_ntt_avx2(a: &mut [i32; N], filled: usize, block: &[u8; 176]) -> usize {
+fn rej_ntt_avx2(a: &mut [i32; N], filled: usize, block: &Words) -> usize {
     let spread = _mm256_setr_epi8(
         0, 1, 2, -1, 3, 4, 5, -1, 6, 7, 8, -1, 9, 10, 11, -1, //
         4, 5, 6, -1, 7, 8, 9, -1, 10, 11, 12, -1, 13, 14, 15, -1,
     );
     let mask23 = _mm256_set1_epi32(0x7F_FFFF);
     let q = _mm256_set1_epi32(Q);
+    let bytes = block.as_ptr().cast::<u8>();
     // Eight candidates at a time, compacted and stored at out[n..n + 8] (lanes past the kept
     // ones are overwritten by the next store, or later).
     let compact = |out: &mut [i32], mut n: usize| {
         for i in 0..7 {
-            let bytes = &block[24 * i..24 * i + 32];
-            // SAFETY: `bytes` is 32 readable bytes; the load is unaligned.
-            let raw = unsafe { _mm256_loadu_si256(bytes.as_ptr().cast::<__m256i>()) };
-            // 64-bit words 0, 1, 1, 2: bytes 0–15 below, 8–23 above.
-            let v = _mm256_permute4x64_epi64::<0b10_01_01_00>(raw);
+            // 64-bit words 0, 1, 1, 2 of the 24 bytes at 24i: bytes 0–15 below, 8–23 above.
+            let v = if i < 6 {
+                // SAFETY: bytes 24i‥24i + 32 ≤ 168 of the block are readable; unaligned load.
+                let raw = unsafe { _mm256_loadu_si256(bytes.add(24 * i).cast::<__m256i>()) };
+                _mm256_permute4x64_epi64::<0b10_01_01_00>(raw)
+            } else {
+                // SAFETY: bytes 136‥168 of the block are readable; unaligned load.
+                let raw = unsafe { _mm256_loadu_si256(bytes.add(136).cast::<__m256i>()) };
+                _mm256_permute4x64_epi64::<0b11_10_10_01>(raw)
+            };
             let v = _mm256_and_si256(_mm256_shuffle_epi8(v, spread), mask23);
             let good = _mm256_cmpgt_epi32(q, v);
             let m = _mm256_movemask_ps(_mm256_castsi256_ps(good)) as usize;
@@ -384,30 +426,121 @@ fn rej_ntt_avx2(a: &mut [i32; N], filled: usize, block: &[u8; 176]) -> usize {
     filled + take
 }
 
+/// `poly::rej_ntt_portable`, 16 candidates at a time: 48 bytes of the block (one 64-byte load,
+/// in place) placed 12 bytes per 128-bit lane (`vpermd`), spread to 32-bit lanes (`vpshufb`),
+/// the top bit cleared, compared with q into a mask, and the kept lanes moved to the front by
+/// `vpcompressd` (no table: the mask is the operand). Three such groups, then the last 8
+/// candidates (bytes 144‥168, from a load of bytes 104‥168).
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2,avx512f,avx512bw")]
+fn rej_ntt_avx512(a: &mut [i32; N], filled: usize, block: &Words) -> usize {
+    // Lane 4j + t (t < 3) takes 32-bit word 3j + t of the 48 bytes; lane 4j + 3 is spread away.
+    let place = _mm512_setr_epi32(0, 1, 2, 0, 3, 4, 5, 0, 6, 7, 8, 0, 9, 10, 11, 0);
+    // The tail: bytes 144‥168 are words 10‥15 of the load at 104.
+    let place_tail = _mm512_setr_epi32(10, 11, 12, 0, 13, 14, 15, 0, 0, 0, 0, 0, 0, 0, 0, 0);
+    let spread = _mm512_broadcast_i32x4(_mm_setr_epi8(
+        0, 1, 2, -1, 3, 4, 5, -1, 6, 7, 8, -1, 9, 10, 11, -1,
+    ));
+    let mask23 = _mm512_set1_epi32(0x7F_FFFF);
+    let q = _mm512_set1_epi32(Q);
+    let bytes = block.as_ptr().cast::<u8>();
+    let group = |out: &mut [i32], n: usize, at: usize, place: __m512i, lanes: u16| {
+        // SAFETY: bytes at‥at + 64 ≤ 168 of the block are readable; the load is unaligned.
+        let raw = unsafe { _mm512_loadu_si512(bytes.add(at).cast()) };
+        let v = _mm512_permutexvar_epi32(place, raw);
+        let v = _mm512_and_si512(_mm512_shuffle_epi8(v, spread), mask23);
+        let keep = _mm512_cmplt_epi32_mask(v, q) & lanes;
+        let packed = _mm512_maskz_compress_epi32(keep, v);
+        let dst = &mut out[n..n + 16];
+        // SAFETY: `dst` is 64 writable bytes; the store is unaligned.
+        unsafe { _mm512_storeu_si512(dst.as_mut_ptr().cast(), packed) };
+        n + keep.count_ones() as usize
+    };
+    let compact = |out: &mut [i32], mut n: usize| {
+        for i in 0..3 {
+            n = group(out, n, 48 * i, place, 0xFFFF);
+        }
+        group(out, n, 104, place_tail, 0x00FF)
+    };
+    if filled + 56 + 16 <= N {
+        // Room for every candidate and a store's slack: straight into the polynomial.
+        return compact(&mut a[..], filled);
+    }
+    let mut kept = [0i32; 56 + 16];
+    let n = compact(&mut kept, 0);
+    let take = n.min(N - filled);
+    a[filled..filled + take].copy_from_slice(&kept[..take]);
+    filled + take
+}
+
+/// `poly::rej_eta_portable`, 16 half-bytes at a time: 8 bytes split into their low and high
+/// half-bytes, interleaved (low first, FIPS 204 Algorithm 31 lines 5–6) and widened to 32-bit
+/// lanes; each lane's coefficient (η − (z mod 5) for η = 2, η − z for η = 4) is a lane of a
+/// 16-entry table selected by z (`vpermd`, a register, not memory), the mask z < 15 or z < 9
+/// keeps lanes, and `vpcompressd` moves them to the front. No table in memory, no branch on
+/// the half-bytes; the number kept per group indexes the next store (as in the twin).
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2,avx512f,avx512bw")]
+fn rej_eta_avx512(a: &mut [i32; N], filled: usize, block: &[u8; 136], eta: i32) -> usize {
+    let (values, bound) = if eta == 2 {
+        let v: [i32; 16] = core::array::from_fn(|z| 2 - (z as i32 % 5));
+        (v, 15)
+    } else {
+        let v: [i32; 16] = core::array::from_fn(|z| 4 - z as i32);
+        (v, 9)
+    };
+    // SAFETY: `values` is 64 readable bytes; the load is unaligned.
+    let table = unsafe { _mm512_loadu_si512(values.as_ptr().cast()) };
+    let bound = _mm512_set1_epi32(bound);
+    let low = _mm_set1_epi8(15);
+    let mut kept = pqkit_hash::Cleared([0i32; 2 * 136 + 16]);
+    let mut n = 0;
+    for bytes in block.chunks_exact(8) {
+        // SAFETY: `bytes` is 8 readable bytes; the load is unaligned.
+        let raw = unsafe { _mm_loadl_epi64(bytes.as_ptr().cast::<__m128i>()) };
+        let lo = _mm_and_si128(raw, low);
+        let hi = _mm_and_si128(_mm_srli_epi16::<4>(raw), low);
+        let z = _mm512_cvtepu8_epi32(_mm_unpacklo_epi8(lo, hi));
+        let keep = _mm512_cmplt_epi32_mask(z, bound);
+        let packed = _mm512_maskz_compress_epi32(keep, _mm512_permutexvar_epi32(z, table));
+        let dst = &mut kept[n..n + 16];
+        // SAFETY: `dst` is 64 writable bytes; the store is unaligned.
+        unsafe { _mm512_storeu_si512(dst.as_mut_ptr().cast(), packed) };
+        n += keep.count_ones() as usize;
+    }
+    let take = n.min(N - filled);
+    a[filled..filled + take].copy_from_slice(&kept[..take]);
+    filled + take
+}
+
 #[cfg(test)]
 mod tests {
-    use super::super::poly::{inv_ntt_portable, ntt_portable, rej_ntt_portable};
+    use super::super::poly::{inv_ntt_portable, ntt_portable, rej_eta_portable, rej_ntt_portable};
     use super::*;
 
-    /// The AVX2 rejection equals its portable twin — the count and every coefficient up to
-    /// it, and nothing before `filled` touched — on random blocks, all-rejected and all-kept
-    /// ones, from several starting counts, on every path the CPU has.
+    /// The rejection kernels equal their portable twin — the count and every coefficient up
+    /// to it, and nothing before `filled` touched — on random blocks, all-rejected and
+    /// all-kept ones, from several starting counts, on every path the CPU has.
     #[test]
-    fn rej_ntt_kernel_matches_its_twin() {
+    fn rej_ntt_kernels_match_their_twin() {
         let mut seed = 0x2545_f491_4f6c_dd1du64;
-        let mut blocks = vec![[0xFFu8; 176], [0u8; 176]];
+        let mut blocks: Vec<Words> = vec![[u64::MAX; 21], [0; 21]];
         for _ in 0..200 {
             blocks.push(core::array::from_fn(|_| {
-                seed ^= seed << 13;
-                seed ^= seed >> 7;
-                seed ^= seed << 17;
-                // Top bytes near 0x7F make rejections common.
-                (seed >> 56) as u8 | if seed & 3 == 0 { 0x7F } else { 0 }
+                let mut w = [0u8; 8];
+                for b in &mut w {
+                    seed ^= seed << 13;
+                    seed ^= seed >> 7;
+                    seed ^= seed << 17;
+                    // Top bytes near 0x7F make rejections common.
+                    *b = (seed >> 56) as u8 | if seed & 3 == 0 { 0x7F } else { 0 };
+                }
+                u64::from_le_bytes(w)
             }));
         }
         for path in Path::supported() {
             for block in &blocks {
-                for filled in [0, 1, 100, 200, 230, 250, 255, 256] {
+                for filled in [0, 1, 100, 184, 185, 200, 230, 250, 255, 256] {
                     let (mut x, mut y) = ([7i32; N], [7i32; N]);
                     let got = rej_ntt(&mut x, filled, block, path)
                         .unwrap_or_else(|| rej_ntt_portable(&mut x, filled, block));
@@ -420,6 +553,36 @@ mod tests {
                         "{path}, from {filled}"
                     );
                     assert_eq!(x[..filled], [7; N][..filled], "{path}, from {filled}");
+                }
+            }
+        }
+    }
+
+    /// The RejBoundedPoly kernel equals its portable twin, for η = 2 and 4, on random blocks,
+    /// blocks of rejected half-bytes only and of kept ones only, from several starting counts,
+    /// on every path the CPU has.
+    #[test]
+    fn rej_eta_kernel_matches_its_twin() {
+        let mut seed = 0x1405_7b7e_f767_814fu64;
+        let mut blocks = vec![[0xFFu8; 136], [0u8; 136], [0x99u8; 136], [0x88u8; 136]];
+        for _ in 0..100 {
+            blocks.push(core::array::from_fn(|_| {
+                seed ^= seed << 13;
+                seed ^= seed >> 7;
+                seed ^= seed << 17;
+                (seed >> 56) as u8
+            }));
+        }
+        for path in Path::supported() {
+            for eta in [2, 4] {
+                for block in &blocks {
+                    for filled in [0, 1, 100, 200, 255, 256] {
+                        let (mut x, mut y) = ([7i32; N], [7i32; N]);
+                        let got = rej_eta(&mut x, filled, block, eta, path)
+                            .unwrap_or_else(|| rej_eta_portable(&mut x, filled, block, eta));
+                        let want = rej_eta_portable(&mut y, filled, block, eta);
+                        assert_eq!((got, x), (want, y), "{path}, η = {eta}, from {filled}");
+                    }
                 }
             }
         }

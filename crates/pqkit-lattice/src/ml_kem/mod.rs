@@ -148,7 +148,6 @@ fn j(z: &[u8], c: &[u8]) -> Zeroizing<[u8; 32]> {
 /// the streams that still need bytes, together.
 #[inline(always)]
 fn sample(path: Path, x: &mut XofLanes, a: &mut [Poly], cbd: &mut [Poly], etas: &[usize]) {
-    const RATE_128: usize = 168;
     const RATE_256: usize = 136;
     let m = a.len();
     let mut filled = [0usize; K_MAX * K_MAX];
@@ -156,8 +155,6 @@ fn sample(path: Path, x: &mut XofLanes, a: &mut [Poly], cbd: &mut [Poly], etas: 
     // PRF outputs: at most 192 bytes (η = 3), two SHAKE256 blocks.
     let mut prf = Cleared([[0u8; 2 * RATE_256]; 2 * K_MAX + 1]);
     let mut got = [0usize; 2 * K_MAX + 1];
-    // A SHAKE128 block and the slack the SIMD rejection kernel reads past it.
-    let mut block = Cleared([0u8; 176]);
     // The streams permuted last round (to read) and those that need another block.
     let mut active = [0usize; K_MAX * K_MAX + 2 * K_MAX + 1];
     let mut n_active = m + cbd.len();
@@ -168,8 +165,9 @@ fn sample(path: Path, x: &mut XofLanes, a: &mut [Poly], cbd: &mut [Poly], etas: 
         let mut n_next = 0;
         for &l in &active[..n_active] {
             if l < m {
-                x.block(l, &mut block[..RATE_128]);
-                filled[l] = poly::rej_uniform(&mut rejected[l], filled[l], &block, path);
+                // Read in place: the kernel loads 32 bytes at once.
+                let block = x.block_words(l).try_into().unwrap_or(&[0; 21]);
+                filled[l] = poly::rej_uniform(&mut rejected[l], filled[l], block, path);
                 if filled[l] < N {
                     next[n_next] = l;
                     n_next += 1;

@@ -504,7 +504,7 @@ pub(crate) fn cbd(b: &[u8], eta: usize, f: &mut Poly) {
 pub(crate) const REJ_BUF: usize = 384;
 
 /// SampleNTT's rejection (FIPS 203 Algorithm 7, lines 4–15) over one squeezed block of 168
-/// bytes (the first 168 of `block`; the rest is slack the SIMD kernel may read): appends the
+/// bytes (as [`crate::Words`], read in place): appends the
 /// candidates below q to `buf` from `filled`, returning the new count (possibly past 256:
 /// only the first 256 are kept, as the standard stops there). Nothing is appended once 256
 /// are there. The data is public (the XOF of ρ).
@@ -512,11 +512,11 @@ pub(crate) const REJ_BUF: usize = 384;
 pub(crate) fn rej_uniform(
     buf: &mut [i16; REJ_BUF],
     filled: usize,
-    block: &[u8; 176],
+    block: &crate::Words,
     path: Path,
 ) -> usize {
     super::simd::rej_uniform(buf, filled, block, path)
-        .unwrap_or_else(|| rej_uniform_portable(buf, filled, &block[..168]))
+        .unwrap_or_else(|| rej_uniform_portable(buf, filled, &crate::words_to_bytes(block)))
 }
 
 /// [`rej_uniform`] one candidate at a time, branch-free (each candidate is written, the
@@ -644,17 +644,14 @@ mod tests {
             seed
         };
         for round in 0..300 {
-            let mut block = [0u8; 176];
-            match round % 3 {
-                0 => block[..168].iter_mut().for_each(|b| *b = next() as u8),
-                1 => block[..168].fill(0xFF),
-                _ => block[..168]
-                    .iter_mut()
-                    .for_each(|b| *b = (next() as u8) & 0x0C),
-            }
+            let block: crate::Words = core::array::from_fn(|_| match round % 3 {
+                0 => next(),
+                1 => u64::MAX,
+                _ => next() & 0x0C0C_0C0C_0C0C_0C0C,
+            });
             let start = [0usize, 100, 200, 255, 256][round % 5];
             let mut want = [0i16; REJ_BUF];
-            let n = rej_uniform_portable(&mut want, start, &block[..168]);
+            let n = rej_uniform_portable(&mut want, start, &crate::words_to_bytes(&block));
             for path in Path::supported() {
                 let mut got = [0i16; REJ_BUF];
                 assert_eq!(rej_uniform(&mut got, start, &block, path), n, "{path}");

@@ -25,7 +25,7 @@ avx2_kernel!(
 avx2_kernel!(
     /// SampleNTT's rejection over one block with the AVX2 kernel (the contract of
     /// `poly::rej_uniform`).
-    fn rej_uniform(buf: &mut [i16; REJ_BUF], filled: usize, block: &[u8; 176]) -> usize
+    fn rej_uniform(buf: &mut [i16; REJ_BUF], filled: usize, block: &crate::Words) -> usize
         = rej_uniform_avx2
 );
 
@@ -152,11 +152,11 @@ const COMPACT: [[u8; 16]; 256] = {
 #[cfg(target_arch = "x86_64")]
 /// SampleNTT's rejection (FIPS 203 Algorithm 7, lines 4–15) over one block of 168 bytes,
 /// 24 bytes (16 candidates) at a time: the twin of `poly::rej_uniform_portable`, with the same
-/// contract. `block` is the 168 bytes followed by at least 8 readable bytes (a 176-byte or
-/// longer buffer).
+/// contract. The block is read in place, 32 bytes at a time (the last load starts 8 bytes
+/// early, to end at byte 168).
 #[inline]
 #[target_feature(enable = "avx2")]
-fn rej_uniform_avx2(buf: &mut [i16; REJ_BUF], mut filled: usize, block: &[u8; 176]) -> usize {
+fn rej_uniform_avx2(buf: &mut [i16; REJ_BUF], mut filled: usize, block: &crate::Words) -> usize {
     if filled >= N {
         return filled;
     }
@@ -168,10 +168,19 @@ fn rej_uniform_avx2(buf: &mut [i16; REJ_BUF], mut filled: usize, block: &[u8; 17
     );
     let low12 = _mm256_set1_epi16(0x0FFF);
     let q = _mm256_set1_epi16(Q);
+    let bytes = block.as_ptr().cast::<u8>();
     for at in (0..168).step_by(24) {
-        // SAFETY: bytes at..at + 32 lie within the 176-byte block (at ≤ 144).
-        let raw = unsafe { _mm256_loadu_si256(block.as_ptr().add(at).cast::<__m256i>()) };
-        let f = _mm256_shuffle_epi8(_mm256_permute4x64_epi64::<0x94>(raw), idx);
+        // 64-bit words 0, 1, 1, 2 of the 24 bytes at `at`.
+        let v = if at < 144 {
+            // SAFETY: bytes at‥at + 32 ≤ 168 of the block are readable; unaligned load.
+            let raw = unsafe { _mm256_loadu_si256(bytes.add(at).cast::<__m256i>()) };
+            _mm256_permute4x64_epi64::<0b10_01_01_00>(raw)
+        } else {
+            // SAFETY: bytes 136‥168 of the block are readable; unaligned load.
+            let raw = unsafe { _mm256_loadu_si256(bytes.add(136).cast::<__m256i>()) };
+            _mm256_permute4x64_epi64::<0b11_10_10_01>(raw)
+        };
+        let f = _mm256_shuffle_epi8(v, idx);
         // Even lanes: b0 | (b1 & 0x0F) << 8; odd lanes: (b1 >> 4) | b2 << 4.
         let f = _mm256_blend_epi16::<0xAA>(_mm256_and_si256(f, low12), _mm256_srli_epi16::<4>(f));
         let good = _mm256_cmpgt_epi16(q, f);
