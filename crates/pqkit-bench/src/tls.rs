@@ -9,6 +9,13 @@
 //! each acknowledged by the server once it has read them all (transmit), then asks for rounds
 //! of the same size (receive). With several pairs (one per core, say) the pairs run at once
 //! and their rates are summed.
+//!
+//! The connection phase is interleaved: [`ROUNDS`] rounds, each giving every combination its
+//! share of the time in turn, so that a drift of the machine's speed during the run (other
+//! load, clock frequency) reaches every combination alike and their ratios hold. Before the
+//! first round each combination makes [`WARM_UP`] of untimed connections: without them the
+//! first combination of a run paid for cold caches, the allocator's first growth and the keys'
+//! one-time preparation, and came out slower than the same combination measured later.
 
 use std::io::{self, Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
@@ -22,6 +29,12 @@ use serde::Serialize;
 
 use crate::handshake::{CLIENT_MESSAGE, SERVER_REPLY, Setup};
 use crate::{Progress, session};
+
+/// The untimed connections before each combination's timed ones.
+pub const WARM_UP: Duration = Duration::from_millis(200);
+
+/// The rounds the connection phase is split into (every combination in each).
+pub const ROUNDS: u32 = 5;
 
 /// Default signature algorithms.
 pub const DEFAULT_SIGNATURES: [&str; 4] = ["ML-DSA-44", "ML-DSA-65", "Falcon-512", "ECDSA-P256"];
@@ -385,8 +398,10 @@ pub fn run_with(
         .iter()
         .map(|n| pqkit_rustls::find_group(n.trim()).map_err(|e| e.to_string()))
         .collect::<Result<Vec<_>, _>>()?;
-    let progress = Progress::new("bench tls", (sigs.len() * groups.len()) as u64);
-    let mut rows = Vec::new();
+    let combinations = (sigs.len() * groups.len()) as u64;
+    let progress = Progress::new("bench tls", combinations * u64::from(ROUNDS + 2));
+    // Every combination's setup first, then its warm-up connections.
+    let mut setups = Vec::new();
     for sig in sigs {
         let pki = Pki::generate(sig).map_err(|e| e.to_string())?;
         let server_name = server.as_ref().map_or(FILE_KEY, |(n, _)| *n).to_owned();
@@ -404,45 +419,64 @@ pub fn run_with(
         };
         for &group in &groups {
             let group_name = pqkit_rustls::group_name(group);
-            progress.step(&format!("{} × {group_name}", sig.name));
+            progress.step(&format!("{} × {group_name}: warm-up", sig.name));
             let mut provider = pqkit_rustls::provider_with_groups(vec![group]);
             provider.cipher_suites.retain(|s| s.suite() == BULK_SUITE);
             let setup = Setup::with_server(&pki, provider, options.mutual, server_key()?)
                 .map_err(|e| format!("{} × {group_name}: {e}", sig.name))?;
-            let start = Instant::now();
-            let until = start + options.duration;
-            let times: Vec<f64> = on_pairs(options.pairs, || connections(&setup, until))?
-                .into_iter()
-                .flatten()
-                .collect();
-            let seconds = start.elapsed().as_secs_f64();
-            let each_way = options.duration / 2;
-            let bulks = on_pairs(options.pairs, || bulk(&setup, each_way))?;
-            let rate = |bytes: u64, secs: f64| {
-                if secs > 0.0 {
-                    bytes as f64 / secs / 1e6
-                } else {
-                    0.0
-                }
-            };
-            let connections = times.len() as u64;
-            rows.push(Row {
-                signature: sig.name,
-                server_key: server_name.clone(),
-                group: group_name,
-                mutual: options.mutual,
-                cipher_suite: bulks.first().map(|b| b.suite.clone()).unwrap_or_default(),
-                pairs: options.pairs.max(1),
-                connections,
-                connection_seconds: seconds,
-                connections_per_sec: connections as f64 / seconds,
-                mean_connect_ms: times.iter().sum::<f64>() / times.len().max(1) as f64,
-                tx_bytes: bulks.iter().map(|b| b.tx_bytes).sum(),
-                tx_mb_per_sec: bulks.iter().map(|b| rate(b.tx_bytes, b.tx_secs)).sum(),
-                rx_bytes: bulks.iter().map(|b| b.rx_bytes).sum(),
-                rx_mb_per_sec: bulks.iter().map(|b| rate(b.rx_bytes, b.rx_secs)).sum(),
-            });
+            let warm_until = Instant::now() + WARM_UP.min(options.duration);
+            on_pairs(options.pairs, || connections(&setup, warm_until))?;
+            setups.push((sig, group_name, server_name.clone(), setup));
         }
+    }
+    // The timed connections, interleaved: (handshake times, seconds) per combination.
+    let mut measured: Vec<(Vec<f64>, f64)> = vec![(Vec::new(), 0.0); setups.len()];
+    let share = options.duration / ROUNDS;
+    for round in 1..=ROUNDS {
+        for ((sig, group_name, _, setup), (times, seconds)) in setups.iter().zip(&mut measured) {
+            progress.step(&format!(
+                "{} × {group_name}: round {round}/{ROUNDS}",
+                sig.name
+            ));
+            let start = Instant::now();
+            let until = start + share;
+            times.extend(
+                on_pairs(options.pairs, || connections(setup, until))?
+                    .into_iter()
+                    .flatten(),
+            );
+            *seconds += start.elapsed().as_secs_f64();
+        }
+    }
+    let mut rows = Vec::new();
+    for ((sig, group_name, server_name, setup), (times, seconds)) in setups.iter().zip(measured) {
+        progress.step(&format!("{} × {group_name}: bulk", sig.name));
+        let each_way = options.duration / 2;
+        let bulks = on_pairs(options.pairs, || bulk(setup, each_way))?;
+        let rate = |bytes: u64, secs: f64| {
+            if secs > 0.0 {
+                bytes as f64 / secs / 1e6
+            } else {
+                0.0
+            }
+        };
+        let connections = times.len() as u64;
+        rows.push(Row {
+            signature: sig.name,
+            server_key: server_name.clone(),
+            group: group_name.clone(),
+            mutual: options.mutual,
+            cipher_suite: bulks.first().map(|b| b.suite.clone()).unwrap_or_default(),
+            pairs: options.pairs.max(1),
+            connections,
+            connection_seconds: seconds,
+            connections_per_sec: connections as f64 / seconds,
+            mean_connect_ms: times.iter().sum::<f64>() / times.len().max(1) as f64,
+            tx_bytes: bulks.iter().map(|b| b.tx_bytes).sum(),
+            tx_mb_per_sec: bulks.iter().map(|b| rate(b.tx_bytes, b.tx_secs)).sum(),
+            rx_bytes: bulks.iter().map(|b| b.rx_bytes).sum(),
+            rx_mb_per_sec: bulks.iter().map(|b| rate(b.rx_bytes, b.rx_secs)).sum(),
+        });
     }
     progress.finish();
     Ok(rows)

@@ -225,17 +225,19 @@ fn prefix(pre_hashed: bool, ctx: &[u8]) -> Result<[u8; 2], Error> {
     Ok([u8::from(pre_hashed), len])
 }
 
-/// tr = H(pk, 64) of a verifying key (FIPS 204 Algorithm 8 line 6).
-fn tr_of(pk: &[u8]) -> [u8; 64] {
-    let mut tr = [0u8; 64];
-    pqkit_hash::Sponge::Shake256.hash(&[pk], &mut tr);
-    tr
-}
-
 /// ML-DSA.Verify (FIPS 204 Algorithm 3) on pqkit-lattice.
 fn verify_pure(level: Level, pk: &[u8], msg: &[u8], ctx: &[u8], sig: &[u8]) -> Result<(), Error> {
-    let mu = mu(&tr_of(pk), &[&prefix(false, ctx)?, ctx, msg]);
-    verify_mu(level, pk, &mu, sig)
+    verify_m_prime(level, pk, &[&prefix(false, ctx)?, ctx, msg], sig)
+}
+
+/// ML-DSA.Verify_internal (FIPS 204 Algorithm 8) of M′ (the concatenation of `m_prime`) on
+/// pqkit-lattice, which computes tr and μ.
+fn verify_m_prime(level: Level, pk: &[u8], m_prime: &[&[u8]], sig: &[u8]) -> Result<(), Error> {
+    if lattice::verify(params(level), pk, m_prime, sig) {
+        Ok(())
+    } else {
+        Err(Error::BadSignature)
+    }
 }
 
 /// ML-DSA.Verify_internal from μ (FIPS 204 Algorithm 8) on pqkit-lattice.
@@ -313,8 +315,7 @@ impl SignatureBackend for MlDsa {
         sig: &[u8],
     ) -> Result<(), Error> {
         let oid = hash.oid_der();
-        let mu = mu(&tr_of(pk), &[&prefix(true, ctx)?, ctx, &oid, digest]);
-        verify_mu(self.0, pk, &mu, sig)
+        verify_m_prime(self.0, pk, &[&prefix(true, ctx)?, ctx, &oid, digest], sig)
     }
 
     fn verify_mu(

@@ -633,7 +633,16 @@ enum Position {
 struct Parsed {
     cert: Certificate,
     der: Vec<u8>,
-    name: String,
+    /// "certificate 0 (leaf)", "trusted CA certificate 1", …
+    label: String,
+}
+
+impl Parsed {
+    /// The label and the subject, for an error: formatted only then (a Name's text looks up
+    /// every attribute type in const-oid's database).
+    fn name(&self) -> String {
+        format!("{} \"{}\"", self.label, self.cert.tbs_certificate.subject)
+    }
 }
 
 /// The chain and the anchors decoded by x509-cert, for the checks webpki does not make and for
@@ -659,9 +668,9 @@ impl ChainView {
         let parse = |der: &[u8], label: String| {
             Certificate::from_der(der)
                 .map(|cert| Parsed {
-                    name: format!("{label} \"{}\"", cert.tbs_certificate.subject),
                     cert,
                     der: der.to_vec(),
+                    label: label.clone(),
                 })
                 .map_err(|e| PathError {
                     certificate: label,
@@ -703,7 +712,7 @@ impl ChainView {
 
     fn error_at(&self, p: Position, rule: Rule) -> PathError {
         PathError {
-            certificate: self.at(p).name.clone(),
+            certificate: self.at(p).name(),
             rule,
         }
     }

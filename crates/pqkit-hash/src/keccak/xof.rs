@@ -77,17 +77,25 @@ impl Sponge {
     }
 }
 
-/// Independent SHAKE128/SHAKE256 streams (FIPS 202 §6.2), each of a message shorter than its
-/// rate (one padded block), squeezed one rate block at a time; the streams asked for are
-/// permuted together, 8 (AVX-512) or 4 (AVX2) at once.
+/// Independent SHAKE128/SHAKE256 streams (FIPS 202 §6.2), squeezed one rate block at a time;
+/// the streams asked for are permuted together, 8 (AVX-512) or 4 (AVX2) at once. A stream's
+/// message is one padded block ([`XofLanes::push`]), or longer ([`XofLanes::push_long`]):
+/// absorbed a block per permutation of the stream, beside the others' squeezing, and ready to
+/// squeeze ([`XofLanes::ready`]) once the last block is absorbed and permuted.
 ///
-/// States hold secrets (seeds of secret vectors) and are wiped on drop.
+/// States and messages hold secrets (seeds of secret vectors) and are wiped on drop.
 pub struct XofLanes {
     path: Path,
     states: Wiped<[u64; 25]>,
     rates: Vec<usize>,
     /// The states of one [`XofLanes::permute`] call, gathered.
     scratch: Wiped<[u64; 25]>,
+    /// Each stream's padded message blocks still to absorb: a range of `pending` (empty for
+    /// [`XofLanes::push`]'s streams and once absorbed).
+    rest: Vec<core::ops::Range<usize>>,
+    /// Whether each stream has been permuted since its last block was absorbed.
+    ready: Vec<bool>,
+    pending: Wiped<u8>,
 }
 
 impl XofLanes {
@@ -99,6 +107,9 @@ impl XofLanes {
             states: Wiped::with_capacity(capacity),
             rates: Vec::with_capacity(capacity),
             scratch: Wiped::with_capacity(capacity),
+            rest: Vec::with_capacity(capacity),
+            ready: Vec::with_capacity(capacity),
+            pending: Wiped::with_capacity(0),
         }
     }
 
@@ -127,8 +138,77 @@ impl XofLanes {
         crate::wipe(&mut block);
         self.states.push(state);
         self.rates.push(shake.rate);
+        self.rest.push(0..0);
+        self.ready.push(false);
         crate::wipe(&mut state);
         self.states.len() - 1
+    }
+
+    /// Adds a stream of `shake` over the concatenation of `parts`, of any length, returning
+    /// its index: the message padded (FIPS 202 §5.1, pad10*1 after SHAKE's suffix 1111) to
+    /// whole rate blocks, the first absorbed here and each next one after a permutation of
+    /// the stream (FIPS 202 Algorithm 8, steps 5–6, spread over the permutations it shares
+    /// with the other streams). Ready to squeeze after as many permutations as blocks.
+    pub fn push_long(&mut self, shake: Shake, parts: &[&[u8]]) -> usize {
+        let len: usize = parts.iter().map(|p| p.len()).sum();
+        let padded = (len / shake.rate + 1) * shake.rate;
+        let start = self.pending.len();
+        // `Wiped` wipes only its current buffer, so the buffer never grows in place (a
+        // reallocation would leave an unwiped copy): a new one when it is too small (the old
+        // one wiped as it is dropped).
+        if self.pending.capacity() < start + padded {
+            let mut buffer = Wiped::with_capacity(start + padded);
+            buffer.extend_from_slice(&self.pending);
+            self.pending = buffer;
+        }
+        for p in parts {
+            self.pending.extend_from_slice(p);
+        }
+        self.pending.resize(start + padded, 0);
+        self.pending[start + len] ^= 0x1F;
+        self.pending[start + padded - 1] ^= 0x80;
+        let mut state = [0u64; 25];
+        absorb(&mut state, &self.pending[start..start + shake.rate]);
+        self.states.push(state);
+        self.rates.push(shake.rate);
+        self.rest.push(start + shake.rate..start + padded);
+        self.ready.push(false);
+        crate::wipe(&mut state);
+        self.states.len() - 1
+    }
+
+    /// How many streams one permutation call of this path's widest kernel takes: 8
+    /// (AVX-512), 4 (AVX2) or 1.
+    pub fn width(&self) -> usize {
+        match self.path {
+            Path::Avx512 if cfg!(target_arch = "x86_64") => 8,
+            Path::Avx2 if cfg!(target_arch = "x86_64") => 4,
+            _ => 1,
+        }
+    }
+
+    /// Whether stream `lane`'s current block can be read: its whole message absorbed and
+    /// permuted.
+    ///
+    /// # Panics
+    /// When `lane` is out of range (a caller bug).
+    pub fn ready(&self, lane: usize) -> bool {
+        self.ready[lane]
+    }
+
+    /// After stream `lane` was permuted: absorbs its next message block, if any.
+    fn permuted(&mut self, lane: usize) {
+        let rest = &mut self.rest[lane];
+        if rest.start >= rest.end {
+            self.ready[lane] = true;
+            return;
+        }
+        let rate = self.rates[lane];
+        absorb(
+            &mut self.states[lane],
+            &self.pending[rest.start..rest.start + rate],
+        );
+        rest.start += rate;
     }
 
     /// Removes every stream (their states wiped), keeping the room: for a caller that squeezes
@@ -137,6 +217,10 @@ impl XofLanes {
         crate::wipe(&mut self.states);
         self.states.clear();
         self.rates.clear();
+        self.rest.clear();
+        self.ready.clear();
+        crate::wipe(&mut self.pending);
+        self.pending.clear();
     }
 
     /// The number of streams.
@@ -152,6 +236,9 @@ impl XofLanes {
     /// Permutes every stream: each one's next block is ready.
     pub fn permute_all(&mut self) {
         permute_lanes(self.path, &mut self.states);
+        for l in 0..self.states.len() {
+            self.permuted(l);
+        }
     }
 
     /// Permutes the streams `lanes` (indices, each at most once) together.
@@ -166,13 +253,16 @@ impl XofLanes {
             && first + lanes.len() <= self.states.len()
         {
             permute_lanes(self.path, &mut self.states[first..first + lanes.len()]);
-            return;
+        } else {
+            self.scratch.clear();
+            self.scratch.extend(lanes.iter().map(|&l| self.states[l]));
+            permute_lanes(self.path, &mut self.scratch);
+            for (&l, s) in lanes.iter().zip(self.scratch.iter()) {
+                self.states[l] = *s;
+            }
         }
-        self.scratch.clear();
-        self.scratch.extend(lanes.iter().map(|&l| self.states[l]));
-        permute_lanes(self.path, &mut self.scratch);
-        for (&l, s) in lanes.iter().zip(self.scratch.iter()) {
-            self.states[l] = *s;
+        for &l in lanes {
+            self.permuted(l);
         }
     }
 
@@ -180,11 +270,16 @@ impl XofLanes {
     /// into `out` (FIPS 202 §3.1.2: lanes little-endian).
     ///
     /// # Panics
-    /// When `out` is longer than the rate or `lane` out of range (caller bugs).
+    /// When `out` is longer than the rate, `lane` out of range or not [ready](Self::ready)
+    /// (caller bugs).
     pub fn block(&self, lane: usize, out: &mut [u8]) {
         assert!(
             out.len() <= self.rates[lane],
             "XofLanes: more than one rate"
+        );
+        assert!(
+            self.ready[lane],
+            "XofLanes: a stream read before it is ready"
         );
         super::squeeze(&self.states[lane], out);
     }
@@ -196,8 +291,12 @@ impl XofLanes {
     /// store forwarding.
     ///
     /// # Panics
-    /// When `lane` is out of range (a caller bug).
+    /// When `lane` is out of range or not [ready](Self::ready) (caller bugs).
     pub fn block_words(&self, lane: usize) -> &[u64] {
+        assert!(
+            self.ready[lane],
+            "XofLanes: a stream read before it is ready"
+        );
         &self.states[lane][..self.rates[lane] / 8]
     }
 }
@@ -283,6 +382,69 @@ mod tests {
                 };
                 let want = oracle(shake, m, got[i].len());
                 assert_eq!(got[i], want, "{path} stream {i}");
+            }
+        }
+    }
+
+    /// Long messages (`push_long`: 0 to 3 rates and around each rate boundary) beside
+    /// one-block streams, on every path, against the sha3 crate: each stream is read from
+    /// the first round it is ready, and not before; streams pushed after a `clear` start
+    /// afresh.
+    #[test]
+    fn long_streams_match_sha3() {
+        for path in Path::supported() {
+            for round in 0..2 {
+                let mut x = XofLanes::new(path, 8);
+                if round == 1 {
+                    x.push_long(Shake::SHAKE256, &[&[1u8; 500]]);
+                    x.permute_all();
+                    x.clear();
+                }
+                let mut cases: Vec<(Shake, Vec<u8>, bool)> = Vec::new();
+                for (i, len) in [
+                    0usize, 135, 136, 137, 167, 168, 169, 271, 272, 300, 409, 520,
+                ]
+                .into_iter()
+                .enumerate()
+                {
+                    let shake = if i % 2 == 0 {
+                        Shake::SHAKE256
+                    } else {
+                        Shake::SHAKE128
+                    };
+                    let m: Vec<u8> = (0..len).map(|j| (j * 7 + i).to_le_bytes()[0]).collect();
+                    cases.push((shake, m, true));
+                    cases.push((shake, vec![i.to_le_bytes()[0]; i], false));
+                }
+                for (shake, m, long) in &cases {
+                    let (a, b) = m.split_at(m.len() / 3);
+                    if *long {
+                        x.push_long(*shake, &[a, b]);
+                    } else {
+                        x.push(*shake, &[a, b]);
+                    }
+                }
+                let mut got: Vec<Vec<u8>> = vec![Vec::new(); cases.len()];
+                x.permute_all();
+                for t in 0..6 {
+                    for (i, g) in got.iter_mut().enumerate() {
+                        // Ready after as many permutations (t + 1 so far) as padded blocks.
+                        let blocks = cases[i].1.len() / cases[i].0.rate + 1;
+                        assert_eq!(x.ready(i), t + 1 >= blocks, "{path} stream {i}, round {t}");
+                        if x.ready(i) {
+                            let mut b = vec![0u8; x.rates[i]];
+                            x.block(i, &mut b);
+                            g.extend_from_slice(&b);
+                        }
+                    }
+                    let all: Vec<usize> = (0..cases.len()).collect();
+                    x.permute(&all);
+                }
+                for (i, (shake, m, _)) in cases.iter().enumerate() {
+                    let blocks = m.len() / shake.rate + 1;
+                    assert_eq!(got[i].len(), (7 - blocks) * shake.rate, "{path} stream {i}");
+                    assert_eq!(got[i], oracle(*shake, m, got[i].len()), "{path} stream {i}");
+                }
             }
         }
     }

@@ -298,29 +298,51 @@ impl Sampler<'_> {
 }
 
 /// Squeezes every stream of `x` into its sampler (`s[i]` consumes stream i) until each has
-/// what it needs; rounds permute only the streams that still need bytes, together.
+/// what it needs. Each round permutes the streams that need another block, together — but
+/// while a stream still absorbs a long message ([`XofLanes::push_long`]), only as many others
+/// beside it as fill the lanes of its kernel calls, oldest first: its blocks set the number of
+/// rounds anyway, and the others spread over them instead of leaving it to run alone.
 #[inline(always)]
 fn squeeze(path: pqkit_hash::Path, x: &mut XofLanes, s: &mut [Sampler<'_>]) {
     const MAX: usize = K_MAX * L_MAX + K_MAX + L_MAX;
     let mut block = Cleared([0u8; 168]);
-    let mut active = [0usize; MAX];
-    let mut n_active = s.len();
-    active.iter_mut().enumerate().for_each(|(i, a)| *a = i);
-    let mut next = [0usize; MAX];
+    let width = x.width();
+    // The streams permuted last (to read), those waiting for a permutation (oldest first),
+    // and the next round's.
+    let mut fresh = [0usize; MAX];
+    let mut n_fresh = s.len();
+    fresh.iter_mut().enumerate().for_each(|(i, a)| *a = i);
+    let mut waiting = [0usize; MAX];
+    let mut n_wait = 0;
+    let mut batch = [0usize; MAX];
     x.permute_all();
     loop {
-        let mut n_next = 0;
-        for &l in &active[..n_active] {
-            if !s[l].take(x, l, &mut block, path) {
-                next[n_next] = l;
-                n_next += 1;
+        let mut n_batch = 0;
+        for &l in &fresh[..n_fresh] {
+            if !x.ready(l) {
+                batch[n_batch] = l;
+                n_batch += 1;
+            } else if !s[l].take(x, l, &mut block, path) {
+                waiting[n_wait] = l;
+                n_wait += 1;
             }
         }
-        if n_next == 0 {
+        if n_batch + n_wait == 0 {
             return;
         }
-        x.permute(&next[..n_next]);
-        (active, n_active) = (next, n_next);
+        let others = if n_batch == 0 {
+            n_wait
+        } else {
+            (n_batch.div_ceil(width) * width - n_batch).min(n_wait)
+        };
+        batch[n_batch..n_batch + others].copy_from_slice(&waiting[..others]);
+        n_batch += others;
+        waiting.copy_within(others..n_wait, 0);
+        n_wait -= others;
+        // In order: a run of consecutive streams is permuted where it is.
+        batch[..n_batch].sort_unstable();
+        x.permute(&batch[..n_batch]);
+        (fresh, n_fresh) = (batch, n_batch);
     }
 }
 
@@ -334,6 +356,29 @@ fn expand_a<'a>(p: &Params, x: &mut XofLanes, rho: &[u8], a: &'a mut [Poly]) -> 
         out.push(Sampler::Uniform { a: ai, filled: 0 });
     }
     out
+}
+
+/// Pushes ExpandMask's streams (FIPS 204 Algorithm 34 line 4: y[r] from SHAKE256(ρ″ ‖
+/// IntegerToBytes(κ + r, 2)), r < ℓ) and their samplers, the first 32·(1 + bitlen(γ₁ − 1))
+/// bytes of each into `out[r]`.
+fn push_mask<'a>(
+    p: &Params,
+    x: &mut XofLanes,
+    rho2: &[u8],
+    kappa: u16,
+    out: &'a mut [[u8; 640]; L_MAX],
+    s: &mut Vec<Sampler<'a>>,
+) {
+    for (r, o) in out[..p.l].iter_mut().enumerate() {
+        x.push(
+            Shake::SHAKE256,
+            &[rho2, &kappa.wrapping_add(r as u16).to_le_bytes()],
+        );
+        s.push(Sampler::Bytes {
+            out: &mut o[..p.z_size()],
+            got: 0,
+        });
+    }
 }
 
 /// Pushes SampleInBall's stream of c̃ (FIPS 204 Algorithm 29) and its sampler over `c`.
@@ -587,10 +632,7 @@ fn derive(
     pk[..32].copy_from_slice(rho);
     let mut t = Cleared(Poly::ZERO);
     for (i, out) in pk[32..].chunks_exact_mut(320).enumerate() {
-        *t = Poly::ZERO;
-        for (j, s) in s1_hat.iter().enumerate() {
-            poly::mul_acc(&mut t, &parts.a[i * p.l + j], s);
-        }
+        poly::dot(&mut t, &parts.a[i * p.l..(i + 1) * p.l], s1_hat);
         poly::reduce(&mut t);
         poly::inv_ntt_to_mont(&mut t, path);
         poly::add(&mut t, &s2[i]);
@@ -781,49 +823,61 @@ fn sign_any(
     let mut z = Cleared([Poly::ZERO; L_MAX]);
     let mut prod = Cleared(Poly::ZERO);
     let mut c = Cleared(Poly::ZERO);
-    let mut y_stream = Cleared([[0u8; 640]; L_MAX]);
+    // ExpandMask's bytes for this attempt (`streams[now]`) and the next.
+    let mut streams = Cleared([[[0u8; 640]; L_MAX]; 2]);
+    let mut now = 0;
     let mut w1_bytes = Cleared([0u8; K_MAX * 192]);
     let w1_size = 32 * p.w1_bits();
     // The streams of every attempt, in one set of lanes emptied between uses.
-    let mut x = XofLanes::new(path, l);
-    loop {
-        // Line 11: y ← ExpandMask(ρ″, κ) (Algorithm 34: y[r] from ρ″ ‖ κ + r).
-        x.clear();
+    let mut x = XofLanes::new(path, l + 1);
+    // Line 11 for the first attempt: y ← ExpandMask(ρ″, κ) (Algorithm 34: y[r] from
+    // ρ″ ‖ κ + r). Each later attempt's comes with the previous attempt's c̃ (below).
+    {
         let mut s = Vec::with_capacity(l);
-        for (r, out) in y_stream[..l].iter_mut().enumerate() {
-            x.push(
-                Shake::SHAKE256,
-                &[&rho2[..], &kappa.wrapping_add(r as u16).to_le_bytes()],
-            );
-            s.push(Sampler::Bytes {
-                out: &mut out[..p.z_size()],
-                got: 0,
-            });
-        }
+        push_mask(p, &mut x, &rho2[..], kappa, &mut streams[now], &mut s);
         squeeze(path, &mut x, &mut s);
-        drop(s);
+    }
+    loop {
         for r in 0..l {
-            unpack_z(p, &y_stream[r][..p.z_size()], &mut y[r]);
+            unpack_z(p, &streams[now][r][..p.z_size()], &mut y[r]);
             y_hat[r] = y[r];
             poly::ntt(&mut y_hat[r], path);
         }
         // Lines 12–13: w ← NTT⁻¹(Â ∘ NTT(y)), w₁ ← HighBits(w) (and w₀ ← LowBits(w)).
         for i in 0..k {
             let wi = &mut w1[i];
-            *wi = Poly::ZERO;
-            for j in 0..l {
-                poly::mul_acc(wi, &sk.a[i * l + j], &y_hat[j]);
-            }
+            poly::dot(wi, &sk.a[i * l..(i + 1) * l], &y_hat[..l]);
             poly::reduce(wi);
             poly::inv_ntt_to_mont(wi, path);
             poly::freeze(wi);
             poly::decompose_all(wi, &mut w0[i], p.gamma2);
             pack_w1(p, wi, &mut w1_bytes[i * w1_size..(i + 1) * w1_size]);
         }
-        // Line 15: c̃ ← H(μ ‖ w1Encode(w₁), λ/4). It is public: the signature's challenge, or
-        // for a rejected attempt the hash of a w₁ whose y is discarded — SampleInBall may
-        // branch on it.
-        h(&[mu, &w1_bytes[..k * w1_size]], c_tilde);
+        // Line 15: c̃ ← H(μ ‖ w1Encode(w₁), λ/4), absorbed on the lanes beside the next
+        // attempt's ExpandMask(ρ″, κ + ℓ) streams (line 11 of the next attempt, computed
+        // whether or not there is one: its permutations ride with c̃'s, which run one at a
+        // time otherwise). c̃ is public: the signature's challenge, or for a rejected attempt
+        // the hash of a w₁ whose y is discarded — SampleInBall may branch on it.
+        {
+            x.clear();
+            let (a, b) = streams.split_at_mut(1);
+            let next = if now == 0 { &mut b[0] } else { &mut a[0] };
+            let mut s = Vec::with_capacity(l + 1);
+            push_mask(
+                p,
+                &mut x,
+                &rho2[..],
+                kappa.wrapping_add(l as u16),
+                next,
+                &mut s,
+            );
+            x.push_long(Shake::SHAKE256, &[mu, &w1_bytes[..k * w1_size]]);
+            s.push(Sampler::Bytes {
+                out: c_tilde,
+                got: 0,
+            });
+            squeeze(path, &mut x, &mut s);
+        }
         valgrind::declassify(&*c_tilde);
         // Lines 16–17: c ← SampleInBall(c̃), ĉ ← NTT(c).
         {
@@ -834,6 +888,7 @@ fn sign_any(
         }
         poly::ntt(&mut c, path);
         kappa = kappa.wrapping_add(l as u16);
+        now ^= 1;
         // Lines 20, 23: r₀ ← LowBits(w − ⟨⟨cs₂⟩⟩), rejected when ‖r₀‖∞ ≥ γ₂ − β. Checked
         // before z: it rejects more often (about two attempts in three for ML-DSA-65 against
         // one in three) for k inverse NTTs against ℓ. The order changes no output.
@@ -898,7 +953,7 @@ fn verify_any(
     path: pqkit_hash::Path,
     p: &'static Params,
     pk: &[u8],
-    mu: &[u8; MU_SIZE],
+    mu: Mu<'_>,
     sig: &[u8],
 ) -> bool {
     let (k, l) = (p.k, p.l);
@@ -921,14 +976,36 @@ fn verify_any(
     if !short {
         return false;
     }
-    // Lines 5, 8: Â ← ExpandA(ρ) and c ← SampleInBall(c̃), all streams together.
+    // Lines 5, 8: Â ← ExpandA(ρ) and c ← SampleInBall(c̃), all streams together, and with
+    // M′ given, line 6's tr ← H(pk, 64) beside them (a long message: its blocks ride with
+    // ExpandA's instead of running one at a time).
     let mut a = vec![Poly::ZERO; k * l];
     let mut c = Poly::ZERO;
-    let mut x = XofLanes::new(path, k * l + 1);
+    let mut tr = [0u8; 64];
+    let mut x = XofLanes::new(path, k * l + 2);
     let mut s = expand_a(p, &mut x, rho, &mut a);
     sample_in_ball(p, &mut x, c_tilde, &mut c, &mut s);
+    if let Mu::FromMessage(_) = mu {
+        x.push_long(Shake::SHAKE256, &[pk]);
+        s.push(Sampler::Bytes {
+            out: &mut tr,
+            got: 0,
+        });
+    }
     squeeze(path, &mut x, &mut s);
     drop(s);
+    // Line 7: μ ← H(tr ‖ M′, 64).
+    let mut from_message = [0u8; MU_SIZE];
+    let mu = match mu {
+        Mu::Given(mu) => mu,
+        Mu::FromMessage(m_prime) => {
+            let mut parts = Vec::with_capacity(m_prime.len() + 1);
+            parts.push(&tr[..]);
+            parts.extend_from_slice(m_prime);
+            h(&parts, &mut from_message);
+            &from_message
+        }
+    };
     // Line 9: w′_Approx ← NTT⁻¹(Â ∘ NTT(z) − NTT(c) ∘ NTT(t₁ · 2^d)).
     poly::ntt(&mut c, path);
     for zr in z[..l].iter_mut() {
@@ -940,9 +1017,7 @@ fn verify_any(
     let mut ct = Poly::ZERO;
     for i in 0..k {
         let mut w = Poly::ZERO;
-        for j in 0..l {
-            poly::mul_acc(&mut w, &a[i * l + j], &z[j]);
-        }
+        poly::dot(&mut w, &a[i * l..(i + 1) * l], &z[..l]);
         poly::unpack::<10>(&t1_bytes[320 * i..320 * (i + 1)], |x| x as i32, &mut t);
         poly::shift_left_d(&mut t);
         poly::ntt(&mut t, path);
@@ -962,16 +1037,44 @@ fn verify_any(
     again == c_tilde
 }
 
+/// Where verification's μ comes from.
+#[derive(Clone, Copy)]
+enum Mu<'a> {
+    /// μ itself (external μ).
+    Given(&'a [u8; MU_SIZE]),
+    /// μ = H(tr ‖ M′, 64), M′ the concatenation of the parts, tr = H(pk, 64).
+    FromMessage(&'a [&'a [u8]]),
+}
+
 /// Verifies signature `sig` of μ under verifying key `pk`: ML-DSA.Verify_internal (FIPS 204
-/// Algorithm 8) from line 7, on the current path. μ = H(tr ‖ M′, 64) is the caller's (pure
-/// ML-DSA, HashML-DSA and external μ format M′ differently).
+/// Algorithm 8) with μ (64 bytes) given in place of lines 6–7 (external μ), on the current
+/// path.
 ///
 /// Returns false for a signature that does not verify, and for a key or signature of the
 /// wrong length.
 pub fn verify_mu(p: &'static Params, pk: &[u8], mu: &[u8; MU_SIZE], sig: &[u8]) -> bool {
     pk.len() == p.verifying_key_size()
         && sig.len() == p.signature_size()
-        && simd::verify_on(pqkit_hash::dispatch::current(), p, pk, mu, sig)
+        && simd::verify_on(pqkit_hash::dispatch::current(), p, pk, Mu::Given(mu), sig)
+}
+
+/// Verifies signature `sig` of M′ under verifying key `pk`: ML-DSA.Verify_internal (FIPS 204
+/// Algorithm 8), on the current path, M′ the concatenation of `m_prime` — formatted by the
+/// caller (pure ML-DSA: Algorithm 3; HashML-DSA: Algorithm 5). tr = H(pk, 64) is absorbed on
+/// the Keccak lanes beside ExpandA.
+///
+/// Returns false for a signature that does not verify, and for a key or signature of the
+/// wrong length.
+pub fn verify(p: &'static Params, pk: &[u8], m_prime: &[&[u8]], sig: &[u8]) -> bool {
+    pk.len() == p.verifying_key_size()
+        && sig.len() == p.signature_size()
+        && simd::verify_on(
+            pqkit_hash::dispatch::current(),
+            p,
+            pk,
+            Mu::FromMessage(m_prime),
+            sig,
+        )
 }
 
 /// The ML-DSA algorithms that take their randomness as arguments: key generation from ξ (seed

@@ -297,11 +297,24 @@ pub(crate) fn inv_ntt_portable(a: &mut [i32; N]) {
     }
 }
 
-/// acc += â ∘ b̂ · R⁻¹ (FIPS 204 Algorithm 45, MultiplyNTT, accumulated), coefficient-wise.
+/// out = Σⱼ âⱼ ∘ b̂ⱼ · R⁻¹ (FIPS 204 Algorithm 45, MultiplyNTT, summed over a row of Â: one
+/// entry of Â ∘ v̂, §2.5), coefficient-wise, in (−q, q). The products are summed in 64 bits and
+/// reduced once: with â in [0, q), |b̂| < 9q (NTT outputs) and at most 7 terms, the sum stays
+/// below 63q² < 2^31·q, the Montgomery reduction's bound.
 #[inline(always)]
-pub(crate) fn mul_acc(acc: &mut Poly, a: &Poly, b: &Poly) {
-    for ((o, x), y) in acc.0.iter_mut().zip(&a.0).zip(&b.0) {
-        *o = o.wrapping_add(mont_mul(*x, *y));
+pub(crate) fn dot(out: &mut Poly, a: &[Poly], b: &[Poly]) {
+    debug_assert!(a.len() == b.len() && a.len() <= 7);
+    const W: usize = 16;
+    for c in (0..N).step_by(W) {
+        let mut acc = [0i64; W];
+        for (x, y) in a.iter().zip(b) {
+            for ((s, x), y) in acc.iter_mut().zip(&x.0[c..c + W]).zip(&y.0[c..c + W]) {
+                *s += i64::from(*x) * i64::from(*y);
+            }
+        }
+        for (o, s) in out.0[c..c + W].iter_mut().zip(acc) {
+            *o = mont_reduce(s);
+        }
     }
 }
 

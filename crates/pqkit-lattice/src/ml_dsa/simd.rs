@@ -15,7 +15,7 @@ use super::poly::{
     INV_256_R2, IZ1, IZ1Q, IZ2, IZ2Q, IZ4, IZ4Q, Q, QINV, W, Z1, Z1Q, Z2, Z2Q, Z4, Z4Q, ZETAS,
 };
 use super::poly::{N, Words};
-use super::{Error, MU_SIZE, Params, RND_SIZE, SigningKey};
+use super::{Error, MU_SIZE, Mu, Params, RND_SIZE, SigningKey};
 use crate::simd::{avx2, avx2_kernel, on_path};
 
 on_path!(
@@ -38,7 +38,7 @@ on_path!(
 );
 on_path!(
     /// ML-DSA.Verify_internal (`super::verify_any`) compiled for `path`.
-    fn verify_on(p: &'static Params, pk: &[u8], mu: &[u8; MU_SIZE], sig: &[u8]) -> bool
+    fn verify_on(p: &'static Params, pk: &[u8], mu: Mu<'_>, sig: &[u8]) -> bool
         = super::verify_any
 );
 

@@ -102,6 +102,9 @@ fn same_as_fips204_on_every_path() {
                         assert!(sig == want_sig, "{id}: signature");
                     }
                     assert!(verify_mu(p, &want_pk, &mu, &want_sig), "{id}: verify");
+                    // M′ given: tr on the lanes, μ from it.
+                    let m_prime: [&[u8]; 3] = [&[0, ctx.len() as u8], ctx, msg];
+                    assert!(verify(p, &want_pk, &m_prime, &want_sig), "{id}: verify M′");
                     // A flipped bit anywhere: both refuse, or (a hint byte that decodes to the
                     // same hints cannot exist, nor a z bit that is ignored) both accept.
                     let mut bad = want_sig.clone();
@@ -116,6 +119,17 @@ fn same_as_fips204_on_every_path() {
                         !verify_mu(p, &want_pk, &mu, &bad),
                         "{id}: flipped bit at {at}"
                     );
+                    assert!(
+                        !verify(p, &want_pk, &m_prime, &bad),
+                        "{id}: flipped bit at {at}, M′"
+                    );
+                    // Another message, or another key.
+                    let other: [&[u8]; 3] = [&[0, ctx.len() as u8], ctx, b"another message"];
+                    assert!(!verify(p, &want_pk, &other, &want_sig), "{id}: other M′");
+                    let mut bad_pk = want_pk.clone();
+                    let flip = at % bad_pk.len();
+                    bad_pk[flip] ^= 1;
+                    assert!(!verify(p, &bad_pk, &m_prime, &want_sig), "{id}: other key");
                 })
                 .expect("supported path");
             }
@@ -232,6 +246,8 @@ fn wrong_lengths_are_refused() {
             assert!(sign_internal(&key, &mu, &[0; 32], &mut w).is_err());
             assert!(!verify_mu(p, &v, &mu, &sig));
             assert!(!verify_mu(p, key.verifying_key(), &mu, &v));
+            assert!(!verify(p, &v, &[b"M"], &sig));
+            assert!(!verify(p, key.verifying_key(), &[b"M"], &v));
         }
     }
 }
