@@ -38,6 +38,15 @@ use super::avx2::{RC, RHO, pi_source};
 /// # Panics
 /// When the CPU lacks AVX-512F (the dispatch only calls this on a CPU that has it).
 pub(super) fn permute8(states: &mut [[u64; 25]; 8]) {
+    permute8_each(&mut states.each_mut());
+}
+
+/// [`permute8`] on 8 states wherever they are (the streams a caller picked out of a larger
+/// set, permuted without gathering them first).
+///
+/// # Panics
+/// When the CPU lacks AVX-512F (the dispatch only calls this on a CPU that has it).
+pub(super) fn permute8_each(states: &mut [&mut [u64; 25]; 8]) {
     assert!(
         std::arch::is_x86_feature_detected!("avx512f"),
         "permute8 needs AVX-512F"
@@ -51,8 +60,8 @@ pub(super) fn permute8(states: &mut [[u64; 25]; 8]) {
 const UNROLL: usize = 4;
 
 #[target_feature(enable = "avx512f")]
-fn permute8_avx512(states: &mut [[u64; 25]; 8]) {
-    let mut a = load(states);
+fn permute8_avx512(states: &mut [&mut [u64; 25]; 8]) {
+    let mut a = load(&states.each_ref().map(|s| &**s));
     rounds(&mut a);
     store(states, &a);
 }
@@ -117,7 +126,7 @@ fn store512(p: &mut [u64; 8], v: __m512i) {
 fn chains8_avx512(g: &ChainGroup<'_, 8>, values: &mut [[u8; 32]; 8]) {
     let (vl, sl, words) = (g.value_at / 8, g.step_at / 8, g.n / 8);
     // The next step's states: the templates with the values in their lanes (j added per step).
-    let mut next = load(g.templates);
+    let mut next = load(&g.templates.each_ref());
     for k in 0..words {
         let lanes = values.map(|v| u64::from_le_bytes(v[8 * k..8 * k + 8].try_into().expect("8")));
         next[vl + k] = load512(&lanes);
@@ -202,17 +211,17 @@ fn store128(p: &mut [u64; 2], v: __m128i) {
 /// Lanes `j, j + 1` of states `s, s + 2, s + 4, s + 6`, in that order.
 #[target_feature(enable = "avx512f")]
 #[inline]
-fn load_rows(states: &[[u64; 25]; 8], s: usize, j: usize) -> __m512i {
-    let v = _mm512_zextsi128_si512(load128(pair(&states[s], j)));
-    let v = _mm512_mask_broadcast_i32x4(v, 0x00F0, load128(pair(&states[s + 2], j)));
-    let v = _mm512_mask_broadcast_i32x4(v, 0x0F00, load128(pair(&states[s + 4], j)));
-    _mm512_mask_broadcast_i32x4(v, 0xF000, load128(pair(&states[s + 6], j)))
+fn load_rows(states: &[&[u64; 25]; 8], s: usize, j: usize) -> __m512i {
+    let v = _mm512_zextsi128_si512(load128(pair(states[s], j)));
+    let v = _mm512_mask_broadcast_i32x4(v, 0x00F0, load128(pair(states[s + 2], j)));
+    let v = _mm512_mask_broadcast_i32x4(v, 0x0F00, load128(pair(states[s + 4], j)));
+    _mm512_mask_broadcast_i32x4(v, 0xF000, load128(pair(states[s + 6], j)))
 }
 
 /// Lanes `j` and `j + 1` of states 0‥7: a 2×8 slice of the 8×8 transpose.
 #[target_feature(enable = "avx512f")]
 #[inline]
-fn load_pair(states: &[[u64; 25]; 8], j: usize) -> (__m512i, __m512i) {
+fn load_pair(states: &[&[u64; 25]; 8], j: usize) -> (__m512i, __m512i) {
     let (even, odd) = (load_rows(states, 0, j), load_rows(states, 1, j));
     (
         _mm512_unpacklo_epi64(even, odd),
@@ -223,7 +232,7 @@ fn load_pair(states: &[[u64; 25]; 8], j: usize) -> (__m512i, __m512i) {
 /// Transposes the states in: value `i` holds lane `i` of states 0‥7.
 #[target_feature(enable = "avx512f")]
 #[inline]
-fn load(states: &[[u64; 25]; 8]) -> [__m512i; 25] {
+fn load(states: &[&[u64; 25]; 8]) -> [__m512i; 25] {
     let (a0, a1) = load_pair(states, 0);
     let (a2, a3) = load_pair(states, 2);
     let (a4, a5) = load_pair(states, 4);
@@ -248,20 +257,20 @@ fn load(states: &[[u64; 25]; 8]) -> [__m512i; 25] {
 /// [`load_pair`].
 #[target_feature(enable = "avx512f")]
 #[inline]
-fn store_pair(states: &mut [[u64; 25]; 8], j: usize, lo: __m512i, hi: __m512i) {
+fn store_pair(states: &mut [&mut [u64; 25]; 8], j: usize, lo: __m512i, hi: __m512i) {
     let rows = [_mm512_unpacklo_epi64(lo, hi), _mm512_unpackhi_epi64(lo, hi)];
     for (s, rows) in rows.into_iter().enumerate() {
-        store128(pair_mut(&mut states[s], j), _mm512_castsi512_si128(rows));
+        store128(pair_mut(states[s], j), _mm512_castsi512_si128(rows));
         store128(
-            pair_mut(&mut states[s + 2], j),
+            pair_mut(states[s + 2], j),
             _mm512_extracti32x4_epi32::<1>(rows),
         );
         store128(
-            pair_mut(&mut states[s + 4], j),
+            pair_mut(states[s + 4], j),
             _mm512_extracti32x4_epi32::<2>(rows),
         );
         store128(
-            pair_mut(&mut states[s + 6], j),
+            pair_mut(states[s + 6], j),
             _mm512_extracti32x4_epi32::<3>(rows),
         );
     }
@@ -270,7 +279,7 @@ fn store_pair(states: &mut [[u64; 25]; 8], j: usize, lo: __m512i, hi: __m512i) {
 /// Transposes the states out (the inverse of [`load`]).
 #[target_feature(enable = "avx512f")]
 #[inline]
-fn store(states: &mut [[u64; 25]; 8], a: &[__m512i; 25]) {
+fn store(states: &mut [&mut [u64; 25]; 8], a: &[__m512i; 25]) {
     for k in 0..12 {
         store_pair(states, 2 * k, a[2 * k], a[2 * k + 1]);
     }

@@ -26,6 +26,58 @@ pub(crate) fn permute_lanes(path: Path, states: &mut [[u64; 25]]) {
     lanes(path, states);
 }
 
+/// Applies Keccak-f\[1600\] to the states `picked` (indices in increasing order) of
+/// `states`, as many at a time as `path` allows: on the AVX-512 path 8 at a time where they
+/// are, without gathering them (the remainder, at most 4, gathered).
+pub(crate) fn permute_picked(path: Path, states: &mut [[u64; 25]], picked: &[usize]) {
+    debug_assert!(picked.windows(2).all(|w| w[0] < w[1]));
+    #[cfg(target_arch = "x86_64")]
+    if path == Path::Avx512 && picked.len() > 4 {
+        let mut picked = picked;
+        let mut rest = &mut states[..];
+        let mut offset = 0;
+        while picked.len() > 4 {
+            let take = picked.len().min(8);
+            // Fewer than 8 (the last call): states of no stream fill the lanes.
+            let mut pad = [[0u64; 25]; 7];
+            let mut refs: Vec<&mut [u64; 25]> = Vec::with_capacity(8);
+            crate::stats::keccak(take);
+            for &i in &picked[..take] {
+                let (_, tail) = core::mem::take(&mut rest).split_at_mut(i - offset);
+                let (first, tail) = tail.split_first_mut().expect("an index in range");
+                refs.push(first);
+                rest = tail;
+                offset = i + 1;
+            }
+            refs.extend(pad.iter_mut().take(8 - take));
+            let mut each: [&mut [u64; 25]; 8] = refs.try_into().expect("8 states");
+            avx512::permute8_each(&mut each);
+            picked = &picked[take..];
+        }
+        if picked.is_empty() {
+            return;
+        }
+        // The rest, gathered (from what is left after the last state taken).
+        let mut gathered = [[0u64; 25]; 4];
+        let n = picked.len();
+        for (g, &i) in gathered.iter_mut().zip(picked) {
+            *g = rest[i - offset];
+        }
+        permute_lanes(Path::Avx2, &mut gathered[..n]);
+        for (g, &i) in gathered.iter().zip(picked) {
+            rest[i - offset] = *g;
+        }
+        crate::wipe(&mut gathered);
+        return;
+    }
+    let mut gathered: Vec<[u64; 25]> = picked.iter().map(|&i| states[i]).collect();
+    permute_lanes(path, &mut gathered);
+    for (g, &i) in gathered.iter().zip(picked) {
+        states[i] = *g;
+    }
+    crate::wipe(&mut gathered);
+}
+
 fn lanes(path: Path, states: &mut [[u64; 25]]) {
     match path {
         #[cfg(target_arch = "x86_64")]

@@ -3,7 +3,7 @@
 
 use sha3::digest::{ExtendableOutput, Update, XofReader};
 
-use super::{Shake, permute_lanes, permute_portable};
+use super::{Shake, permute_lanes, permute_picked, permute_portable};
 use crate::{ManyHash, Path};
 
 /// xorshift64: reproducible test data without a dependency.
@@ -78,6 +78,28 @@ fn permute_lanes_matches_portable() {
                 expected.iter_mut().for_each(permute_portable);
                 permute_lanes(path, &mut got);
                 assert_eq!(got, expected, "{path}, {n} lanes, application {twice}");
+            }
+        }
+    }
+}
+
+/// Picked states (every subset pattern of a stride, 0 to 20 of 24 states) are permuted
+/// where they are, the others left alone, on every path.
+#[test]
+fn permute_picked_matches_portable() {
+    let mut rng = Rng(0x2545_F491_4F6C_DD1D);
+    for path in paths() {
+        for stride in 1..=4 {
+            for n in 0..=20 {
+                let start: Vec<[u64; 25]> = (0..24).map(|_| rng.state()).collect();
+                let picked: Vec<usize> = (0..24).step_by(stride).take(n).collect();
+                let mut expected = start.clone();
+                for &i in &picked {
+                    permute_portable(&mut expected[i]);
+                }
+                let mut got = start;
+                permute_picked(path, &mut got, &picked);
+                assert_eq!(got, expected, "{path}, {picked:?}");
             }
         }
     }

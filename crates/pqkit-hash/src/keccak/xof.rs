@@ -3,7 +3,7 @@
 //! secret polynomial — are permuted on the path's Keccak lanes at once; and [`Sponge`], one
 //! stream of any length (FIPS 203's G, H and J), counted like the lanes.
 
-use super::{Shake, absorb, permute_lanes};
+use super::{Shake, absorb, permute_lanes, permute_picked};
 use crate::{Path, Wiped};
 
 /// One Keccak sponge (FIPS 202 §4) over an input of any length, with at most one rate of
@@ -88,14 +88,14 @@ pub struct XofLanes {
     path: Path,
     states: Wiped<[u64; 25]>,
     rates: Vec<usize>,
-    /// The states of one [`XofLanes::permute`] call, gathered.
-    scratch: Wiped<[u64; 25]>,
     /// Each stream's padded message blocks still to absorb: a range of `pending` (empty for
     /// [`XofLanes::push`]'s streams and once absorbed).
     rest: Vec<core::ops::Range<usize>>,
     /// Whether each stream has been permuted since its last block was absorbed.
     ready: Vec<bool>,
     pending: Wiped<u8>,
+    /// [`XofLanes::squeeze_with`]'s lists (kept for their room).
+    lists: [Vec<usize>; 3],
 }
 
 impl XofLanes {
@@ -106,10 +106,10 @@ impl XofLanes {
             path,
             states: Wiped::with_capacity(capacity),
             rates: Vec::with_capacity(capacity),
-            scratch: Wiped::with_capacity(capacity),
             rest: Vec::with_capacity(capacity),
             ready: Vec::with_capacity(capacity),
             pending: Wiped::with_capacity(0),
+            lists: core::array::from_fn(|_| Vec::with_capacity(capacity)),
         }
     }
 
@@ -144,14 +144,17 @@ impl XofLanes {
         self.states.len() - 1
     }
 
-    /// Adds a stream of `shake` over the concatenation of `parts`, of any length, returning
-    /// its index: the message padded (FIPS 202 §5.1, pad10*1 after SHAKE's suffix 1111) to
-    /// whole rate blocks, the first absorbed here and each next one after a permutation of
-    /// the stream (FIPS 202 Algorithm 8, steps 5–6, spread over the permutations it shares
-    /// with the other streams). Ready to squeeze after as many permutations as blocks.
-    pub fn push_long(&mut self, shake: Shake, parts: &[&[u8]]) -> usize {
+    /// Adds a stream of `sponge` (SHAKE, or SHA3 for its digest) over the concatenation of
+    /// `parts`, of any length, returning its index: the message padded (FIPS 202 §5.1,
+    /// pad10*1 after the function's domain bits, §6.1–6.2) to whole rate blocks, the first
+    /// absorbed here and each next one after a permutation of the stream (FIPS 202 Algorithm
+    /// 8, steps 5–6, spread over the permutations it shares with the other streams). Ready to
+    /// squeeze after as many permutations as blocks; a SHA3 digest is the first bytes of the
+    /// first block.
+    pub fn push_long(&mut self, sponge: Sponge, parts: &[&[u8]]) -> usize {
+        let rate = sponge.rate();
         let len: usize = parts.iter().map(|p| p.len()).sum();
-        let padded = (len / shake.rate + 1) * shake.rate;
+        let padded = (len / rate + 1) * rate;
         let start = self.pending.len();
         // `Wiped` wipes only its current buffer, so the buffer never grows in place (a
         // reallocation would leave an unwiped copy): a new one when it is too small (the old
@@ -165,13 +168,13 @@ impl XofLanes {
             self.pending.extend_from_slice(p);
         }
         self.pending.resize(start + padded, 0);
-        self.pending[start + len] ^= 0x1F;
+        self.pending[start + len] ^= sponge.domain();
         self.pending[start + padded - 1] ^= 0x80;
         let mut state = [0u64; 25];
-        absorb(&mut state, &self.pending[start..start + shake.rate]);
+        absorb(&mut state, &self.pending[start..start + rate]);
         self.states.push(state);
-        self.rates.push(shake.rate);
-        self.rest.push(start + shake.rate..start + padded);
+        self.rates.push(rate);
+        self.rest.push(start + rate..start + padded);
         self.ready.push(false);
         crate::wipe(&mut state);
         self.states.len() - 1
@@ -185,6 +188,47 @@ impl XofLanes {
             Path::Avx2 if cfg!(target_arch = "x86_64") => 4,
             _ => 1,
         }
+    }
+
+    /// Squeezes every stream until `take(self, lane)` has returned true (the stream's consumer
+    /// has all it needs) for each: `take` gets each ready stream's block once per permutation
+    /// of the stream, from the first ([`XofLanes::permute_all`], here). Each round permutes
+    /// the streams that need another block, together — but while a stream still absorbs a
+    /// long message ([`XofLanes::push_long`]), only as many others beside it as fill the lanes
+    /// of its kernel calls ([`XofLanes::width`]), those waiting longest first: its blocks set
+    /// the number of rounds anyway, and the others spread over them instead of leaving it to
+    /// run alone.
+    pub fn squeeze_with(&mut self, mut take: impl FnMut(&Self, usize) -> bool) {
+        let width = self.width();
+        let [mut fresh, mut waiting, mut batch] = core::mem::take(&mut self.lists);
+        fresh.clear();
+        fresh.extend(0..self.states.len());
+        waiting.clear();
+        self.permute_all();
+        loop {
+            batch.clear();
+            for &l in &fresh {
+                if !self.ready[l] {
+                    batch.push(l);
+                } else if !take(self, l) {
+                    waiting.push(l);
+                }
+            }
+            if batch.is_empty() && waiting.is_empty() {
+                break;
+            }
+            let others = if batch.is_empty() {
+                waiting.len()
+            } else {
+                (batch.len().div_ceil(width) * width - batch.len()).min(waiting.len())
+            };
+            batch.extend(waiting.drain(..others));
+            // In order: a run of consecutive streams is permuted where it is.
+            batch.sort_unstable();
+            self.permute(&batch);
+            core::mem::swap(&mut fresh, &mut batch);
+        }
+        self.lists = [fresh, waiting, batch];
     }
 
     /// Whether stream `lane`'s current block can be read: its whole message absorbed and
@@ -253,13 +297,12 @@ impl XofLanes {
             && first + lanes.len() <= self.states.len()
         {
             permute_lanes(self.path, &mut self.states[first..first + lanes.len()]);
+        } else if lanes.windows(2).all(|w| w[0] < w[1]) {
+            permute_picked(self.path, &mut self.states, lanes);
         } else {
-            self.scratch.clear();
-            self.scratch.extend(lanes.iter().map(|&l| self.states[l]));
-            permute_lanes(self.path, &mut self.scratch);
-            for (&l, s) in lanes.iter().zip(self.scratch.iter()) {
-                self.states[l] = *s;
-            }
+            let mut sorted = lanes.to_vec();
+            sorted.sort_unstable();
+            permute_picked(self.path, &mut self.states, &sorted);
         }
         for &l in lanes {
             self.permuted(l);
@@ -396,7 +439,7 @@ mod tests {
             for round in 0..2 {
                 let mut x = XofLanes::new(path, 8);
                 if round == 1 {
-                    x.push_long(Shake::SHAKE256, &[&[1u8; 500]]);
+                    x.push_long(Sponge::Shake256, &[&[1u8; 500]]);
                     x.permute_all();
                     x.clear();
                 }
@@ -419,7 +462,12 @@ mod tests {
                 for (shake, m, long) in &cases {
                     let (a, b) = m.split_at(m.len() / 3);
                     if *long {
-                        x.push_long(*shake, &[a, b]);
+                        let sponge = if shake.rate == 168 {
+                            Sponge::Shake128
+                        } else {
+                            Sponge::Shake256
+                        };
+                        x.push_long(sponge, &[a, b]);
                     } else {
                         x.push(*shake, &[a, b]);
                     }
@@ -445,6 +493,43 @@ mod tests {
                     assert_eq!(got[i].len(), (7 - blocks) * shake.rate, "{path} stream {i}");
                     assert_eq!(got[i], oracle(*shake, m, got[i].len()), "{path} stream {i}");
                 }
+            }
+            // SHA3-256 and SHA3-512 digests, squeezed with `squeeze_with` beside a SHAKE128
+            // stream, against the sha3 crate.
+            use sha3::Digest;
+            for len in [0usize, 71, 72, 135, 136, 137, 1184, 1568] {
+                let m: Vec<u8> = (0..len).map(|j| (j * 13).to_le_bytes()[0]).collect();
+                let mut x = XofLanes::new(path, 3);
+                x.push(Shake::SHAKE128, &[b"beside"]);
+                x.push_long(Sponge::Sha3_256, &[&m]);
+                x.push_long(Sponge::Sha3_512, &[&m]);
+                let (mut d256, mut d512) = ([0u8; 32], [0u8; 64]);
+                let mut shake_blocks = 0;
+                x.squeeze_with(|x, l| match l {
+                    0 => {
+                        shake_blocks += 1;
+                        shake_blocks == 12
+                    }
+                    1 => {
+                        x.block(l, &mut d256);
+                        true
+                    }
+                    _ => {
+                        x.block(l, &mut d512);
+                        true
+                    }
+                });
+                assert_eq!(shake_blocks, 12, "{path}, {len} bytes");
+                assert_eq!(
+                    d256[..],
+                    sha3::Sha3_256::digest(&m)[..],
+                    "{path}, {len} bytes"
+                );
+                assert_eq!(
+                    d512[..],
+                    sha3::Sha3_512::digest(&m)[..],
+                    "{path}, {len} bytes"
+                );
             }
         }
     }

@@ -298,52 +298,11 @@ impl Sampler<'_> {
 }
 
 /// Squeezes every stream of `x` into its sampler (`s[i]` consumes stream i) until each has
-/// what it needs. Each round permutes the streams that need another block, together — but
-/// while a stream still absorbs a long message ([`XofLanes::push_long`]), only as many others
-/// beside it as fill the lanes of its kernel calls, oldest first: its blocks set the number of
-/// rounds anyway, and the others spread over them instead of leaving it to run alone.
+/// what it needs ([`XofLanes::squeeze_with`]).
 #[inline(always)]
 fn squeeze(path: pqkit_hash::Path, x: &mut XofLanes, s: &mut [Sampler<'_>]) {
-    const MAX: usize = K_MAX * L_MAX + K_MAX + L_MAX;
     let mut block = Cleared([0u8; 168]);
-    let width = x.width();
-    // The streams permuted last (to read), those waiting for a permutation (oldest first),
-    // and the next round's.
-    let mut fresh = [0usize; MAX];
-    let mut n_fresh = s.len();
-    fresh.iter_mut().enumerate().for_each(|(i, a)| *a = i);
-    let mut waiting = [0usize; MAX];
-    let mut n_wait = 0;
-    let mut batch = [0usize; MAX];
-    x.permute_all();
-    loop {
-        let mut n_batch = 0;
-        for &l in &fresh[..n_fresh] {
-            if !x.ready(l) {
-                batch[n_batch] = l;
-                n_batch += 1;
-            } else if !s[l].take(x, l, &mut block, path) {
-                waiting[n_wait] = l;
-                n_wait += 1;
-            }
-        }
-        if n_batch + n_wait == 0 {
-            return;
-        }
-        let others = if n_batch == 0 {
-            n_wait
-        } else {
-            (n_batch.div_ceil(width) * width - n_batch).min(n_wait)
-        };
-        batch[n_batch..n_batch + others].copy_from_slice(&waiting[..others]);
-        n_batch += others;
-        waiting.copy_within(others..n_wait, 0);
-        n_wait -= others;
-        // In order: a run of consecutive streams is permuted where it is.
-        batch[..n_batch].sort_unstable();
-        x.permute(&batch[..n_batch]);
-        (fresh, n_fresh) = (batch, n_batch);
-    }
+    x.squeeze_with(|x, l| s[l].take(x, l, &mut block, path));
 }
 
 /// Pushes ExpandA's streams (FIPS 204 Algorithm 32): Â[r, s] from SHAKE128(ρ ‖ s ‖ r), row
@@ -871,7 +830,7 @@ fn sign_any(
                 next,
                 &mut s,
             );
-            x.push_long(Shake::SHAKE256, &[mu, &w1_bytes[..k * w1_size]]);
+            x.push_long(Sponge::Shake256, &[mu, &w1_bytes[..k * w1_size]]);
             s.push(Sampler::Bytes {
                 out: c_tilde,
                 got: 0,
@@ -986,7 +945,7 @@ fn verify_any(
     let mut s = expand_a(p, &mut x, rho, &mut a);
     sample_in_ball(p, &mut x, c_tilde, &mut c, &mut s);
     if let Mu::FromMessage(_) = mu {
-        x.push_long(Shake::SHAKE256, &[pk]);
+        x.push_long(Sponge::Shake256, &[pk]);
         s.push(Sampler::Bytes {
             out: &mut tr,
             got: 0,

@@ -135,19 +135,20 @@ fn g(parts: &[&[u8]]) -> Zeroizing<[u8; 64]> {
     out
 }
 
-/// J(s) = SHAKE256(s, 8·32) (FIPS 203 §4.1, (4.4)).
-fn j(z: &[u8], c: &[u8]) -> Zeroizing<[u8; 32]> {
-    let mut out = Zeroizing::new([0u8; 32]);
-    Sponge::Shake256.hash(&[z, c], &mut out[..]);
-    out
-}
-
-/// Squeezes every stream of `x`: the first `a.len()` are SampleNTT's XOF (FIPS 203
-/// Algorithm 7) filling `a`; the next `cbd.len()` are PRF_η (FIPS 203 (4.3), 64·η bytes)
-/// sampled by SamplePolyCBD_η (Algorithm 8) into `cbd[i]`, η = `etas[i]`. Rounds permute only
-/// the streams that still need bytes, together.
+/// Squeezes every stream of `x` ([`XofLanes::squeeze_with`]): the first `a.len()` are
+/// SampleNTT's XOF (FIPS 203 Algorithm 7) filling `a`; the next `cbd.len()` are PRF_η (FIPS
+/// 203 (4.3), 64·η bytes) sampled by SamplePolyCBD_η (Algorithm 8) into `cbd[i]`, η =
+/// `etas[i]`; and with `digest`, the last is a long message's hash (H or J, pushed with
+/// [`XofLanes::push_long`]), whose first 32 bytes go there.
 #[inline(always)]
-fn sample(path: Path, x: &mut XofLanes, a: &mut [Poly], cbd: &mut [Poly], etas: &[usize]) {
+fn sample(
+    path: Path,
+    x: &mut XofLanes,
+    a: &mut [Poly],
+    cbd: &mut [Poly],
+    etas: &[usize],
+    mut digest: Option<&mut [u8; 32]>,
+) {
     const RATE_256: usize = 136;
     let m = a.len();
     let mut filled = [0usize; K_MAX * K_MAX];
@@ -155,41 +156,26 @@ fn sample(path: Path, x: &mut XofLanes, a: &mut [Poly], cbd: &mut [Poly], etas: 
     // PRF outputs: at most 192 bytes (η = 3), two SHAKE256 blocks.
     let mut prf = Cleared([[0u8; 2 * RATE_256]; 2 * K_MAX + 1]);
     let mut got = [0usize; 2 * K_MAX + 1];
-    // The streams permuted last round (to read) and those that need another block.
-    let mut active = [0usize; K_MAX * K_MAX + 2 * K_MAX + 1];
-    let mut n_active = m + cbd.len();
-    active.iter_mut().enumerate().for_each(|(i, a)| *a = i);
-    let mut next = [0usize; K_MAX * K_MAX + 2 * K_MAX + 1];
-    x.permute_all();
-    loop {
-        let mut n_next = 0;
-        for &l in &active[..n_active] {
-            if l < m {
-                // Read in place: the kernel loads 32 bytes at once.
-                let block = x.block_words(l).try_into().unwrap_or(&[0; 21]);
-                filled[l] = poly::rej_uniform(&mut rejected[l], filled[l], block, path);
-                if filled[l] < N {
-                    next[n_next] = l;
-                    n_next += 1;
-                }
-            } else {
-                let i = l - m;
-                let need = 64 * etas[i];
-                let take = (need - got[i]).min(RATE_256);
-                x.block(l, &mut prf[i][got[i]..got[i] + take]);
-                got[i] += take;
-                if got[i] < need {
-                    next[n_next] = l;
-                    n_next += 1;
-                }
+    x.squeeze_with(|x, l| {
+        if l < m {
+            // Read in place: the kernel loads 32 bytes at once.
+            let block = x.block_words(l).try_into().unwrap_or(&[0; 21]);
+            filled[l] = poly::rej_uniform(&mut rejected[l], filled[l], block, path);
+            filled[l] >= N
+        } else if l < m + etas.len() {
+            let i = l - m;
+            let need = 64 * etas[i];
+            let take = (need - got[i]).min(RATE_256);
+            x.block(l, &mut prf[i][got[i]..got[i] + take]);
+            got[i] += take;
+            got[i] == need
+        } else {
+            if let Some(d) = digest.as_deref_mut() {
+                x.block(l, d);
             }
+            true
         }
-        if n_next == 0 {
-            break;
-        }
-        x.permute(&next[..n_next]);
-        (active, n_active) = (next, n_next);
-    }
+    });
     for (a, buf) in a.iter_mut().zip(&rejected) {
         poly::from_rejected(buf, a, path);
     }
@@ -249,6 +235,7 @@ fn k_pke_key_gen(p: &Params, path: Path, d: &[u8; 32], ek: &mut [u8], dk: &mut [
         &mut a[..k * k],
         &mut se[..2 * k],
         &[p.eta1; 2 * K_MAX][..2 * k],
+        None,
     );
     drop(x);
     // Lines 16–17: ŝ ← NTT(s), ê ← NTT(e).
@@ -272,39 +259,62 @@ fn k_pke_key_gen(p: &Params, path: Path, d: &[u8; 32], ek: &mut [u8], dk: &mut [
     ek[384 * k..].copy_from_slice(rho);
 }
 
-/// K-PKE.Encrypt(ek, m, r) (FIPS 203 Algorithm 14): writes the ciphertext c.
+/// What K-PKE.Encrypt samples (FIPS 203 Algorithm 14): Âᵀ (k² polynomials) and y, e₁, e₂
+/// (2k + 1).
+struct Sampled {
+    at: [Poly; K_MAX * K_MAX],
+    ye: Cleared<[Poly; 2 * K_MAX + 1]>,
+}
+
+impl Sampled {
+    fn new() -> Self {
+        Self {
+            at: [Poly::ZERO; K_MAX * K_MAX],
+            ye: Cleared([Poly::ZERO; 2 * K_MAX + 1]),
+        }
+    }
+}
+
+/// Pushes K-PKE.Encrypt's Âᵀ streams (FIPS 203 Algorithm 14 lines 4–8: Â[i, j] ←
+/// SampleNTT(ρ ‖ j ‖ i); stream (i, j) here is Âᵀ[i, j] = Â[j, i]) from ek's ρ.
+fn push_matrix(p: &Params, x: &mut XofLanes, ek: &[u8]) {
+    let rho = &ek[384 * p.k..];
+    for i in 0..p.k {
+        for jj in 0..p.k {
+            x.push(Shake::SHAKE128, &[rho, &[i as u8, jj as u8]]);
+        }
+    }
+}
+
+/// Pushes K-PKE.Encrypt's y, e₁, e₂ streams (FIPS 203 Algorithm 14 lines 9–17: PRF(r, N),
+/// N = 0 … 2k) and returns their η.
+fn push_noise(p: &Params, x: &mut XofLanes, r: &[u8]) -> [usize; 2 * K_MAX + 1] {
+    for n in 0..=2 * p.k {
+        x.push(Shake::SHAKE256, &[r, &[n as u8]]);
+    }
+    let mut etas = [p.eta2; 2 * K_MAX + 1];
+    etas[..p.k].fill(p.eta1);
+    etas
+}
+
+/// K-PKE.Encrypt(ek, m, r) (FIPS 203 Algorithm 14) from line 2, with its sampling (lines
+/// 4–17) done by the caller: writes the ciphertext c.
 #[inline(always)]
-fn k_pke_encrypt(p: &Params, path: Path, ek: &[u8], m: &[u8; 32], r: &[u8], c: &mut [u8]) {
+fn k_pke_encrypt(
+    p: &Params,
+    path: Path,
+    ek: &[u8],
+    m: &[u8; 32],
+    sampled: &mut Sampled,
+    c: &mut [u8],
+) {
     let k = p.k;
-    // Lines 2–3: t̂ ← ByteDecode₁₂(ek[0 : 384k]), ρ ← ek[384k : 384k + 32].
+    // Lines 2–3: t̂ ← ByteDecode₁₂(ek[0 : 384k]) (ρ went to the sampling).
     let mut t = [Poly::ZERO; K_MAX];
     for (i, ti) in t[..k].iter_mut().enumerate() {
         poly::decode12_ntt(&ek[384 * i..384 * (i + 1)], ti, path);
     }
-    let rho = &ek[384 * k..];
-    let mut x = XofLanes::new(path, k * k + 2 * k + 1);
-    // Lines 4–8: Â[i, j] ← SampleNTT(ρ ‖ j ‖ i); stream (i, j) here is Âᵀ[i, j] = Â[j, i].
-    for i in 0..k {
-        for jj in 0..k {
-            x.push(Shake::SHAKE128, &[rho, &[i as u8, jj as u8]]);
-        }
-    }
-    // Lines 9–17: y, e₁, e₂ from PRF(r, N), N = 0 … 2k.
-    for n in 0..=2 * k {
-        x.push(Shake::SHAKE256, &[r, &[n as u8]]);
-    }
-    let mut at = [Poly::ZERO; K_MAX * K_MAX];
-    let mut ye = Cleared([Poly::ZERO; 2 * K_MAX + 1]);
-    let mut etas = [p.eta2; 2 * K_MAX + 1];
-    etas[..k].fill(p.eta1);
-    sample(
-        path,
-        &mut x,
-        &mut at[..k * k],
-        &mut ye[..2 * k + 1],
-        &etas[..2 * k + 1],
-    );
-    drop(x);
+    let Sampled { at, ye } = sampled;
     let (y, e) = ye.split_at_mut(k);
     // Line 18: ŷ ← NTT(y).
     for v in y[..k].iter_mut() {
@@ -387,10 +397,26 @@ fn encaps_any(
     m: &[u8; 32],
     c: &mut [u8],
 ) -> Zeroizing<[u8; 32]> {
-    // Line 1: (K, r) ← G(m ‖ H(ek)).
+    let k = p.k;
+    // Line 1: (K, r) ← G(m ‖ H(ek)). (H(ek) on the lanes beside the Âᵀ streams, then the
+    // noise streams of r in a second set, measured no faster: the second set costs what
+    // H(ek)'s lone permutations did.)
     let kr = g(&[m, &h(&[ek])]);
-    // Line 2: c ← K-PKE.Encrypt(ek, m, r).
-    k_pke_encrypt(p, path, ek, m, &kr[32..], c);
+    // Line 2: c ← K-PKE.Encrypt(ek, m, r), its streams together.
+    let mut sampled = Sampled::new();
+    let mut x = XofLanes::new(path, k * k + 2 * k + 1);
+    push_matrix(p, &mut x, ek);
+    let etas = push_noise(p, &mut x, &kr[32..]);
+    sample(
+        path,
+        &mut x,
+        &mut sampled.at[..k * k],
+        &mut sampled.ye[..2 * k + 1],
+        &etas[..2 * k + 1],
+        None,
+    );
+    drop(x);
+    k_pke_encrypt(p, path, ek, m, &mut sampled, c);
     let mut key = Zeroizing::new([0u8; 32]);
     key.copy_from_slice(&kr[..32]);
     key
@@ -406,13 +432,28 @@ fn decaps_any(path: Path, p: &Params, dk: &[u8], c: &[u8]) -> Zeroizing<[u8; 32]
     let (hh, z) = rest.split_at(32);
     // Line 5: m′ ← K-PKE.Decrypt(dk_PKE, c).
     let m = k_pke_decrypt(p, path, dk_pke, c);
-    // Line 6: (K′, r′) ← G(m′ ‖ h); line 7: K̄ ← J(z ‖ c).
+    // Line 6: (K′, r′) ← G(m′ ‖ h); line 7: K̄ ← J(z ‖ c), absorbed on the lanes beside
+    // line 8's sampling.
     let kr = g(&[&m[..], hh]);
-    let reject = j(z, c);
+    let mut reject = Zeroizing::new([0u8; 32]);
+    let mut sampled = Sampled::new();
+    let mut x = XofLanes::new(path, k * k + 2 * k + 2);
+    push_matrix(p, &mut x, ek);
+    let etas = push_noise(p, &mut x, &kr[32..]);
+    x.push_long(Sponge::Shake256, &[z, c]);
+    sample(
+        path,
+        &mut x,
+        &mut sampled.at[..k * k],
+        &mut sampled.ye[..2 * k + 1],
+        &etas[..2 * k + 1],
+        Some(&mut reject),
+    );
+    drop(x);
     // Line 8: c′ ← K-PKE.Encrypt(ek_PKE, m′, r′).
     let mut c2 = Cleared([0u8; 1568]);
     let c2 = &mut c2[..c.len()];
-    k_pke_encrypt(p, path, ek, &m, &kr[32..], c2);
+    k_pke_encrypt(p, path, ek, &m, &mut sampled, c2);
     // Lines 9–11: K′ unless c ≠ c′, then K̄ — compared over the whole ciphertext and
     // selected in constant time.
     // The mask is all ones when c = c′ (subtle's `Choice` keeps the compiler from turning
