@@ -86,7 +86,16 @@ fn lanes(path: Path, states: &mut [[u64; 25]]) {
             while states.len() > 4 {
                 let take = states.len().min(8);
                 let (s, rest) = states.split_at_mut(take);
-                in_chunk::<8>(s, avx512::permute8);
+                if let Ok(full) = <&mut [[u64; 25]; 8]>::try_from(&mut *s) {
+                    avx512::permute8(full);
+                } else {
+                    // 5 to 7 states, where they are; states of no stream fill the lanes.
+                    let mut pad = [[0u64; 25]; 3];
+                    let each: Vec<&mut [u64; 25]> =
+                        s.iter_mut().chain(pad.iter_mut()).take(8).collect();
+                    let mut each: [&mut [u64; 25]; 8] = each.try_into().expect("8 states");
+                    avx512::permute8_each(&mut each);
+                }
                 states = rest;
             }
             lanes(Path::Avx2, states);

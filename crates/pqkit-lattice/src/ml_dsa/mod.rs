@@ -236,9 +236,9 @@ impl Sampler<'_> {
         path: pqkit_hash::Path,
     ) -> bool {
         let rate = self.rate();
-        // RejNTTPoly reads the state in place (its kernels load 32 or 64 bytes at once); the
-        // others take a copy.
-        let block_bytes: &[u8] = if matches!(self, Self::Uniform { .. }) {
+        // RejNTTPoly reads the state in place (its kernels load 32 or 64 bytes at once), and
+        // a byte stream is copied straight to its output; the others take a copy of the block.
+        let block_bytes: &[u8] = if matches!(self, Self::Uniform { .. } | Self::Bytes { .. }) {
             &[]
         } else {
             x.block(lane, &mut block[..rate]);
@@ -257,7 +257,7 @@ impl Sampler<'_> {
             }
             Self::Bytes { out, got } => {
                 let take = (out.len() - *got).min(rate);
-                out[*got..*got + take].copy_from_slice(&block_bytes[..take]);
+                x.block(lane, &mut out[*got..*got + take]);
                 *got += take;
                 *got == out.len()
             }
@@ -616,11 +616,9 @@ struct Encoded {
 fn prepare(
     p: &'static Params,
     parts: Parts<'_>,
-    s1_hat: &[Poly],
+    s1_hat: Wiped<Poly>,
     Encoded { tr, sk, pk }: Encoded,
 ) -> SigningKey {
-    let mut s1 = Wiped::with_capacity(p.l);
-    s1.extend_from_slice(s1_hat);
     let mut key = Box::new(Cleared([0u8; 32]));
     key.copy_from_slice(parts.key);
     SigningKey {
@@ -628,7 +626,7 @@ fn prepare(
         key,
         tr,
         a: parts.a,
-        s1_hat: s1,
+        s1_hat,
         s2_t0_hat: OnceLock::new(),
         encoded: sk,
         verifying_key: pk,
@@ -647,10 +645,10 @@ fn key_gen_any(path: pqkit_hash::Path, p: &'static Params, xi: &[u8; 32]) -> Sig
     // Lines 3–4: Â ← ExpandA(ρ), (s₁, s₂) ← ExpandS(ρ′) (Algorithm 33: s₁[r] from
     // ρ′ ‖ r, s₂[r] from ρ′ ‖ r + ℓ, two bytes little-endian), all streams together.
     let mut a = vec![Poly::ZERO; k * l];
-    let mut s1s2 = Cleared([Poly::ZERO; L_MAX + K_MAX]);
+    let mut s1s2 = Wiped::filled(Poly::ZERO, l + k);
     let mut x = XofLanes::new(path, k * l + k + l);
     let mut s = expand_a(p, &mut x, rho, &mut a);
-    for (r, si) in s1s2[..l + k].iter_mut().enumerate() {
+    for (r, si) in s1s2.iter_mut().enumerate() {
         x.push(Shake::SHAKE256, &[rho_prime, &(r as u16).to_le_bytes()]);
         s.push(Sampler::Bounded {
             a: si,
@@ -664,12 +662,12 @@ fn key_gen_any(path: pqkit_hash::Path, p: &'static Params, xi: &[u8; 32]) -> Sig
     let parts = Parts {
         key,
         a,
-        s1s2: &s1s2[..l + k],
+        s1s2: &s1s2,
     };
     // Lines 5–9: t, (t₁, t₀), pk, tr.
-    let mut t0 = Cleared([Poly::ZERO; K_MAX]);
-    let mut s1_hat = Cleared([Poly::ZERO; L_MAX]);
-    let (pk, tr) = derive(path, p, rho, &parts, &mut s1_hat[..l], &mut t0[..k]);
+    let mut t0 = Wiped::filled(Poly::ZERO, k);
+    let mut s1_hat = Wiped::filled(Poly::ZERO, l);
+    let (pk, tr) = derive(path, p, rho, &parts, &mut s1_hat, &mut t0);
     // Line 10: sk ← skEncode(ρ, K, tr, s₁, s₂, t₀).
     let mut sk = Zeroizing::new(vec![0u8; p.signing_key_size()]);
     sk[..32].copy_from_slice(rho);
@@ -680,13 +678,10 @@ fn key_gen_any(path: pqkit_hash::Path, p: &'static Params, xi: &[u8; 32]) -> Sig
     for (si, out) in parts.s1s2.iter().zip(s_bytes.chunks_exact_mut(eb)) {
         pack_eta(p, si, out);
     }
-    for (ti, out) in t0[..k]
-        .iter()
-        .zip(t0_bytes.chunks_exact_mut(32 * D as usize))
-    {
+    for (ti, out) in t0.iter().zip(t0_bytes.chunks_exact_mut(32 * D as usize)) {
         pack_t0(ti, out);
     }
-    prepare(p, parts, &s1_hat[..l], Encoded { tr, sk, pk })
+    prepare(p, parts, s1_hat, Encoded { tr, sk, pk })
 }
 
 /// [`SigningKey::from_expanded`] on a path (the length checked).
@@ -732,8 +727,8 @@ fn from_expanded_any(
         s1s2: &s1s2[..k + l],
     };
     let mut t0_again = Cleared([Poly::ZERO; K_MAX]);
-    let mut s1_hat = Cleared([Poly::ZERO; L_MAX]);
-    let (pk, tr_again) = derive(path, p, rho, &parts, &mut s1_hat[..l], &mut t0_again[..k]);
+    let mut s1_hat = Wiped::filled(Poly::ZERO, l);
+    let (pk, tr_again) = derive(path, p, rho, &parts, &mut s1_hat, &mut t0_again[..k]);
     let mut diff = 0i32;
     for (x, y) in t0[..k].iter().zip(&t0_again[..k]) {
         for (a, b) in x.0.iter().zip(&y.0) {
@@ -750,7 +745,7 @@ fn from_expanded_any(
         sk: Zeroizing::new(sk.to_vec()),
         pk,
     };
-    Ok(prepare(p, parts, &s1_hat[..l], encoded))
+    Ok(prepare(p, parts, s1_hat, encoded))
 }
 
 /// ML-DSA.Sign_internal (FIPS 204 Algorithm 7) from line 7, with μ given: writes the
