@@ -1,7 +1,8 @@
 //! Everything in pqkit-lattice that needs `unsafe`: the choice of the instruction set the
 //! ML-KEM algorithms are compiled for ([`key_gen_on`], [`encaps_on`], [`decaps_on`]), and the
-//! kernels the compiler does not find by itself, in AVX2 — the 16 × 16 transposition of a
-//! polynomial's rows, and SampleNTT's rejection sampling 16 candidates at a time. Their
+//! kernels the compiler does not find by itself — the 16 × 16 transposition of a polynomial's
+//! rows (AVX2), and SampleNTT's rejection sampling, 16 candidates at a time (AVX2) or 32
+//! (AVX-512 with VBMI2's `vpcompressw`). Their
 //! portable twins are [`super::poly`]'s `transpose_portable` and `rej_uniform_portable`;
 //! tests prove each pair identical. A [`Path`] is a plain value, so each entry point checks
 //! the CPU itself before it runs a kernel.
@@ -22,12 +23,33 @@ avx2_kernel!(
     /// `poly::transpose_portable`).
     fn transpose(rows: &mut [[i16; 16]; 16]) -> () = transpose_avx2
 );
-avx2_kernel!(
-    /// SampleNTT's rejection over one block with the AVX2 kernel (the contract of
-    /// `poly::rej_uniform`).
-    fn rej_uniform(buf: &mut [i16; REJ_BUF], filled: usize, block: &crate::Words) -> usize
-        = rej_uniform_avx2
-);
+/// SampleNTT's rejection over one block (the contract of `poly::rej_uniform`) with the
+/// widest kernel `path` and the CPU allow — AVX-512 with VBMI and VBMI2 (32 candidates at a
+/// time) or AVX2 (16) — checked here, not trusted; `None`, nothing done, when neither may run.
+#[inline(always)]
+pub(crate) fn rej_uniform(
+    buf: &mut [i16; REJ_BUF],
+    filled: usize,
+    block: &crate::Words,
+    path: Path,
+) -> Option<usize> {
+    #[cfg(target_arch = "x86_64")]
+    {
+        if crate::simd::avx512(path)
+            && std::arch::is_x86_feature_detected!("avx512vbmi")
+            && std::arch::is_x86_feature_detected!("avx512vbmi2")
+        {
+            // SAFETY: the CPU has AVX-512F/BW, AVX2 (checked by `avx512`), VBMI and VBMI2.
+            return Some(unsafe { rej_uniform_avx512(buf, filled, block) });
+        }
+        if crate::simd::avx2(path) {
+            // SAFETY: the CPU has AVX2 (checked by `avx2`).
+            return Some(unsafe { rej_uniform_avx2(buf, filled, block) });
+        }
+    }
+    let _ = (buf, filled, block, path);
+    None
+}
 
 on_path!(
     /// ML-KEM.KeyGen_internal (`super::key_gen_any`) compiled for `path`.
@@ -60,7 +82,9 @@ use core::arch::x86_64::{
     _mm256_permute4x64_epi64, _mm256_set1_epi16, _mm256_setr_epi8, _mm256_setzero_si256,
     _mm256_shuffle_epi8, _mm256_srli_epi16, _mm256_storeu_si256, _mm256_unpackhi_epi16,
     _mm256_unpackhi_epi32, _mm256_unpackhi_epi64, _mm256_unpacklo_epi16, _mm256_unpacklo_epi32,
-    _mm256_unpacklo_epi64,
+    _mm256_unpacklo_epi64, _mm512_and_si512, _mm512_cmplt_epu16_mask, _mm512_loadu_si512,
+    _mm512_mask_blend_epi16, _mm512_maskz_compress_epi16, _mm512_maskz_loadu_epi8,
+    _mm512_permutexvar_epi8, _mm512_set1_epi16, _mm512_srli_epi16, _mm512_storeu_si512,
 };
 
 #[cfg(target_arch = "x86_64")]
@@ -148,6 +172,59 @@ const COMPACT: [[u8; 16]; 256] = {
     }
     t
 };
+
+/// SampleNTT's rejection (FIPS 203 Algorithm 7, lines 4–15) over one block of 168 bytes,
+/// 48 bytes (32 candidates) at a time: the twin of `poly::rej_uniform_portable`, with the
+/// same contract. Each 16-bit lane takes its two bytes (`vpermb`: bytes 3i, 3i + 1 for
+/// candidate 2i, 3i + 1, 3i + 2 for 2i + 1), keeps the low 12 bits (even lanes) or shifts
+/// out 4 (odd), is compared with q into a mask, and `vpcompressw` moves the kept lanes to the
+/// front (no table). Three groups, then the last 24 bytes (a masked load, 16 candidates).
+/// The block is read in place.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2,avx512f,avx512bw,avx512vbmi,avx512vbmi2")]
+fn rej_uniform_avx512(buf: &mut [i16; REJ_BUF], mut filled: usize, block: &crate::Words) -> usize {
+    if filled >= N {
+        return filled;
+    }
+    let spread: [u8; 64] = core::array::from_fn(|b| {
+        let lane = b / 2;
+        (3 * (lane / 2) + lane % 2 + b % 2) as u8
+    });
+    // SAFETY: `spread` is 64 readable bytes; the load is unaligned.
+    let spread = unsafe { _mm512_loadu_si512(spread.as_ptr().cast()) };
+    let low12 = _mm512_set1_epi16(0x0FFF);
+    let q = _mm512_set1_epi16(Q);
+    let bytes = block.as_ptr().cast::<u8>();
+    for (at, lanes) in [(0, u32::MAX), (48, u32::MAX), (96, u32::MAX), (144, 0xFFFF)] {
+        let raw = if at < 144 {
+            // SAFETY: bytes at‥at + 64 ≤ 160 of the block are readable; unaligned load.
+            unsafe { _mm512_loadu_si512(bytes.add(at).cast()) }
+        } else {
+            // SAFETY: the mask reads bytes 144‥168 of the block only.
+            unsafe { _mm512_maskz_loadu_epi8(0x00FF_FFFF, bytes.add(at).cast()) }
+        };
+        let v = _mm512_permutexvar_epi8(spread, raw);
+        let f = _mm512_mask_blend_epi16(
+            0xAAAA_AAAA,
+            _mm512_and_si512(v, low12),
+            _mm512_srli_epi16::<4>(v),
+        );
+        let keep = _mm512_cmplt_epu16_mask(f, q) & lanes;
+        // A block starts below 256 and each group adds at most 32, so before the last
+        // store filled ≤ 255 + 96: the 32 lanes stored fit in REJ_BUF (384).
+        debug_assert!(filled + 32 <= REJ_BUF);
+        let dst = &mut buf[filled..filled + 32];
+        // SAFETY: `dst` is 64 writable bytes; the store is unaligned.
+        unsafe {
+            _mm512_storeu_si512(
+                dst.as_mut_ptr().cast(),
+                _mm512_maskz_compress_epi16(keep, f),
+            );
+        }
+        filled += keep.count_ones() as usize;
+    }
+    filled
+}
 
 #[cfg(target_arch = "x86_64")]
 /// SampleNTT's rejection (FIPS 203 Algorithm 7, lines 4–15) over one block of 168 bytes,
