@@ -3,20 +3,22 @@
 //!
 //! The XOF streams of one operation are squeezed together on pqkit-hash's Keccak lanes
 //! ([`XofLanes`]): key generation's k·ℓ RejNTTPoly streams of Â and k + ℓ RejBoundedPoly
-//! streams of s₁ and s₂; verification's k·ℓ streams of Â with SampleInBall's stream of c̃;
-//! signing's ℓ ExpandMask streams of y. The arithmetic ([`poly`]) is compiled three times —
-//! for AVX-512, AVX2 and portable — and the copy run follows the hash path
-//! ([`pqkit_hash::dispatch::current`]).
+//! streams of s₁ and s₂; verification's k·ℓ streams of Â with SampleInBall's stream of c̃
+//! and, given M′, tr = H(pk)'s blocks; signing's ℓ ExpandMask streams of y, each attempt's
+//! with the previous attempt's c̃ = H(μ ‖ w1Encode(w₁)). The arithmetic ([`poly`]) is
+//! compiled three times — for AVX-512, AVX2 and portable — and the copy run follows the hash
+//! path ([`pqkit_hash::dispatch::current`]).
 //!
-//! A [`SigningKey`] keeps what every signature needs in the NTT domain — Â (public, from ρ),
-//! ŝ₁, ŝ₂ and t̂₀ — so that signing starts at FIPS 204 Algorithm 7 line 7. Loading an
-//! expanded key recomputes t from ρ, s₁ and s₂ and refuses the key unless its t₀ and tr
-//! match (FIPS 204 §7.2's skDecode checks nothing; a damaged t₀ would make signatures that do
-//! not verify).
+//! A [`SigningKey`] keeps what every signature needs in the NTT domain — Â (public, from ρ)
+//! and ŝ₁, then ŝ₂ and t̂₀ from its first signature on — so that signing starts at FIPS 204
+//! Algorithm 7 line 7. Loading an expanded key recomputes t from ρ, s₁ and s₂ and refuses the
+//! key unless its t₀ and tr match (FIPS 204 §7.2's skDecode checks nothing; a damaged t₀
+//! would make signatures that do not verify).
 //!
-//! μ (Algorithm 2 lines 5–10, Algorithm 7 line 6) is the caller's: pqkit-core's signing keys
-//! format M′ — pure, HashML-DSA or external μ — and hash it. The functions that take ξ or
-//! `rnd` as an argument are in [`hazmat`].
+//! μ for signing (Algorithm 2 lines 5–10, Algorithm 7 line 6) is the caller's: pqkit-core's
+//! signing keys format M′ — pure, HashML-DSA or external μ — and hash it; verification takes
+//! M′ ([`verify`]) or μ ([`verify_mu`]). The functions that take ξ or `rnd` as an argument
+//! are in [`hazmat`].
 
 mod poly;
 mod simd;

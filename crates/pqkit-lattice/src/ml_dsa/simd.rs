@@ -1,11 +1,12 @@
 //! Everything in ML-DSA that needs `unsafe`: the choice of the instruction set the algorithms are
 //! compiled for ([`key_gen_on`], [`from_expanded_on`], [`sign_on`], [`verify_on`], through
-//! `crate::simd::on_path!`), and the kernels the compiler does not find by itself, in AVX2 — the
+//! `crate::simd::on_path!`), and the kernels the compiler does not find by itself: in AVX2 the
 //! NTT and its inverse, whose Montgomery products need the even/odd-lane 32 × 32 → 64-bit
-//! multiplications the vectorizer does not produce, and RejNTTPoly's rejection 8 candidates at a
-//! time. Their portable twins are [`super::poly`]'s `ntt_portable`, `inv_ntt_portable` and
-//! `rej_ntt_portable`; a test proves each pair identical. A [`Path`] is a plain value, so each
-//! entry point checks the CPU itself.
+//! multiplications the vectorizer does not produce; RejNTTPoly's rejection, 8 candidates at a
+//! time in AVX2 and 16 in AVX-512 (`vpcompressd`); RejBoundedPoly's, 16 half-bytes at a time in
+//! AVX-512. Their portable twins are [`super::poly`]'s `ntt_portable`, `inv_ntt_portable`,
+//! `rej_ntt_portable` and `rej_eta_portable`; a test proves each pair identical. A [`Path`] is
+//! a plain value, so each entry point checks the CPU itself.
 #![allow(unsafe_code)]
 
 use pqkit_hash::Path;
@@ -415,12 +416,25 @@ fn rej_ntt_avx2(a: &mut [i32; N], filled: usize, block: &Words) -> usize {
         }
         n
     };
-    if filled + 56 + 8 <= N {
-        // Room for every candidate and a store's slack: straight into the polynomial.
+    compact_into::<{ 56 + 8 }>(a, filled, compact)
+}
+
+/// Runs a rejection kernel's `compact(out, n)` — the block's 56 candidates appended from
+/// `out[n]`, its stores reaching at most ROOM − 56 lanes past the last kept one — straight
+/// into `a` from `filled` when the stores fit, else into a buffer from which what fits is
+/// copied: the new count, at most 256.
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+fn compact_into<const ROOM: usize>(
+    a: &mut [i32; N],
+    filled: usize,
+    compact: impl FnOnce(&mut [i32], usize) -> usize,
+) -> usize {
+    if filled + ROOM <= N {
         return compact(&mut a[..], filled);
     }
-    let mut kept = [0i32; 56 + 8];
-    let n = compact(&mut kept, 0);
+    let mut kept = [0i32; 56 + 16];
+    let n = compact(&mut kept[..ROOM], 0);
     let take = n.min(N - filled);
     a[filled..filled + take].copy_from_slice(&kept[..take]);
     filled + take
@@ -462,15 +476,7 @@ fn rej_ntt_avx512(a: &mut [i32; N], filled: usize, block: &Words) -> usize {
         }
         group(out, n, 104, place_tail, 0x00FF)
     };
-    if filled + 56 + 16 <= N {
-        // Room for every candidate and a store's slack: straight into the polynomial.
-        return compact(&mut a[..], filled);
-    }
-    let mut kept = [0i32; 56 + 16];
-    let n = compact(&mut kept, 0);
-    let take = n.min(N - filled);
-    a[filled..filled + take].copy_from_slice(&kept[..take]);
-    filled + take
+    compact_into::<{ 56 + 16 }>(a, filled, compact)
 }
 
 /// `poly::rej_eta_portable`, 16 half-bytes at a time: 8 bytes split into their low and high

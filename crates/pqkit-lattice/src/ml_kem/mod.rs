@@ -297,6 +297,36 @@ fn push_noise(p: &Params, x: &mut XofLanes, r: &[u8]) -> [usize; 2 * K_MAX + 1] 
     etas
 }
 
+/// K-PKE.Encrypt's sampling (FIPS 203 Algorithm 14 lines 4–17) for `ek` and `r` into
+/// `sampled`, all streams together on the lanes; with `beside` = (parts, out), SHAKE256 of
+/// the parts (J) absorbed with them, its first 32 bytes into `out`.
+#[inline(always)]
+fn sample_encrypt(
+    p: &Params,
+    path: Path,
+    ek: &[u8],
+    r: &[u8],
+    beside: Option<(&[&[u8]], &mut [u8; 32])>,
+    sampled: &mut Sampled,
+) {
+    let k = p.k;
+    let mut x = XofLanes::new(path, k * k + 2 * k + 2);
+    push_matrix(p, &mut x, ek);
+    let etas = push_noise(p, &mut x, r);
+    let digest = beside.map(|(parts, out)| {
+        x.push_long(Sponge::Shake256, parts);
+        out
+    });
+    sample(
+        path,
+        &mut x,
+        &mut sampled.at[..k * k],
+        &mut sampled.ye[..2 * k + 1],
+        &etas[..2 * k + 1],
+        digest,
+    );
+}
+
 /// K-PKE.Encrypt(ek, m, r) (FIPS 203 Algorithm 14) from line 2, with its sampling (lines
 /// 4–17) done by the caller: writes the ciphertext c.
 #[inline(always)]
@@ -397,25 +427,13 @@ fn encaps_any(
     m: &[u8; 32],
     c: &mut [u8],
 ) -> Zeroizing<[u8; 32]> {
-    let k = p.k;
-    // Line 1: (K, r) ← G(m ‖ H(ek)). (H(ek) on the lanes beside the Âᵀ streams, then the
-    // noise streams of r in a second set, measured no faster: the second set costs what
-    // H(ek)'s lone permutations did.)
+    // Line 1: (K, r) ← G(m ‖ H(ek)). H(ek) runs alone: the noise streams need r, so riding
+    // it beside the Âᵀ streams would take a second set of lanes for them, which costs what
+    // its lone permutations do.
     let kr = g(&[m, &h(&[ek])]);
     // Line 2: c ← K-PKE.Encrypt(ek, m, r), its streams together.
     let mut sampled = Sampled::new();
-    let mut x = XofLanes::new(path, k * k + 2 * k + 1);
-    push_matrix(p, &mut x, ek);
-    let etas = push_noise(p, &mut x, &kr[32..]);
-    sample(
-        path,
-        &mut x,
-        &mut sampled.at[..k * k],
-        &mut sampled.ye[..2 * k + 1],
-        &etas[..2 * k + 1],
-        None,
-    );
-    drop(x);
+    sample_encrypt(p, path, ek, &kr[32..], None, &mut sampled);
     k_pke_encrypt(p, path, ek, m, &mut sampled, c);
     let mut key = Zeroizing::new([0u8; 32]);
     key.copy_from_slice(&kr[..32]);
@@ -437,19 +455,8 @@ fn decaps_any(path: Path, p: &Params, dk: &[u8], c: &[u8]) -> Zeroizing<[u8; 32]
     let kr = g(&[&m[..], hh]);
     let mut reject = Zeroizing::new([0u8; 32]);
     let mut sampled = Sampled::new();
-    let mut x = XofLanes::new(path, k * k + 2 * k + 2);
-    push_matrix(p, &mut x, ek);
-    let etas = push_noise(p, &mut x, &kr[32..]);
-    x.push_long(Sponge::Shake256, &[z, c]);
-    sample(
-        path,
-        &mut x,
-        &mut sampled.at[..k * k],
-        &mut sampled.ye[..2 * k + 1],
-        &etas[..2 * k + 1],
-        Some(&mut reject),
-    );
-    drop(x);
+    let j = Some((&[z, c][..], &mut *reject));
+    sample_encrypt(p, path, ek, &kr[32..], j, &mut sampled);
     // Line 8: c′ ← K-PKE.Encrypt(ek_PKE, m′, r′).
     let mut c2 = Cleared([0u8; 1568]);
     let c2 = &mut c2[..c.len()];
