@@ -40,17 +40,19 @@ pub(crate) fn permute_picked(path: Path, states: &mut [[u64; 25]], picked: &[usi
             let take = picked.len().min(8);
             // Fewer than 8 (the last call): states of no stream fill the lanes.
             let mut pad = [[0u64; 25]; 7];
-            let mut refs: Vec<&mut [u64; 25]> = Vec::with_capacity(8);
+            let mut pad = pad.iter_mut();
             crate::stats::keccak(take);
-            for &i in &picked[..take] {
-                let (_, tail) = core::mem::take(&mut rest).split_at_mut(i - offset);
-                let (first, tail) = tail.split_first_mut().expect("an index in range");
-                refs.push(first);
-                rest = tail;
-                offset = i + 1;
-            }
-            refs.extend(pad.iter_mut().take(8 - take));
-            let mut each: [&mut [u64; 25]; 8] = refs.try_into().expect("8 states");
+            let mut taken = picked[..take].iter();
+            let mut each: [&mut [u64; 25]; 8] = core::array::from_fn(|_| match taken.next() {
+                Some(&i) => {
+                    let (_, tail) = core::mem::take(&mut rest).split_at_mut(i - offset);
+                    let (first, tail) = tail.split_first_mut().expect("an index in range");
+                    rest = tail;
+                    offset = i + 1;
+                    first
+                }
+                None => pad.next().expect("at most 7 pads"),
+            });
             avx512::permute8_each(&mut each);
             picked = &picked[take..];
         }
@@ -91,9 +93,9 @@ fn lanes(path: Path, states: &mut [[u64; 25]]) {
                 } else {
                     // 5 to 7 states, where they are; states of no stream fill the lanes.
                     let mut pad = [[0u64; 25]; 3];
-                    let each: Vec<&mut [u64; 25]> =
-                        s.iter_mut().chain(pad.iter_mut()).take(8).collect();
-                    let mut each: [&mut [u64; 25]; 8] = each.try_into().expect("8 states");
+                    let mut states = s.iter_mut().chain(pad.iter_mut());
+                    let mut each: [&mut [u64; 25]; 8] =
+                        core::array::from_fn(|_| states.next().expect("5 to 7 states and 3 pads"));
                     avx512::permute8_each(&mut each);
                 }
                 states = rest;

@@ -1,7 +1,8 @@
 //! Many SHAKE streams squeezed together: the extendable-output functions of the lattice
 //! schemes (FIPS 203's XOF and PRF), whose independent streams — one per matrix entry or
-//! secret polynomial — are permuted on the path's Keccak lanes at once; and [`Sponge`], one
-//! stream of any length (FIPS 203's G, H and J), counted like the lanes.
+//! secret polynomial — are permuted on the path's Keccak lanes at once, with any long message
+//! hashed beside them (J, tr, c̃); and [`Sponge`], one stream of any length (FIPS 203's G and
+//! H), counted like the lanes.
 
 use super::{Shake, absorb, permute_lanes, permute_picked};
 use crate::{Path, Wiped};
@@ -77,7 +78,8 @@ impl Sponge {
     }
 }
 
-/// Independent SHAKE128/SHAKE256 streams (FIPS 202 §6.2), squeezed one rate block at a time;
+/// Independent SHAKE128/SHAKE256 streams (FIPS 202 §6.2; a long message's may be SHA3's,
+/// §6.1), squeezed one rate block at a time;
 /// the streams asked for are permuted together, 8 (AVX-512) or 4 (AVX2) at once. A stream's
 /// message is one padded block ([`XofLanes::push`]), or longer ([`XofLanes::push_long`]):
 /// absorbed a block per permutation of the stream, beside the others' squeezing, and ready to
@@ -277,7 +279,8 @@ impl XofLanes {
         self.states.is_empty()
     }
 
-    /// Permutes every stream: each one's next block is ready.
+    /// Permutes every stream: each one's next block is ready, or for a stream still absorbing
+    /// a long message its next block absorbed ([`XofLanes::ready`]).
     pub fn permute_all(&mut self) {
         permute_lanes(self.path, &mut self.states);
         for l in 0..self.states.len() {

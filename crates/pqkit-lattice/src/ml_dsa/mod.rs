@@ -248,12 +248,13 @@ impl Sampler<'_> {
         };
         match self {
             Self::Uniform { a, filled } => {
-                let words = x.block_words(lane).try_into().unwrap_or(&[0; 21]);
+                // A RejNTTPoly sampler reads a SHAKE128 stream (expand_a pushes it): 21 words.
+                let words = x.block_words(lane).try_into().expect("a SHAKE128 stream");
                 *filled = poly::rej_ntt(a, *filled, words, path);
                 *filled == N
             }
             Self::Bounded { a, filled, eta } => {
-                let bytes = block_bytes.try_into().unwrap_or(&[0; 136]);
+                let bytes = block_bytes.try_into().expect("a SHAKE256 block");
                 *filled = poly::rej_eta(a, *filled, bytes, *eta, path);
                 *filled == N
             }
@@ -902,8 +903,8 @@ fn sign_any(
     }
 }
 
-/// ML-DSA.Verify_internal (FIPS 204 Algorithm 8) from line 7, with μ given (lengths checked
-/// by the caller).
+/// ML-DSA.Verify_internal (FIPS 204 Algorithm 8), lines 6–7 (tr, μ) computed from M′ or μ
+/// given (lengths checked by the caller).
 #[inline(always)]
 fn verify_any(
     path: pqkit_hash::Path,

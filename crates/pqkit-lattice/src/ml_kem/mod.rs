@@ -1,9 +1,9 @@
 //! ML-KEM (FIPS 203): K-PKE and the ML-KEM internal algorithms for the three parameter sets.
 //!
 //! The XOF and PRF streams of one operation — the k² SampleNTT streams of Â and the 2k or
-//! 2k + 1 SamplePolyCBD streams — are squeezed together on pqkit-hash's Keccak lanes
-//! ([`XofLanes`]), 8 or 4 permutations at once, each stream only as long as its rejection
-//! sampling needs. The arithmetic ([`poly`]) is compiled three times — for AVX-512, AVX2 and
+//! 2k + 1 SamplePolyCBD streams, and in decapsulation J(z ‖ c)'s blocks — are squeezed
+//! together on pqkit-hash's Keccak lanes ([`XofLanes`]), 8 or 4 permutations at once, each
+//! stream only as long as its rejection sampling needs. The arithmetic ([`poly`]) is compiled three times — for AVX-512, AVX2 and
 //! portable — and the copy run follows the hash path ([`pqkit_hash::dispatch::current`]).
 //!
 //! The functions that take their randomness as an argument (key generation from d and z,
@@ -159,7 +159,8 @@ fn sample(
     x.squeeze_with(|x, l| {
         if l < m {
             // Read in place: the kernel loads 32 bytes at once.
-            let block = x.block_words(l).try_into().unwrap_or(&[0; 21]);
+            // SampleNTT reads a SHAKE128 stream (push_matrix, k_pke_key_gen): 21 words.
+            let block = x.block_words(l).try_into().expect("a SHAKE128 stream");
             filled[l] = poly::rej_uniform(&mut rejected[l], filled[l], block, path);
             filled[l] >= N
         } else if l < m + etas.len() {
