@@ -62,11 +62,12 @@ pub(crate) const ZETAS: [i32; N] = {
     z
 };
 
-/// a · R⁻¹ mod q for |a| < 2^31 · q, in (−q, q).
+/// a · R⁻¹ mod q for |a| < 2^31 · q, in (−q, q). The subtraction cannot overflow in that
+/// range; it wraps explicitly so that no build checks it (a check is a branch on a secret).
 #[inline(always)]
 fn mont_reduce(a: i64) -> i32 {
     let t = (a as i32).wrapping_mul(QINV);
-    ((a - i64::from(t) * i64::from(Q)) >> 32) as i32
+    (a.wrapping_sub(i64::from(t) * i64::from(Q)) >> 32) as i32
 }
 
 /// The Montgomery product a · b · R⁻¹ mod q.
@@ -309,7 +310,9 @@ pub(crate) fn dot(out: &mut Poly, a: &[Poly], b: &[Poly]) {
         let mut acc = [0i64; W];
         for (x, y) in a.iter().zip(b) {
             for ((s, x), y) in acc.iter_mut().zip(&x.0[c..c + W]).zip(&y.0[c..c + W]) {
-                *s += i64::from(*x) * i64::from(*y);
+                // Wrapping: the bound above keeps it exact, and the test build's overflow
+                // check would be a branch on the secret (ŝ₁, ŷ).
+                *s = s.wrapping_add(i64::from(*x).wrapping_mul(i64::from(*y)));
             }
         }
         for (o, s) in out.0[c..c + W].iter_mut().zip(acc) {
