@@ -219,33 +219,18 @@ enum Sampler<'a> {
 }
 
 impl Sampler<'_> {
-    /// The stream's rate: SHAKE128's 168 bytes for RejNTTPoly, SHAKE256's 136 otherwise.
-    fn rate(&self) -> usize {
-        match self {
-            Self::Uniform { .. } => 168,
-            _ => 136,
-        }
-    }
-
-    /// Takes stream `lane`'s current block from `x` (`block` is room for a copy); whether the
-    /// sampler has all it needs.
+    /// Takes stream `lane`'s current block from `x`; whether the sampler has all it needs.
+    /// RejNTTPoly reads the state in place (its kernels load 32 or 64 bytes at once), a byte
+    /// stream is copied straight to its output, and RejBoundedPoly and SampleInBall read a
+    /// copy of their SHAKE256 block in `block`.
     #[inline(always)]
     fn take(
         &mut self,
         x: &XofLanes,
         lane: usize,
-        block: &mut [u8; 168],
+        block: &mut [u8; 136],
         path: pqkit_hash::Path,
     ) -> bool {
-        let rate = self.rate();
-        // RejNTTPoly reads the state in place (its kernels load 32 or 64 bytes at once), and
-        // a byte stream is copied straight to its output; the others take a copy of the block.
-        let block_bytes: &[u8] = if matches!(self, Self::Uniform { .. } | Self::Bytes { .. }) {
-            &[]
-        } else {
-            x.block(lane, &mut block[..rate]);
-            &block[..rate]
-        };
         match self {
             Self::Uniform { a, filled } => {
                 // A RejNTTPoly sampler reads a SHAKE128 stream (expand_a pushes it): 21 words.
@@ -254,12 +239,12 @@ impl Sampler<'_> {
                 *filled == N
             }
             Self::Bounded { a, filled, eta } => {
-                let bytes = block_bytes.try_into().expect("a SHAKE256 block");
-                *filled = poly::rej_eta(a, *filled, bytes, *eta, path);
+                x.block(lane, block);
+                *filled = poly::rej_eta(a, *filled, block, *eta, path);
                 *filled == N
             }
             Self::Bytes { out, got } => {
-                let take = (out.len() - *got).min(rate);
+                let take = (out.len() - *got).min(136);
                 x.block(lane, &mut out[*got..*got + take]);
                 *got += take;
                 *got == out.len()
@@ -270,7 +255,8 @@ impl Sampler<'_> {
                 i,
                 started,
             } => {
-                let mut bytes = block_bytes;
+                x.block(lane, block);
+                let mut bytes = &block[..];
                 if !*started {
                     // Lines 4–5: the first 8 bytes are the 64 sign bits h.
                     let (first, rest) = bytes.split_at(8);
@@ -304,7 +290,7 @@ impl Sampler<'_> {
 /// what it needs ([`XofLanes::squeeze_with`]).
 #[inline(always)]
 fn squeeze(path: pqkit_hash::Path, x: &mut XofLanes, s: &mut [Sampler<'_>]) {
-    let mut block = Cleared([0u8; 168]);
+    let mut block = Cleared([0u8; 136]);
     x.squeeze_with(|x, l| s[l].take(x, l, &mut block, path));
 }
 
