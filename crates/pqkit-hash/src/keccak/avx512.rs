@@ -1,4 +1,5 @@
-//! Keccak-f\[1600\] on 8 states at once with AVX-512F: [`permute8`].
+//! Keccak-f\[1600\] on 8 states at once with AVX-512F: [`permute8`]; and on 9, the ninth on
+//! the general-purpose registers in the same round loop: [`permute8_plus_one`].
 //!
 //! The 24 rounds of FIPS 202 §3.3 (θ, ρ, π, χ, ι of §3.2) applied to eight independent states,
 //! one state per 64-bit lane of a zmm register: 25 zmm values hold the 8 states transposed
@@ -54,6 +55,92 @@ pub(super) fn permute8_each(states: &mut [&mut [u64; 25]; 8]) {
     // SAFETY: `permute8_avx512` only requires the AVX-512F target feature, which the CPU was
     // just checked to have.
     unsafe { permute8_avx512(states) }
+}
+
+/// [`permute8_each`] and Keccak-f\[1600\] on a ninth state, `one`, in the same round loop:
+/// the ninth on the general-purpose registers and integer ALUs (BMI1 `andn`, BMI2 `rorx`),
+/// which the vector rounds leave idle, so the out-of-order core runs both at once. For 9
+/// streams (8 and one left over) instead of a kernel call and a lone permutation.
+///
+/// # Panics
+/// When the CPU lacks AVX-512F, BMI1 or BMI2 (the dispatch only calls this on a CPU that has
+/// them).
+pub(super) fn permute8_plus_one(states: &mut [&mut [u64; 25]; 8], one: &mut [u64; 25]) {
+    assert!(
+        std::arch::is_x86_feature_detected!("avx512f")
+            && std::arch::is_x86_feature_detected!("bmi1")
+            && std::arch::is_x86_feature_detected!("bmi2"),
+        "permute8_plus_one needs AVX-512F, BMI1 and BMI2"
+    );
+    // SAFETY: `permute8_plus_one_avx512` only requires the AVX-512F, BMI1 and BMI2 target
+    // features, which the CPU was just checked to have.
+    unsafe { permute8_plus_one_avx512(states, one) }
+}
+
+#[target_feature(enable = "avx512f,bmi1,bmi2")]
+fn permute8_plus_one_avx512(states: &mut [&mut [u64; 25]; 8], one: &mut [u64; 25]) {
+    let mut a = load(&states.each_ref().map(|s| &**s));
+    let mut s = *one;
+    for k in 0..24 / UNROLL {
+        for i in 0..UNROLL {
+            round(&mut a, RC[k * UNROLL + i]);
+            scalar_round(&mut s, RC[k * UNROLL + i]);
+        }
+    }
+    store(states, &a);
+    *one = s;
+    crate::wipe(core::slice::from_mut(&mut s));
+}
+
+/// [`round`] on one state in general-purpose registers (inlined into the caller, so
+/// compiled with its target features).
+#[inline(always)]
+fn scalar_round(a: &mut [u64; 25], rc: u64) {
+    // θ.
+    let c: [u64; 5] = [0, 1, 2, 3, 4].map(|x| a[x] ^ a[x + 5] ^ a[x + 10] ^ a[x + 15] ^ a[x + 20]);
+    for x in 0..5 {
+        let d = c[(x + 4) % 5] ^ c[(x + 1) % 5].rotate_left(1);
+        for y in 0..5 {
+            a[x + 5 * y] ^= d;
+        }
+    }
+    // ρ and π.
+    macro_rules! rho_pi_scalar {
+        ($($x:literal, $y:literal);*) => {
+            [$({
+                const I: usize = pi_source($x, $y);
+                a[I].rotate_left(RHO[I])
+            }),*]
+        };
+    }
+    let b: [u64; 25] = rho_pi_scalar!(
+        0, 0; 1, 0; 2, 0; 3, 0; 4, 0;
+        0, 1; 1, 1; 2, 1; 3, 1; 4, 1;
+        0, 2; 1, 2; 2, 2; 3, 2; 4, 2;
+        0, 3; 1, 3; 2, 3; 3, 3; 4, 3;
+        0, 4; 1, 4; 2, 4; 3, 4; 4, 4
+    );
+    // χ.
+    for y in 0..5 {
+        for x in 0..5 {
+            a[x + 5 * y] = b[x + 5 * y] ^ (!b[(x + 1) % 5 + 5 * y] & b[(x + 2) % 5 + 5 * y]);
+        }
+    }
+    // ι.
+    a[0] ^= rc;
+    // Each lane through a general-purpose register: without it the compiler vectorizes this
+    // code onto the vector units the 8-lane rounds already saturate.
+    for v in a.iter_mut() {
+        // SAFETY: an empty assembly block that only names the value's register: it reads and
+        // writes nothing else.
+        unsafe {
+            core::arch::asm!(
+                "/* {0} */",
+                inout(reg) * v,
+                options(pure, nomem, nostack, preserves_flags)
+            )
+        };
+    }
 }
 
 /// Rounds per iteration of the round loop.

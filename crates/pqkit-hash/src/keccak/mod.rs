@@ -27,50 +27,52 @@ pub(crate) fn permute_lanes(path: Path, states: &mut [[u64; 25]]) {
 }
 
 /// Applies Keccak-f\[1600\] to the states `picked` (indices in increasing order) of
-/// `states`, as many at a time as `path` allows: on the AVX-512 path 8 at a time where they
-/// are, without gathering them (the remainder, at most 4, gathered).
+/// `states`, as many at a time as `path` allows: on the AVX-512 path where they are, without
+/// gathering them (as [`lanes`] groups them).
 pub(crate) fn permute_picked(path: Path, states: &mut [[u64; 25]], picked: &[usize]) {
     debug_assert!(picked.windows(2).all(|w| w[0] < w[1]));
     #[cfg(target_arch = "x86_64")]
-    if path == Path::Avx512 && picked.len() > 4 {
+    if path == Path::Avx512 {
         let mut picked = picked;
         let mut rest = &mut states[..];
         let mut offset = 0;
-        while picked.len() > 4 {
-            let take = picked.len().min(8);
-            // Fewer than 8 (the last call): states of no stream fill the lanes.
-            let mut pad = [[0u64; 25]; 7];
-            let mut pad = pad.iter_mut();
-            crate::stats::keccak(take);
-            let mut taken = picked[..take].iter();
-            let mut each: [&mut [u64; 25]; 8] = core::array::from_fn(|_| match taken.next() {
-                Some(&i) => {
-                    let (_, tail) = core::mem::take(&mut rest).split_at_mut(i - offset);
-                    let (first, tail) = tail.split_first_mut().expect("an index in range");
-                    rest = tail;
-                    offset = i + 1;
-                    first
+        // The picked state `i`, split off the front of what is left.
+        let mut take = |i: usize| {
+            let (_, tail) = core::mem::take(&mut rest).split_at_mut(i - offset);
+            let (first, tail) = tail.split_first_mut().expect("an index in range");
+            rest = tail;
+            offset = i + 1;
+            first
+        };
+        loop {
+            let n = picked.len();
+            match n {
+                0 => return,
+                1 => {
+                    crate::stats::keccak(1);
+                    crate::stats::keccak_alone(1);
+                    permute_one(take(picked[0]));
+                    return;
                 }
-                None => pad.next().expect("at most 7 pads"),
+                _ => {}
+            }
+            let eight = if n == 9 { 8 } else { n.min(8) };
+            // Fewer than 8: states of no stream fill the lanes.
+            let mut pad = [[0u64; 25]; 6];
+            let mut pad = pad.iter_mut();
+            let mut each: [&mut [u64; 25]; 8] = core::array::from_fn(|k| match picked.get(k) {
+                Some(&i) if k < eight => take(i),
+                _ => pad.next().expect("at most 6 pads"),
             });
+            if n == 9 {
+                crate::stats::keccak(9);
+                avx512::permute8_plus_one(&mut each, take(picked[8]));
+                return;
+            }
+            crate::stats::keccak(eight);
             avx512::permute8_each(&mut each);
-            picked = &picked[take..];
+            picked = &picked[eight..];
         }
-        if picked.is_empty() {
-            return;
-        }
-        // The rest, gathered (from what is left after the last state taken).
-        let mut gathered = [[0u64; 25]; 4];
-        let n = picked.len();
-        for (g, &i) in gathered.iter_mut().zip(picked) {
-            *g = rest[i - offset];
-        }
-        permute_lanes(Path::Avx2, &mut gathered[..n]);
-        for (g, &i) in gathered.iter().zip(picked) {
-            rest[i - offset] = *g;
-        }
-        crate::wipe(&mut gathered);
-        return;
     }
     let mut gathered: Vec<[u64; 25]> = picked.iter().map(|&i| states[i]).collect();
     permute_lanes(path, &mut gathered);
@@ -85,22 +87,39 @@ fn lanes(path: Path, states: &mut [[u64; 25]]) {
         #[cfg(target_arch = "x86_64")]
         Path::Avx512 => {
             let mut states = states;
-            while states.len() > 4 {
+            loop {
+                match states.len() {
+                    0 => return,
+                    1 => {
+                        crate::stats::keccak_alone(1);
+                        permute_one(&mut states[0]);
+                        return;
+                    }
+                    // 8 and one left over: the ninth beside them on the integer units.
+                    9 => {
+                        let (eight, one) = states.split_at_mut(8);
+                        let eight: &mut [[u64; 25]; 8] = eight.try_into().expect("8 states");
+                        avx512::permute8_plus_one(&mut eight.each_mut(), &mut one[0]);
+                        return;
+                    }
+                    _ => {}
+                }
                 let take = states.len().min(8);
                 let (s, rest) = states.split_at_mut(take);
                 if let Ok(full) = <&mut [[u64; 25]; 8]>::try_from(&mut *s) {
                     avx512::permute8(full);
                 } else {
-                    // 5 to 7 states, where they are; states of no stream fill the lanes.
-                    let mut pad = [[0u64; 25]; 3];
+                    // 2 to 7 states, where they are; states of no stream fill the lanes (a
+                    // call of 8 costs less than the AVX2 kernel's call of 4 on CPUs that
+                    // execute 512-bit instructions as two 256-bit halves).
+                    let mut pad = [[0u64; 25]; 6];
                     let mut states = s.iter_mut().chain(pad.iter_mut());
                     let mut each: [&mut [u64; 25]; 8] =
-                        core::array::from_fn(|_| states.next().expect("5 to 7 states and 3 pads"));
+                        core::array::from_fn(|_| states.next().expect("2 to 7 states and 6 pads"));
                     avx512::permute8_each(&mut each);
                 }
                 states = rest;
             }
-            lanes(Path::Avx2, states);
         }
         #[cfg(target_arch = "x86_64")]
         Path::Avx2 => {

@@ -119,6 +119,20 @@ fn kernels_match_portable() {
                 assert_eq!(got, expected, "permute8, application {twice}");
             }
         }
+        if std::arch::is_x86_feature_detected!("avx512f")
+            && std::arch::is_x86_feature_detected!("bmi1")
+            && std::arch::is_x86_feature_detected!("bmi2")
+        {
+            let mut got: [[u64; 25]; 9] = core::array::from_fn(|_| rng.state());
+            let mut expected = got;
+            for twice in 1..=2 {
+                expected.iter_mut().for_each(permute_portable);
+                let (eight, one) = got.split_at_mut(8);
+                let eight: &mut [[u64; 25]; 8] = eight.try_into().expect("8 states");
+                super::avx512::permute8_plus_one(&mut eight.each_mut(), &mut one[0]);
+                assert_eq!(got, expected, "permute8_plus_one, application {twice}");
+            }
+        }
         if std::arch::is_x86_feature_detected!("avx2") {
             let mut got: [[u64; 25]; 4] = core::array::from_fn(|_| rng.state());
             let mut expected = got;
