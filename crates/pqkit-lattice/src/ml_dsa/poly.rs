@@ -552,18 +552,27 @@ pub(crate) fn rej_eta_portable(
 
 /// SimpleBitPack / BitPack's core (FIPS 204 Algorithms 16, 17): the 256 values `f(a_i)`, each
 /// below 2^BITS, little-endian, into 32·BITS bytes: groups of 8 coefficients (BITS ≤ 16) or
-/// 4 (BITS ∈ {18, 20}) gathered in a `u128`, a whole number of bytes each.
+/// 4 (BITS ∈ {18, 20}), a whole number of bytes each, gathered as two halves in `u64`s (at
+/// most 64 bits each) and joined in a `u128`. (Gathered straight into a `u128` with shifts
+/// that vary along the loop, the compiler vectorized the loop and then emulated each
+/// 128-bit shift on its lanes.)
 #[inline(always)]
 pub(crate) fn pack<const BITS: u32>(a: &Poly, f: impl Fn(i32) -> u32, out: &mut [u8]) {
     const { assert!(BITS <= 16 || BITS == 18 || BITS == 20) };
     let g = if BITS <= 16 { 8 } else { 4 };
     let bytes = g * BITS as usize / 8;
+    let half = g / 2;
     debug_assert_eq!(out.len(), 32 * BITS as usize);
-    for (c, o) in a.0.chunks_exact(g).zip(out.chunks_exact_mut(bytes)) {
-        let mut acc = 0u128;
+    let gather = |c: &[i32]| {
+        let mut acc = 0u64;
         for (i, &x) in c.iter().enumerate() {
-            acc |= u128::from(f(x)) << (BITS as usize * i);
+            acc |= u64::from(f(x)) << (BITS as usize * i);
         }
+        acc
+    };
+    for (c, o) in a.0.chunks_exact(g).zip(out.chunks_exact_mut(bytes)) {
+        let acc = u128::from(gather(&c[..half]))
+            | u128::from(gather(&c[half..])) << (BITS as usize * half);
         o.copy_from_slice(&acc.to_le_bytes()[..bytes]);
     }
 }
