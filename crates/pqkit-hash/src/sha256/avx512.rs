@@ -175,14 +175,16 @@ fn steps_from<const VAR: u32, const SECOND: bool>(
         // parts and the leading rounds of that template computed for it.
         let mut t = *tmpl;
         t[word] = _mm512_xor_si512(t[word], _mm512_set1_epi32(mask as i32));
-        let fixed = Fixed::of::<VAR, SECOND>(&t);
+        let mut fixed = Fixed::new();
+        fixed.fill::<VAR, SECOND>(&t);
         let mut pre = *mid;
         rounds_first::<VAR, false>(&mut pre, &t, &fixed);
         let mut jp = j;
         let all = _mm512_add_epi32(j, _mm512_set1_epi32(1));
         chain_step::<VAR, SECOND>(plan, &t, &pre, mid, &fixed, vals, &mut jp, all);
     }
-    let fixed = Fixed::of::<VAR, SECOND>(tmpl);
+    let mut fixed = Fixed::new();
+    fixed.fill::<VAR, SECOND>(tmpl);
     let mut pre = *mid;
     rounds_first::<VAR, false>(&mut pre, tmpl, &fixed);
     for _ in 0..steps {
@@ -207,7 +209,8 @@ fn chain_step<const VAR: u32, const SECOND: bool>(
     end: __m512i,
 ) {
     let active = _mm512_cmplt_epu32_mask(*j, end);
-    let mut w = plan.message(tmpl, vals, *j);
+    let mut w = [_mm512_setzero_si512(); 16];
+    plan.message(tmpl, vals, *j, &mut w);
     let mut s = *pre;
     rounds_first::<VAR, true>(&mut s, &w, fixed);
     let from = if SECOND {
@@ -427,7 +430,8 @@ unsafe fn id_groups<const VAR: u32, const SECOND: bool>(
     lanes: &IdLanes<'_>,
     rows: &mut Rows<'_>,
 ) {
-    let fixed = Fixed::of::<VAR, SECOND>(&tmpl);
+    let mut fixed = Fixed::new();
+    fixed.fill::<VAR, SECOND>(&tmpl);
     let mut pre = *mid;
     rounds_first::<VAR, false>(&mut pre, &tmpl, &fixed);
     // SAFETY: as this function's contract: every unchanged row is one of `rows`'.
@@ -655,38 +659,47 @@ struct Fixed {
 }
 
 impl Fixed {
+    /// Zeros, for [`Fixed::fill`].
     #[inline]
     #[target_feature(enable = "avx512f,avx512bw")]
-    fn of<const VAR: u32, const SECOND: bool>(tmpl: &[__m512i; 16]) -> Self {
+    fn new() -> Self {
+        Self {
+            kw: [_mm512_setzero_si512(); 32],
+            part: [_mm512_setzero_si512(); 16],
+        }
+    }
+
+    /// Fills in the fixed parts of the template `tmpl`, in place (built in a local and
+    /// returned, the 3 KiB went through `memcpy` calls on every kernel call).
+    #[inline]
+    #[target_feature(enable = "avx512f,avx512bw")]
+    fn fill<const VAR: u32, const SECOND: bool>(&mut self, tmpl: &[__m512i; 16]) {
         let c = const { fixed_words(VAR) };
-        // The template's fixed words are the block's; the changing ones are never read.
-        let mut w = [_mm512_setzero_si512(); 32];
-        w[..16].copy_from_slice(tmpl);
-        let mut part = [_mm512_setzero_si512(); 16];
+        // W[t]: the template's words below 16 (its fixed words are the block's; the changing
+        // ones are never read), then `part`.
+        let part = &mut self.part;
+        let w = |part: &[__m512i; 16], t: usize| if t < 16 { tmpl[t] } else { part[t - 16] };
         for t in 16..if SECOND { 32 } else { 16 } {
             let mut x = None;
             if term_fixed(c, t, 16) {
-                x = plus(x, w[t - 16]);
+                x = plus(x, w(part, t - 16));
             }
             if term_fixed(c, t, 7) {
-                x = plus(x, w[t - 7]);
+                x = plus(x, w(part, t - 7));
             }
             if term_fixed(c, t, 15) {
-                x = plus(x, small_sigma0(w[t - 15]));
+                x = plus(x, small_sigma0(w(part, t - 15)));
             }
             if term_fixed(c, t, 2) {
-                x = plus(x, small_sigma1(w[t - 2]));
+                x = plus(x, small_sigma1(w(part, t - 2)));
             }
-            part[t - 16] = x.unwrap_or(w[t]);
-            w[t] = part[t - 16];
+            part[t - 16] = x.unwrap_or(_mm512_setzero_si512());
         }
-        let mut kw = [_mm512_setzero_si512(); 32];
-        for (t, (kw, w)) in kw.iter_mut().zip(w).enumerate() {
+        for (t, (kw, k)) in self.kw.iter_mut().zip(K).enumerate() {
             if c >> t & 1 == 1 && (t < 16 || SECOND) {
-                *kw = _mm512_add_epi32(w, _mm512_set1_epi32(K[t] as i32));
+                *kw = _mm512_add_epi32(w(&self.part, t), _mm512_set1_epi32(k as i32));
             }
         }
-        Self { kw, part }
     }
 }
 
@@ -809,10 +822,17 @@ impl Plan {
         }
     }
 
-    /// The 16 message words of the step whose counters are `j`.
+    /// The 16 message words of the step whose counters are `j`, written into `w` (not
+    /// returned: the 1 KiB result went through two `memcpy` calls per step).
     #[inline]
     #[target_feature(enable = "avx512f,avx512bw")]
-    fn message(&self, tmpl: &[__m512i; 16], vals: &[__m512i; 10], j: __m512i) -> [__m512i; 16] {
+    fn message(
+        &self,
+        tmpl: &[__m512i; 16],
+        vals: &[__m512i; 10],
+        j: __m512i,
+        w: &mut [__m512i; 16],
+    ) {
         let (jp, jp1) = if self.one_byte {
             let low = _mm512_and_si512(j, _mm512_set1_epi32(0xff));
             (
@@ -825,12 +845,10 @@ impl Plan {
                 _mm512_sllv_epi32(j, self.step_spill_shift),
             )
         };
-        let mut w = [_mm512_setzero_si512(); 16];
         macro_rules! words {
             ($($i:literal)*) => { $( w[$i] = self.word::<$i>(tmpl, vals, jp, jp1); )* };
         }
         words!(0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15);
-        w
     }
 
     /// Message word `I`: the template word, the step counter's bytes in it, and the value's
