@@ -62,8 +62,8 @@ pub struct Hashes {
     pub sha512: f64,
     /// Keccak-f\[1600\] permutations.
     pub keccak: f64,
-    /// Of `keccak`, those that ran alone (a single sponge, or a stream left over beside full
-    /// lanes).
+    /// Of `keccak`, those that ran alone (a single sponge, or on the AVX2 path a stream left
+    /// over beside full lanes).
     #[serde(skip_serializing_if = "is_zero")]
     pub keccak_alone: f64,
     /// ML-KEM NTTs and inverse NTTs.

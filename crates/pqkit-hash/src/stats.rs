@@ -16,8 +16,9 @@ pub struct Counts {
     /// Keccak-f\[1600\] permutations.
     pub keccak: u64,
     /// Of `keccak`, those that ran alone — a single sponge (FIPS 203's G, H and J, FIPS 204's
-    /// tr, μ and c̃), a stream left over beside full lanes, or any on the portable and SHA-NI
-    /// paths, which permute one state at a time.
+    /// tr, μ and c̃), a stream left over beside full lanes on the AVX2 path (on the AVX-512
+    /// path a ninth rides the 8-lane call), or any on the portable and SHA-NI paths, which
+    /// permute one state at a time.
     pub keccak_alone: u64,
 }
 

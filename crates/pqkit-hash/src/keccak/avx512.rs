@@ -58,19 +58,24 @@ pub(super) fn permute8_each(states: &mut [&mut [u64; 25]; 8]) {
 }
 
 /// [`permute8_each`] and Keccak-f\[1600\] on a ninth state, `one`, in the same round loop:
-/// the ninth on the general-purpose registers and integer ALUs (BMI1 `andn`, BMI2 `rorx`),
-/// which the vector rounds leave idle, so the out-of-order core runs both at once. For 9
-/// streams (8 and one left over) instead of a kernel call and a lone permutation.
+/// the ninth in scalar code on the integer ALUs (BMI1 `andn`, BMI2 `rorx`; its 25 lanes and
+/// temporaries partly on the stack), which the vector rounds leave idle, so the out-of-order
+/// core runs both at once. For 9 streams (8 and one left over) instead of a kernel call and a
+/// lone permutation. On a CPU without BMI1/BMI2 (a virtual CPU can hide them), the two one
+/// after the other.
 ///
 /// # Panics
-/// When the CPU lacks AVX-512F, BMI1 or BMI2 (the dispatch only calls this on a CPU that has
-/// them).
+/// When the CPU lacks AVX-512F (the dispatch only calls this on a CPU that has it).
 pub(super) fn permute8_plus_one(states: &mut [&mut [u64; 25]; 8], one: &mut [u64; 25]) {
+    if !(std::arch::is_x86_feature_detected!("bmi1") && std::arch::is_x86_feature_detected!("bmi2"))
+    {
+        permute8_each(states);
+        super::permute_portable(one);
+        return;
+    }
     assert!(
-        std::arch::is_x86_feature_detected!("avx512f")
-            && std::arch::is_x86_feature_detected!("bmi1")
-            && std::arch::is_x86_feature_detected!("bmi2"),
-        "permute8_plus_one needs AVX-512F, BMI1 and BMI2"
+        std::arch::is_x86_feature_detected!("avx512f"),
+        "permute8_plus_one needs AVX-512F"
     );
     // SAFETY: `permute8_plus_one_avx512` only requires the AVX-512F, BMI1 and BMI2 target
     // features, which the CPU was just checked to have.
@@ -92,8 +97,8 @@ fn permute8_plus_one_avx512(states: &mut [&mut [u64; 25]; 8], one: &mut [u64; 25
     crate::wipe(core::slice::from_mut(&mut s));
 }
 
-/// [`round`] on one state in general-purpose registers (inlined into the caller, so
-/// compiled with its target features).
+/// [`round`] on one state in scalar code (inlined into the caller, so compiled with its
+/// target features).
 #[inline(always)]
 fn scalar_round(a: &mut [u64; 25], rc: u64) {
     // θ.
@@ -131,8 +136,9 @@ fn scalar_round(a: &mut [u64; 25], rc: u64) {
     // Each lane through a general-purpose register: without it the compiler vectorizes this
     // code onto the vector units the 8-lane rounds already saturate.
     for v in a.iter_mut() {
-        // SAFETY: an empty assembly block that only names the value's register: it reads and
-        // writes nothing else.
+        // SAFETY: an empty template that only names the value's register, which it leaves
+        // unchanged: it touches no memory, stack or flags, so `pure`, `nomem`, `nostack` and
+        // `preserves_flags` hold.
         unsafe {
             core::arch::asm!(
                 "/* {0} */",

@@ -510,3 +510,40 @@ fn prelude_chains_match_general() {
         }
     }
 }
+
+/// Each permutation counted once, and as alone only where it ran alone: a single state on the
+/// vector paths (on AVX2 also one left over beside full calls of 4; on AVX-512 a ninth rides
+/// the call of 8), every state on the others — for contiguous and picked states alike.
+#[test]
+fn permutations_counted_once() {
+    let mut rng = Rng(0x5851_F42D_4C95_7F2D);
+    for path in paths() {
+        let alone = |n: usize| -> u64 {
+            match path {
+                Path::Avx512 => u64::from(n == 1),
+                Path::Avx2 => u64::from(n % 4 == 1),
+                _ => n as u64,
+            }
+        };
+        for n in 0..=20 {
+            let mut states: Vec<[u64; 25]> = (0..24).map(|_| rng.state()).collect();
+            let before = crate::stats::thread_counts();
+            permute_lanes(path, &mut states[..n]);
+            let done = crate::stats::thread_counts().since(before);
+            assert_eq!(
+                (done.keccak, done.keccak_alone),
+                (n as u64, alone(n)),
+                "{path}, {n} lanes"
+            );
+            let picked: Vec<usize> = (0..24).step_by(2).take(n).collect();
+            let before = crate::stats::thread_counts();
+            permute_picked(path, &mut states, &picked);
+            let done = crate::stats::thread_counts().since(before);
+            assert_eq!(
+                (done.keccak, done.keccak_alone),
+                (picked.len() as u64, alone(picked.len())),
+                "{path}, {picked:?} picked"
+            );
+        }
+    }
+}

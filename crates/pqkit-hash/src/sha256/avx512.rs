@@ -670,7 +670,9 @@ impl Fixed {
     }
 
     /// Fills in the fixed parts of the template `tmpl`, in place (built in a local and
-    /// returned, the 3 KiB went through `memcpy` calls on every kernel call).
+    /// returned, the 3 KiB went through `memcpy` calls on every kernel call). Expects a
+    /// fresh [`Fixed::new`]: the entries it does not write (the changing words' `kw`, and
+    /// `part` without `SECOND`) stay zero.
     #[inline]
     #[target_feature(enable = "avx512f,avx512bw")]
     fn fill<const VAR: u32, const SECOND: bool>(&mut self, tmpl: &[__m512i; 16]) {
