@@ -117,9 +117,7 @@ fn lanes(path: Path, states: &mut [[u32; 8]], blocks: &[&[u8; 64]]) {
                 in_chunk::<16>(s, &blocks[..take], avx512::compress16);
                 (states, blocks) = (rest, &blocks[take..]);
             }
-            for (s, b) in states.iter_mut().zip(blocks) {
-                sequential(path, s, core::slice::from_ref(*b));
-            }
+            few(path, states, blocks);
         }
         #[cfg(target_arch = "x86_64")]
         Path::Avx2 => {
@@ -131,15 +129,42 @@ fn lanes(path: Path, states: &mut [[u32; 8]], blocks: &[&[u8; 64]]) {
                 in_chunk::<8>(s, &blocks[..take], avx2::compress8);
                 (states, blocks) = (rest, &blocks[take..]);
             }
-            for (s, b) in states.iter_mut().zip(blocks) {
-                sequential(path, s, core::slice::from_ref(*b));
-            }
+            few(path, states, blocks);
         }
-        _ => {
-            for (s, b) in states.iter_mut().zip(blocks) {
-                sequential(path, s, core::slice::from_ref(*b));
-            }
+        _ => few(path, states, blocks),
+    }
+}
+
+/// Lanes one or a few at a time: with SHA-NI four interleaved ([`shani::compress_n`]; on CPUs
+/// where `sha256rnds2`'s latency is the limit, as on the AMD EPYC measured, that is most of
+/// the gain), else the portable compression.
+fn few(path: Path, states: &mut [[u32; 8]], blocks: &[&[u8; 64]]) {
+    #[cfg(target_arch = "x86_64")]
+    if path.sequential_shani() {
+        let mut s = states.chunks_exact_mut(4);
+        let mut b = blocks.chunks_exact(4);
+        for (s, b) in (&mut s).zip(&mut b) {
+            let s: &mut [[u32; 8]; 4] = s.try_into().expect("4 states");
+            shani::compress_n(s, [b[0], b[1], b[2], b[3]]);
         }
+        match (s.into_remainder(), b.remainder()) {
+            ([s0, s1, s2], [b0, b1, b2]) => {
+                let mut st = [*s0, *s1, *s2];
+                shani::compress_n(&mut st, [*b0, *b1, *b2]);
+                [*s0, *s1, *s2] = st;
+            }
+            ([s0, s1], [b0, b1]) => {
+                let mut st = [*s0, *s1];
+                shani::compress_n(&mut st, [*b0, *b1]);
+                [*s0, *s1] = st;
+            }
+            ([s0], [b0]) => shani::compress(s0, core::slice::from_ref(*b0)),
+            _ => {}
+        }
+        return;
+    }
+    for (s, b) in states.iter_mut().zip(blocks) {
+        sequential(path, s, core::slice::from_ref(*b));
     }
 }
 

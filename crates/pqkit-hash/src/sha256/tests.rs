@@ -861,19 +861,26 @@ mod kernels {
     }
 
     #[test]
-    fn shani_compress2() {
+    fn shani_compress_n() {
         if !(has!("sha") && has!("sse4.1")) {
             return;
         }
         let mut rng = Rng::new(8);
-        for _ in 0..200 {
-            let blocks: [[u8; 64]; 2] = core::array::from_fn(|_| rng.bytes());
-            let states: [[u32; 8]; 2] = core::array::from_fn(|_| rng.state());
+        fn check<const N: usize>(rng: &mut Rng) {
+            let blocks: [[u8; 64]; N] = core::array::from_fn(|_| rng.bytes());
+            let states: [[u32; 8]; N] = core::array::from_fn(|_| rng.state());
             let mut want = states;
-            portable_lanes(&mut want, &[&blocks[0], &blocks[1]]);
+            let ptrs: Vec<&[u8; 64]> = blocks.iter().collect();
+            portable_lanes(&mut want, &ptrs);
             let mut got = states;
-            shani::compress2(&mut got, [&blocks[0], &blocks[1]]);
-            assert_eq!(got, want);
+            shani::compress_n(&mut got, blocks.each_ref());
+            assert_eq!(got, want, "{N} interleaved");
+        }
+        for _ in 0..100 {
+            check::<1>(&mut rng);
+            check::<2>(&mut rng);
+            check::<3>(&mut rng);
+            check::<4>(&mut rng);
         }
     }
 }
