@@ -556,12 +556,26 @@ fn squeeze(state: &[u64; 25], out: &mut [u8]) {
 
 /// XORs `block` (at most one rate) into the state from byte 0.
 fn absorb(state: &mut [u64; 25], block: &[u8]) {
-    let (words, rest) = block.as_chunks::<8>();
-    for (s, w) in state.iter_mut().zip(words) {
+    absorb_at(state, 0, block);
+}
+
+/// XORs `bytes` into the state from byte `at` (at + `bytes.len()` at most one rate): lane by
+/// lane where they cover whole lanes (FIPS 202 §3.1.2's little-endian lanes).
+fn absorb_at(state: &mut [u64; 25], mut at: usize, bytes: &[u8]) {
+    let mut bytes = bytes;
+    while !at.is_multiple_of(8)
+        && let Some((&byte, rest)) = bytes.split_first()
+    {
+        xor_byte(state, at, byte);
+        (at, bytes) = (at + 1, rest);
+    }
+    let (words, rest) = bytes.as_chunks::<8>();
+    for (s, w) in state[at / 8..].iter_mut().zip(words) {
         *s ^= u64::from_le_bytes(*w);
     }
+    at += 8 * words.len();
     for (i, &byte) in rest.iter().enumerate() {
-        xor_byte(state, 8 * words.len() + i, byte);
+        xor_byte(state, at + i, byte);
     }
 }
 

@@ -4,7 +4,7 @@
 //! hashed beside them (J, tr, c̃); and [`Sponge`], one stream of any length (FIPS 203's G and
 //! H), counted like the lanes.
 
-use super::{Shake, absorb, permute_lanes, permute_picked};
+use super::{Shake, absorb, absorb_at, permute_lanes, permute_picked, xor_byte};
 use crate::{Path, Wiped};
 
 /// One Keccak sponge (FIPS 202 §4) over an input of any length, with at most one rate of
@@ -127,22 +127,22 @@ impl XofLanes {
             len < shake.rate,
             "XofLanes: a message of {len} bytes ≥ the rate"
         );
-        let mut block = [0u8; 168];
+        // The padded block absorbed into a zero state is the block itself: written where the
+        // new state lies (the message, SHAKE's domain bits 1111 with pad10*1's first bit after
+        // it, the pad's last bit at the end of the rate: FIPS 202 §6.2, §5.1), with no copy
+        // of the message or state to wipe.
+        self.states.push([0u64; 25]);
+        let state = self.states.last_mut().expect("a state was just pushed");
         let mut at = 0;
         for p in parts {
-            block[at..at + p.len()].copy_from_slice(p);
+            absorb_at(state, at, p);
             at += p.len();
         }
-        block[len] = 0x1F;
-        block[shake.rate - 1] ^= 0x80;
-        let mut state = [0u64; 25];
-        absorb(&mut state, &block[..shake.rate]);
-        crate::wipe(&mut block);
-        self.states.push(state);
+        xor_byte(state, len, 0x1F);
+        xor_byte(state, shake.rate - 1, 0x80);
         self.rates.push(shake.rate);
         self.rest.push(0..0);
         self.ready.push(false);
-        crate::wipe(&mut state);
         self.states.len() - 1
     }
 
