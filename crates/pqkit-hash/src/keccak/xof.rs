@@ -50,31 +50,28 @@ impl Sponge {
         let path = crate::dispatch::current();
         let rate = self.rate();
         assert!(out.len() <= rate, "Sponge: more than one rate of output");
+        // The message XORed into the state where it lies (no block buffer to copy and wipe),
+        // a permutation after each full rate, then the padding (FIPS 202 Algorithm 8).
         let mut state = [0u64; 25];
-        let mut block = [0u8; 168];
         let mut at = 0;
         for part in parts {
             let mut part = *part;
             while !part.is_empty() {
                 let take = part.len().min(rate - at);
-                block[at..at + take].copy_from_slice(&part[..take]);
+                absorb_at(&mut state, at, &part[..take]);
                 at += take;
                 part = &part[take..];
                 if at == rate {
-                    absorb(&mut state, &block[..rate]);
                     permute_lanes(path, core::slice::from_mut(&mut state));
                     at = 0;
                 }
             }
         }
-        block[at..rate].fill(0);
-        block[at] ^= self.domain();
-        block[rate - 1] ^= 0x80;
-        absorb(&mut state, &block[..rate]);
+        xor_byte(&mut state, at, self.domain());
+        xor_byte(&mut state, rate - 1, 0x80);
         permute_lanes(path, core::slice::from_mut(&mut state));
         super::squeeze(&state, out);
         crate::wipe(&mut state);
-        crate::wipe(&mut block);
     }
 }
 
