@@ -1,4 +1,4 @@
-//! Keccak-f\[1600\] on 8 states at once with AVX-512F: [`permute8`]; and on 9, the ninth on
+//! Keccak-f\[1600\] on 8 states at once with AVX-512F: [`permute8_each`]; and on 9, the ninth on
 //! the general-purpose registers in the same round loop: [`permute8_plus_one`].
 //!
 //! The 24 rounds of FIPS 202 §3.3 (θ, ρ, π, χ, ι of §3.2) applied to eight independent states,
@@ -34,16 +34,8 @@ use core::arch::x86_64::{
 use super::ChainGroup;
 use super::avx2::{RC, RHO, pi_source};
 
-/// Applies Keccak-f\[1600\] to each of the 8 states.
-///
-/// # Panics
-/// When the CPU lacks AVX-512F (the dispatch only calls this on a CPU that has it).
-pub(super) fn permute8(states: &mut [[u64; 25]; 8]) {
-    permute8_each(&mut states.each_mut());
-}
-
-/// [`permute8`] on 8 states wherever they are (the streams a caller picked out of a larger
-/// set, permuted without gathering them first).
+/// Applies Keccak-f\[1600\] to each of the 8 states, wherever they are (a run of a slice, or
+/// the streams a caller picked out of a larger set, permuted without gathering them first).
 ///
 /// # Panics
 /// When the CPU lacks AVX-512F (the dispatch only calls this on a CPU that has it).
@@ -183,7 +175,7 @@ fn rounds(a: &mut [__m512i; 25]) {
 /// the value lanes under the mask of the lanes still running (finished lanes keep their
 /// value and j). Measured on the SLH-DSA-SHAKE-128f chains (4 480 chains of 15 steps,
 /// n = 16, through `fixed_chains`): ≈ 45–46 ns = 104–107 TSC cycles (2.3 GHz) per
-/// permutation, the bare [`permute8`] cost (the per-step absorb, transpose and squeeze path
+/// permutation, the bare [`permute8_each`] cost (the per-step absorb, transpose and squeeze path
 /// took ≈ 66–70 ns = 150–160). The last round computes only the n/8 value lanes
 /// ([`rounds_for_lanes`]): best of 40 runs of 1 024 chains × 15 steps, 42.2 against 43.4 ns
 /// per permutation with all 25 lanes (−2.7 %).

@@ -33,46 +33,19 @@ pub(crate) fn permute_picked(path: Path, states: &mut [[u64; 25]], picked: &[usi
     debug_assert!(picked.windows(2).all(|w| w[0] < w[1]));
     #[cfg(target_arch = "x86_64")]
     if path == Path::Avx512 {
-        let mut picked = picked;
+        crate::stats::keccak(picked.len());
         let mut rest = &mut states[..];
         let mut offset = 0;
-        // The picked state `i`, split off the front of what is left.
-        let mut take = |i: usize| {
+        // Each picked state, split off the front of what is left.
+        let each = picked.iter().map(|&i| {
             let (_, tail) = core::mem::take(&mut rest).split_at_mut(i - offset);
             let (first, tail) = tail.split_first_mut().expect("an index in range");
             rest = tail;
             offset = i + 1;
             first
-        };
-        loop {
-            let n = picked.len();
-            match n {
-                0 => return,
-                1 => {
-                    crate::stats::keccak(1);
-                    crate::stats::keccak_alone(1);
-                    permute_one(take(picked[0]));
-                    return;
-                }
-                _ => {}
-            }
-            let eight = n.min(8);
-            // Fewer than 8: states of no stream fill the lanes.
-            let mut pad = [[0u64; 25]; 6];
-            let mut pad = pad.iter_mut();
-            let mut each: [&mut [u64; 25]; 8] = core::array::from_fn(|k| match picked.get(k) {
-                Some(&i) if k < eight => take(i),
-                _ => pad.next().expect("at most 6 pads"),
-            });
-            if n == 9 {
-                crate::stats::keccak(9);
-                avx512::permute8_plus_one(&mut each, take(picked[8]));
-                return;
-            }
-            crate::stats::keccak(eight);
-            avx512::permute8_each(&mut each);
-            picked = &picked[eight..];
-        }
+        });
+        avx512_groups(picked.len(), each);
+        return;
     }
     let mut gathered: Vec<[u64; 25]> = picked.iter().map(|&i| states[i]).collect();
     permute_lanes(path, &mut gathered);
@@ -82,46 +55,48 @@ pub(crate) fn permute_picked(path: Path, states: &mut [[u64; 25]], picked: &[usi
     crate::wipe(&mut gathered);
 }
 
+/// The AVX-512 path's grouping of the `n` states `each` yields, where they are: 8 at a time;
+/// 2 to 7 in one call of 8, states of no stream filling the lanes (a padded call of 8 costs no
+/// more than the AVX2 kernel's call of 4: the cycles per call in the two kernels' docs;
+/// interleaved ML-KEM and ML-DSA runs on the AMD EPYC measured the two the same); a ninth
+/// left over beside 8 on the integer units ([`avx512::permute8_plus_one`]); one alone (counted
+/// as alone; the caller counts them all).
+#[cfg(target_arch = "x86_64")]
+fn avx512_groups<'a>(mut n: usize, mut each: impl Iterator<Item = &'a mut [u64; 25]>) {
+    let mut next = || each.next().expect("as many states as counted");
+    loop {
+        match n {
+            0 => return,
+            1 => {
+                crate::stats::keccak_alone(1);
+                permute_one(next());
+                return;
+            }
+            _ => {}
+        }
+        let eight = n.min(8);
+        let mut pad = [[0u64; 25]; 6];
+        let mut pad = pad.iter_mut();
+        let mut group: [&mut [u64; 25]; 8] = core::array::from_fn(|k| {
+            if k < eight {
+                next()
+            } else {
+                pad.next().expect("at most 6 pads")
+            }
+        });
+        if n == 9 {
+            avx512::permute8_plus_one(&mut group, next());
+            return;
+        }
+        avx512::permute8_each(&mut group);
+        n -= eight;
+    }
+}
+
 fn lanes(path: Path, states: &mut [[u64; 25]]) {
     match path {
         #[cfg(target_arch = "x86_64")]
-        Path::Avx512 => {
-            let mut states = states;
-            loop {
-                match states.len() {
-                    0 => return,
-                    1 => {
-                        crate::stats::keccak_alone(1);
-                        permute_one(&mut states[0]);
-                        return;
-                    }
-                    // 8 and one left over: the ninth beside them on the integer units.
-                    9 => {
-                        let (eight, one) = states.split_at_mut(8);
-                        let eight: &mut [[u64; 25]; 8] = eight.try_into().expect("8 states");
-                        avx512::permute8_plus_one(&mut eight.each_mut(), &mut one[0]);
-                        return;
-                    }
-                    _ => {}
-                }
-                let take = states.len().min(8);
-                let (s, rest) = states.split_at_mut(take);
-                if let Ok(full) = <&mut [[u64; 25]; 8]>::try_from(&mut *s) {
-                    avx512::permute8(full);
-                } else {
-                    // 2 to 7 states, where they are; states of no stream fill the lanes: a
-                    // padded call of 8 costs no more than the AVX2 kernel's call of 4 (the
-                    // cycles per call in the two kernels' docs; interleaved ML-KEM and ML-DSA
-                    // runs on the AMD EPYC measured the two the same).
-                    let mut pad = [[0u64; 25]; 6];
-                    let mut states = s.iter_mut().chain(pad.iter_mut());
-                    let mut each: [&mut [u64; 25]; 8] =
-                        core::array::from_fn(|_| states.next().expect("2 to 7 states and 6 pads"));
-                    avx512::permute8_each(&mut each);
-                }
-                states = rest;
-            }
-        }
+        Path::Avx512 => avx512_groups(states.len(), states.iter_mut()),
         #[cfg(target_arch = "x86_64")]
         Path::Avx2 => {
             let mut states = states;

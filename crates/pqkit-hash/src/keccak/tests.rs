@@ -115,7 +115,7 @@ fn kernels_match_portable() {
             let mut expected = got;
             for twice in 1..=2 {
                 expected.iter_mut().for_each(permute_portable);
-                super::avx512::permute8(&mut got);
+                super::avx512::permute8_each(&mut got.each_mut());
                 assert_eq!(got, expected, "permute8, application {twice}");
             }
         }

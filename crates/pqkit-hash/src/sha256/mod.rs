@@ -141,25 +141,17 @@ fn lanes(path: Path, states: &mut [[u32; 8]], blocks: &[&[u8; 64]]) {
 fn few(path: Path, states: &mut [[u32; 8]], blocks: &[&[u8; 64]]) {
     #[cfg(target_arch = "x86_64")]
     if path.sequential_shani() {
-        let mut s = states.chunks_exact_mut(4);
-        let mut b = blocks.chunks_exact(4);
-        for (s, b) in (&mut s).zip(&mut b) {
-            let s: &mut [[u32; 8]; 4] = s.try_into().expect("4 states");
-            shani::compress_n(s, [b[0], b[1], b[2], b[3]]);
+        fn group<const N: usize>(s: &mut [[u32; 8]], b: &[&[u8; 64]]) {
+            let s: &mut [[u32; 8]; N] = s.try_into().expect("N states");
+            shani::compress_n(s, b.try_into().expect("N blocks"));
         }
-        match (s.into_remainder(), b.remainder()) {
-            ([s0, s1, s2], [b0, b1, b2]) => {
-                let mut st = [*s0, *s1, *s2];
-                shani::compress_n(&mut st, [*b0, *b1, *b2]);
-                [*s0, *s1, *s2] = st;
+        for (s, b) in states.chunks_mut(4).zip(blocks.chunks(4)) {
+            match s.len() {
+                4 => group::<4>(s, b),
+                3 => group::<3>(s, b),
+                2 => group::<2>(s, b),
+                _ => group::<1>(s, b),
             }
-            ([s0, s1], [b0, b1]) => {
-                let mut st = [*s0, *s1];
-                shani::compress_n(&mut st, [*b0, *b1]);
-                [*s0, *s1] = st;
-            }
-            ([s0], [b0]) => shani::compress(s0, core::slice::from_ref(*b0)),
-            _ => {}
         }
         return;
     }
