@@ -5,6 +5,8 @@
 mod avx2;
 #[cfg(target_arch = "x86_64")]
 mod avx512;
+#[cfg(target_arch = "x86_64")]
+mod scalar;
 #[cfg(test)]
 mod tests;
 mod xof;
@@ -117,16 +119,14 @@ fn lanes(path: Path, states: &mut [[u64; 25]]) {
 }
 
 /// One permutation on the AVX2 and AVX-512 paths — a state that does not fill a kernel's
-/// lanes, or a single stream ([`Sponge`]): the portable code (the `keccak` crate's
-/// `keccak_p`, generic, so instantiated here and inlined by the compiler) compiled with
-/// BMI1/BMI2 (`andn`, `rorx`) when the CPU has them: about an eighth faster than the baseline
-/// build on the AMD EPYC measured.
+/// lanes, or a single stream ([`Sponge`]): [`scalar::permute`], plane by plane, compiled with
+/// BMI1/BMI2 (`andn`, `rorx`) when the CPU has them; else the portable code.
 #[cfg(target_arch = "x86_64")]
 #[allow(unsafe_code)]
 fn permute_one(state: &mut [u64; 25]) {
     #[target_feature(enable = "bmi1,bmi2")]
     fn bmi(state: &mut [u64; 25]) {
-        keccak::keccak_p::<u64>(state, 24);
+        scalar::permute(state);
     }
     if std::arch::is_x86_feature_detected!("bmi1") && std::arch::is_x86_feature_detected!("bmi2") {
         // SAFETY: the CPU has BMI1 and BMI2 (checked just above).

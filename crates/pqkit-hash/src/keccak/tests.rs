@@ -133,6 +133,21 @@ fn kernels_match_portable() {
                 assert_eq!(got, expected, "permute8_plus_one, application {twice}");
             }
         }
+        {
+            let mut got = rng.state();
+            let mut expected = got;
+            for twice in 1..=2 {
+                permute_portable(&mut expected);
+                super::permute_one(&mut got);
+                assert_eq!(got, expected, "permute_one, application {twice}");
+                super::scalar::permute(&mut got);
+                permute_portable(&mut expected);
+                assert_eq!(
+                    got, expected,
+                    "scalar::permute (baseline build), application {twice}"
+                );
+            }
+        }
         if std::arch::is_x86_feature_detected!("avx2") {
             let mut got: [[u64; 25]; 4] = core::array::from_fn(|_| rng.state());
             let mut expected = got;
