@@ -139,23 +139,24 @@ fn g(parts: &[&[u8]]) -> Zeroizing<[u8; 64]> {
 /// SampleNTT's XOF (FIPS 203 Algorithm 7) filling `a`; the next `cbd.len()` are PRF_η (FIPS
 /// 203 (4.3), 64·η bytes) sampled by SamplePolyCBD_η (Algorithm 8) into `cbd[i]`, η =
 /// `etas[i]`; and with `digest`, the last is a long message's hash (H or J, pushed with
-/// [`XofLanes::push_long`]), whose first 32 bytes go there.
+/// [`XofLanes::push_long`]), whose first 32 bytes go there. `M` = k² (the Âᵀ streams); `S`
+/// is room for the PRF streams (2k + 1).
 #[inline(always)]
-fn sample(
+fn sample<const M: usize, const S: usize>(
     path: Path,
     x: &mut XofLanes,
-    a: &mut [Poly],
+    a: &mut [Poly; M],
     cbd: &mut [Poly],
     etas: &[usize],
     mut digest: Option<&mut [u8; 32]>,
 ) {
     const RATE_256: usize = 136;
-    let m = a.len();
-    let mut filled = [0usize; K_MAX * K_MAX];
-    let mut rejected = [[0i16; poly::REJ_BUF]; K_MAX * K_MAX];
+    let m = M;
+    let mut filled = [0usize; M];
+    let mut rejected = [[0i16; poly::REJ_BUF]; M];
     // PRF outputs: at most 192 bytes (η = 3), two SHAKE256 blocks.
-    let mut prf = Cleared([[0u8; 2 * RATE_256]; 2 * K_MAX + 1]);
-    let mut got = [0usize; 2 * K_MAX + 1];
+    let mut prf = Cleared([[0u8; 2 * RATE_256]; S]);
+    let mut got = [0usize; S];
     x.squeeze_with(|x, l| {
         if l < m {
             // Read in place: the kernel loads 32 bytes at once.
@@ -210,10 +211,17 @@ fn decode_decompress(b: &[u8], d: u32, f: &mut Poly) {
 }
 
 /// K-PKE.KeyGen(d) (FIPS 203 Algorithm 13): writes ek_PKE (384·k + 32 bytes) and dk_PKE
-/// (384·k bytes).
+/// (384·k bytes). `KK` = k², `S` = 2k + 1.
 #[inline(always)]
-fn k_pke_key_gen(p: &Params, path: Path, d: &[u8; 32], ek: &mut [u8], dk: &mut [u8]) {
+fn k_pke_key_gen<const KK: usize, const S: usize>(
+    p: &Params,
+    path: Path,
+    d: &[u8; 32],
+    ek: &mut [u8],
+    dk: &mut [u8],
+) {
     let k = p.k;
+    debug_assert_eq!(k * k, KK);
     // Line 1: (ρ, σ) ← G(d ‖ k).
     let rs = g(&[d, &[k as u8]]);
     let (rho, sigma) = rs.split_at(32);
@@ -228,14 +236,14 @@ fn k_pke_key_gen(p: &Params, path: Path, d: &[u8; 32], ek: &mut [u8], dk: &mut [
     for n in 0..2 * k {
         x.push(Shake::SHAKE256, &[sigma, &[n as u8]]);
     }
-    let mut a = [Poly::ZERO; K_MAX * K_MAX];
-    let mut se = Cleared([Poly::ZERO; 2 * K_MAX]);
-    sample(
+    let mut a = [Poly::ZERO; KK];
+    let mut se = Cleared([Poly::ZERO; S]);
+    sample::<KK, S>(
         path,
         &mut x,
-        &mut a[..k * k],
+        &mut a,
         &mut se[..2 * k],
-        &[p.eta1; 2 * K_MAX][..2 * k],
+        &[p.eta1; S][..2 * k],
         None,
     );
     drop(x);
@@ -260,18 +268,18 @@ fn k_pke_key_gen(p: &Params, path: Path, d: &[u8; 32], ek: &mut [u8], dk: &mut [
     ek[384 * k..].copy_from_slice(rho);
 }
 
-/// What K-PKE.Encrypt samples (FIPS 203 Algorithm 14): Âᵀ (k² polynomials) and y, e₁, e₂
-/// (2k + 1).
-struct Sampled {
-    at: [Poly; K_MAX * K_MAX],
-    ye: Cleared<[Poly; 2 * K_MAX + 1]>,
+/// What K-PKE.Encrypt samples (FIPS 203 Algorithm 14): Âᵀ (`KK` = k² polynomials) and y,
+/// e₁, e₂ (`S` = 2k + 1).
+struct Sampled<const KK: usize, const S: usize> {
+    at: [Poly; KK],
+    ye: Cleared<[Poly; S]>,
 }
 
-impl Sampled {
+impl<const KK: usize, const S: usize> Sampled<KK, S> {
     fn new() -> Self {
         Self {
-            at: [Poly::ZERO; K_MAX * K_MAX],
-            ye: Cleared([Poly::ZERO; 2 * K_MAX + 1]),
+            at: [Poly::ZERO; KK],
+            ye: Cleared([Poly::ZERO; S]),
         }
     }
 }
@@ -289,11 +297,11 @@ fn push_matrix(p: &Params, x: &mut XofLanes, ek: &[u8]) {
 
 /// Pushes K-PKE.Encrypt's y, e₁, e₂ streams (FIPS 203 Algorithm 14 lines 9–17: PRF(r, N),
 /// N = 0 … 2k) and returns their η.
-fn push_noise(p: &Params, x: &mut XofLanes, r: &[u8]) -> [usize; 2 * K_MAX + 1] {
+fn push_noise<const S: usize>(p: &Params, x: &mut XofLanes, r: &[u8]) -> [usize; S] {
     for n in 0..=2 * p.k {
         x.push(Shake::SHAKE256, &[r, &[n as u8]]);
     }
-    let mut etas = [p.eta2; 2 * K_MAX + 1];
+    let mut etas = [p.eta2; S];
     etas[..p.k].fill(p.eta1);
     etas
 }
@@ -302,26 +310,26 @@ fn push_noise(p: &Params, x: &mut XofLanes, r: &[u8]) -> [usize; 2 * K_MAX + 1] 
 /// `sampled`, all streams together on the lanes; with `beside` = (parts, out), SHAKE256 of
 /// the parts (J) absorbed with them, its first 32 bytes into `out`.
 #[inline(always)]
-fn sample_encrypt(
+fn sample_encrypt<const KK: usize, const S: usize>(
     p: &Params,
     path: Path,
     ek: &[u8],
     r: &[u8],
     beside: Option<(&[&[u8]], &mut [u8; 32])>,
-    sampled: &mut Sampled,
+    sampled: &mut Sampled<KK, S>,
 ) {
     let k = p.k;
     let mut x = XofLanes::new(path, k * k + 2 * k + 2);
     push_matrix(p, &mut x, ek);
-    let etas = push_noise(p, &mut x, r);
+    let etas = push_noise::<S>(p, &mut x, r);
     let digest = beside.map(|(parts, out)| {
         x.push_long(Sponge::Shake256, parts);
         out
     });
-    sample(
+    sample::<KK, S>(
         path,
         &mut x,
-        &mut sampled.at[..k * k],
+        &mut sampled.at,
         &mut sampled.ye[..2 * k + 1],
         &etas[..2 * k + 1],
         digest,
@@ -331,12 +339,12 @@ fn sample_encrypt(
 /// K-PKE.Encrypt(ek, m, r) (FIPS 203 Algorithm 14) from line 2, with its sampling (lines
 /// 4–17) done by the caller: writes the ciphertext c.
 #[inline(always)]
-fn k_pke_encrypt(
+fn k_pke_encrypt<const KK: usize, const S: usize>(
     p: &Params,
     path: Path,
     ek: &[u8],
     m: &[u8; 32],
-    sampled: &mut Sampled,
+    sampled: &mut Sampled<KK, S>,
     c: &mut [u8],
 ) {
     let k = p.k;
@@ -408,11 +416,38 @@ fn k_pke_decrypt(p: &Params, path: Path, dk: &[u8], c: &[u8]) -> Zeroizing<[u8; 
     m
 }
 
+/// Calls `$f::<KK, S>(…)` with KK = k² and S = 2k + 1 for the parameter set's k (2, 3 or 4):
+/// the buffers of Â, of its rejection sampling and of the noise then have as many entries as
+/// k needs, not as the largest k (each is zeroed before use and the secret ones wiped after:
+/// ML-KEM-512's are a quarter to a half of the size).
+macro_rules! with_rank {
+    ($k:expr, $f:ident($($arg:expr),* $(,)?)) => {
+        match $k {
+            2 => $f::<4, 5>($($arg),*),
+            3 => $f::<9, 7>($($arg),*),
+            _ => $f::<16, 9>($($arg),*),
+        }
+    };
+}
+
 /// ML-KEM.KeyGen_internal(d, z) (FIPS 203 Algorithm 16) on a path.
 #[inline(always)]
 fn key_gen_any(path: Path, p: &Params, d: &[u8; 32], z: &[u8; 32], ek: &mut [u8], dk: &mut [u8]) {
+    with_rank!(p.k, key_gen_kk(path, p, d, z, ek, dk));
+}
+
+/// [`key_gen_any`] for KK = k², S = 2k + 1.
+#[inline(always)]
+fn key_gen_kk<const KK: usize, const S: usize>(
+    path: Path,
+    p: &Params,
+    d: &[u8; 32],
+    z: &[u8; 32],
+    ek: &mut [u8],
+    dk: &mut [u8],
+) {
     let k = p.k;
-    k_pke_key_gen(p, path, d, ek, &mut dk[..384 * k]);
+    k_pke_key_gen::<KK, S>(p, path, d, ek, &mut dk[..384 * k]);
     // Line 3: dk ← dk_PKE ‖ ek ‖ H(ek) ‖ z.
     dk[384 * k..768 * k + 32].copy_from_slice(ek);
     dk[768 * k + 32..768 * k + 64].copy_from_slice(&h(&[ek]));
@@ -428,12 +463,24 @@ fn encaps_any(
     m: &[u8; 32],
     c: &mut [u8],
 ) -> Zeroizing<[u8; 32]> {
+    with_rank!(p.k, encaps_kk(path, p, ek, m, c))
+}
+
+/// [`encaps_any`] for KK = k², S = 2k + 1.
+#[inline(always)]
+fn encaps_kk<const KK: usize, const S: usize>(
+    path: Path,
+    p: &Params,
+    ek: &[u8],
+    m: &[u8; 32],
+    c: &mut [u8],
+) -> Zeroizing<[u8; 32]> {
     // Line 1: (K, r) ← G(m ‖ H(ek)). H(ek) runs alone: the noise streams need r, so riding
     // it beside the Âᵀ streams would take a second set of lanes for them, which costs what
     // its lone permutations do.
     let kr = g(&[m, &h(&[ek])]);
     // Line 2: c ← K-PKE.Encrypt(ek, m, r), its streams together.
-    let mut sampled = Sampled::new();
+    let mut sampled = Sampled::<KK, S>::new();
     sample_encrypt(p, path, ek, &kr[32..], None, &mut sampled);
     k_pke_encrypt(p, path, ek, m, &mut sampled, c);
     let mut key = Zeroizing::new([0u8; 32]);
@@ -444,6 +491,17 @@ fn encaps_any(
 /// ML-KEM.Decaps_internal(dk, c) (FIPS 203 Algorithm 18) on a path: K.
 #[inline(always)]
 fn decaps_any(path: Path, p: &Params, dk: &[u8], c: &[u8]) -> Zeroizing<[u8; 32]> {
+    with_rank!(p.k, decaps_kk(path, p, dk, c))
+}
+
+/// [`decaps_any`] for KK = k², S = 2k + 1.
+#[inline(always)]
+fn decaps_kk<const KK: usize, const S: usize>(
+    path: Path,
+    p: &Params,
+    dk: &[u8],
+    c: &[u8],
+) -> Zeroizing<[u8; 32]> {
     let k = p.k;
     // Lines 1–4: dk_PKE, ek_PKE, h, z.
     let (dk_pke, rest) = dk.split_at(384 * k);
@@ -455,7 +513,7 @@ fn decaps_any(path: Path, p: &Params, dk: &[u8], c: &[u8]) -> Zeroizing<[u8; 32]
     // line 8's sampling.
     let kr = g(&[&m[..], hh]);
     let mut reject = Zeroizing::new([0u8; 32]);
-    let mut sampled = Sampled::new();
+    let mut sampled = Sampled::<KK, S>::new();
     let j = Some((&[z, c][..], &mut *reject));
     sample_encrypt(p, path, ek, &kr[32..], j, &mut sampled);
     // Line 8: c′ ← K-PKE.Encrypt(ek_PKE, m′, r′).

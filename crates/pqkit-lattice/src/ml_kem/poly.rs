@@ -385,17 +385,28 @@ pub(crate) fn compress_encode<const D: u32>(f: &Poly, out: &mut [u8]) {
 #[inline(always)]
 pub(crate) fn decode_decompress<const D: u32>(b: &[u8], f: &mut Poly) {
     debug_assert_eq!(b.len(), 32 * D as usize);
-    let mask = (1u128 << D) - 1;
-    for (c, b) in f
-        .flat_mut()
-        .chunks_exact_mut(8)
-        .zip(b.chunks_exact(D as usize))
-    {
-        let mut bytes = [0u8; 16];
-        bytes[..D as usize].copy_from_slice(b);
-        let acc = u128::from_le_bytes(bytes);
+    let mask = (1u64 << D) - 1;
+    let d = D as usize;
+    // Eight D-bit values are D bytes: the first four from bit 0, the last four from bit 4·D
+    // (byte ⌊4D/8⌋, shifted by 4D mod 8), each half in a u64 (at most 44 + 4 bits) read
+    // straight from `b` (from a zero-padded copy of the last 16 bytes near the end). (Read as
+    // one u128, the shifts were vectorized and then emulated lane by lane.)
+    let (at, shift) = (4 * d / 8, 4 * D % 8);
+    let mut tail = [0u8; 24];
+    tail[..16].copy_from_slice(&b[b.len() - 16..]);
+    let word = |i: usize| {
+        let w = if i + 8 <= b.len() {
+            &b[i..i + 8]
+        } else {
+            let t = i + 16 - b.len();
+            &tail[t..t + 8]
+        };
+        u64::from_le_bytes(w.try_into().expect("8 bytes"))
+    };
+    for (g, c) in f.flat_mut().chunks_exact_mut(8).enumerate() {
+        let halves = [word(g * d), word(g * d + at) >> shift];
         for (j, c) in c.iter_mut().enumerate() {
-            let y = ((acc >> (D as usize * j)) & mask) as u32;
+            let y = ((halves[j / 4] >> (d * (j % 4))) & mask) as u32;
             *c = (y.wrapping_mul(Q as u32).wrapping_add(1 << (D - 1)) >> D) as i16;
         }
     }
@@ -452,11 +463,16 @@ pub(crate) fn all_below_q(f: &Poly) -> bool {
 /// becomes ⌈q/2⌋ = 1665 or 0 (by mask, constant time).
 #[inline(always)]
 pub(crate) fn from_message(m: &[u8; 32], f: &mut Poly) {
-    for (i, c) in f.flat_mut().iter_mut().enumerate() {
-        // The barrier keeps the compiler from turning the mask into a select or a branch
-        // on the (secret) bit.
-        let bit = core::hint::black_box(i16::from((m[i / 8] >> (i % 8)) & 1));
-        *c = bit.wrapping_neg() & (Q / 2 + 1);
+    let mut bits = pqkit_hash::Cleared([0i16; N]);
+    for (i, b) in bits.iter_mut().enumerate() {
+        *b = i16::from((m[i / 8] >> (i % 8)) & 1);
+    }
+    // The barrier: past it the compiler cannot know that each entry is 0 or 1, so it cannot
+    // turn the mask below into a select or a branch on the (secret) bit. One barrier for the
+    // whole array, not one per bit: both loops stay vectorized.
+    core::hint::black_box(&mut *bits);
+    for (c, &b) in f.flat_mut().iter_mut().zip(bits.iter()) {
+        *c = b.wrapping_neg() & (Q / 2 + 1);
     }
 }
 
