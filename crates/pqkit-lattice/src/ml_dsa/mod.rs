@@ -766,20 +766,29 @@ fn sign_any(
     let mut z = Cleared([Poly::ZERO; L_MAX]);
     let mut prod = Cleared(Poly::ZERO);
     let mut c = Cleared(Poly::ZERO);
-    // ExpandMask's bytes for this attempt (`streams[now]`) and the next.
-    let mut streams = Cleared([[[0u8; 640]; L_MAX]; 2]);
+    // ExpandMask's bytes for this attempt (`streams[now]`) and the next one or two, in a
+    // ring: `ahead` of the attempts after this one have theirs.
+    let mut streams = Cleared([[[0u8; 640]; L_MAX]; 3]);
     let mut now = 0;
     let mut w1_bytes = Cleared([0u8; K_MAX * 192]);
     let w1_size = 32 * p.w1_bits();
     // The streams of every attempt, in one set of lanes emptied between uses.
-    let mut x = XofLanes::new(path, l + 1);
-    // Line 11 for the first attempt: y ← ExpandMask(ρ″, κ) (Algorithm 34: y[r] from
-    // ρ″ ‖ κ + r). Each later attempt's comes with the previous attempt's c̃ (below).
+    let mut x = XofLanes::new(path, 2 * l + 1);
+    // Masks computed at once: two attempts' where their 2ℓ streams fill one kernel call
+    // (ML-DSA-44 on AVX-512: 8 lanes, and c̃ beside them as the fused ninth state), else one.
+    let batch = if 2 * l <= x.width() { 2 } else { 1 };
+    // Line 11 for the first attempt (and the second, with a batch of two): y ← ExpandMask(ρ″,
+    // κ) (Algorithm 34: y[r] from ρ″ ‖ κ + r). Later attempts' come with an earlier attempt's
+    // c̃ (below).
     {
-        let mut s = Vec::with_capacity(l);
-        push_mask(p, &mut x, &rho2[..], kappa, &mut streams[now], &mut s);
+        let mut s = Vec::with_capacity(2 * l);
+        for (b, out) in streams[..batch].iter_mut().enumerate() {
+            let at = kappa.wrapping_add((b * l) as u16);
+            push_mask(p, &mut x, &rho2[..], at, out, &mut s);
+        }
         squeeze(path, &mut x, &mut s);
     }
+    let mut ahead = batch - 1;
     loop {
         for r in 0..l {
             unpack_z(p, &streams[now][r][..p.z_size()], &mut y[r]);
@@ -796,24 +805,26 @@ fn sign_any(
             poly::decompose_all(wi, &mut w0[i], p.gamma2);
             pack_w1(p, wi, &mut w1_bytes[i * w1_size..(i + 1) * w1_size]);
         }
-        // Line 15: c̃ ← H(μ ‖ w1Encode(w₁), λ/4), absorbed on the lanes beside the next
-        // attempt's ExpandMask(ρ″, κ + ℓ) streams (line 11 of the next attempt, computed
-        // whether or not there is one: its permutations ride with c̃'s, which run one at a
-        // time otherwise). c̃ is public: the signature's challenge, or for a rejected attempt
-        // the hash of a w₁ whose y is discarded — SampleInBall may branch on it.
+        // Line 15: c̃ ← H(μ ‖ w1Encode(w₁), λ/4). When the next attempt has no mask yet, c̃
+        // is absorbed on the lanes beside the next `batch` attempts' ExpandMask(ρ″, κ + ℓ…)
+        // streams (line 11 of the next attempts, computed whether or not they come: their
+        // permutations ride with c̃'s, which run one at a time otherwise); else alone. c̃ is
+        // public: the signature's challenge, or for a rejected attempt the hash of a w₁ whose
+        // y is discarded — SampleInBall may branch on it.
         {
             x.clear();
-            let (a, b) = streams.split_at_mut(1);
-            let next = if now == 0 { &mut b[0] } else { &mut a[0] };
-            let mut s = Vec::with_capacity(l + 1);
-            push_mask(
-                p,
-                &mut x,
-                &rho2[..],
-                kappa.wrapping_add(l as u16),
-                next,
-                &mut s,
-            );
+            let mut s = Vec::with_capacity(2 * l + 1);
+            if ahead == 0 {
+                for (slot, out) in streams.iter_mut().enumerate() {
+                    // Slot `now + b` (mod 3) is the b-th attempt after this one.
+                    let b = (slot + 3 - now) % 3;
+                    if (1..=batch).contains(&b) {
+                        let at = kappa.wrapping_add((b * l) as u16);
+                        push_mask(p, &mut x, &rho2[..], at, out, &mut s);
+                    }
+                }
+                ahead = batch;
+            }
             x.push_long(Sponge::Shake256, &[mu, &w1_bytes[..k * w1_size]]);
             s.push(Sampler::Bytes {
                 out: c_tilde,
@@ -831,7 +842,8 @@ fn sign_any(
         }
         poly::ntt(&mut c, path);
         kappa = kappa.wrapping_add(l as u16);
-        now ^= 1;
+        now = (now + 1) % 3;
+        ahead -= 1;
         // Lines 20, 23: r₀ ← LowBits(w − ⟨⟨cs₂⟩⟩), rejected when ‖r₀‖∞ ≥ γ₂ − β. Checked
         // before z: it rejects more often (about two attempts in three for ML-DSA-65 against
         // one in three) for k inverse NTTs against ℓ. The order changes no output.
