@@ -412,19 +412,28 @@ fn pack_w1(p: &Params, a: &Poly, out: &mut [u8]) {
 
 /// HintBitPack (FIPS 204 Algorithm 20): the positions of the ones of `h` (k polynomials of
 /// 0/1, at most ω ones), then each polynomial's running count; ω + k bytes. Variable time OK:
-/// h is the signature's, public.
+/// h is the signature's, public. Without a branch per coefficient (about ω of k·256 are ones,
+/// at random places: a branch on each was mispredicted ω times or more): every position is
+/// written at the next free slot of `at`, which advances by the coefficient.
 fn hint_pack(p: &Params, h: &[Poly], out: &mut [u8]) {
-    out.fill(0);
+    // ω ≤ 80 (ML-DSA-44; 55 and 75 for ML-DSA-65, -87); the slot after the last one takes
+    // the zeros' writes.
+    const OMEGA_MAX: usize = 80;
+    debug_assert!(p.omega <= OMEGA_MAX);
+    let mut at = [0u8; OMEGA_MAX + 1];
     let mut index = 0;
     for (i, hp) in h.iter().enumerate() {
         for (j, &bit) in hp.0.iter().enumerate() {
-            if bit != 0 {
-                out[index] = j as u8;
-                index += 1;
-            }
+            at[index.min(OMEGA_MAX)] = j as u8;
+            index += usize::from(bit != 0);
         }
         out[p.omega + i] = index as u8;
     }
+    // Signing packs only hints with at most ω ones.
+    debug_assert!(index <= p.omega);
+    let index = index.min(p.omega);
+    out[..index].copy_from_slice(&at[..index]);
+    out[index..p.omega].fill(0);
 }
 
 /// HintBitUnpack (FIPS 204 Algorithm 21) into `h` (k polynomials of 0/1); false for a
