@@ -10,7 +10,7 @@ use crate::{ManyHash, Path};
 
 /// One chain: its running value, the step it is at, and the step it stops before. Its value
 /// may be secret: keep chains in a [`crate::Wiped`] (or `Zeroizing`) vector.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Zeroize)]
+#[derive(Clone, Copy, PartialEq, Eq, Zeroize)]
 pub struct Chain {
     /// The caller's label (which key pair, which chain): read by the message function.
     pub id: u32,
@@ -20,6 +20,17 @@ pub struct Chain {
     pub end: u32,
     /// The running value; the first n bytes are meaningful (n ≤ 32).
     pub value: [u8; 32],
+}
+
+/// The label and steps; not the value, which may be secret.
+impl core::fmt::Debug for Chain {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_struct("Chain")
+            .field("id", &self.id)
+            .field("at", &self.at)
+            .field("end", &self.end)
+            .finish_non_exhaustive()
+    }
 }
 
 impl crate::Zero for Chain {

@@ -41,9 +41,16 @@ impl<T: Zero, const N: usize> Zero for [T; N] {
     const ZERO: Self = [T::ZERO; N];
 }
 
-/// A `Vec` whose elements are set to zero on drop.
-#[derive(Clone, Debug)]
+/// A `Vec` whose elements are set to zero on drop. `Debug` prints its length only: the
+/// elements are usually secret.
+#[derive(Clone)]
 pub struct Wiped<T: Copy + Zero>(Vec<T>);
+
+impl<T: Copy + Zero> core::fmt::Debug for Wiped<T> {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        write!(f, "Wiped({} elements)", self.0.len())
+    }
+}
 
 impl<T: Copy + Zero> Wiped<T> {
     /// `len` copies of `value`.
@@ -115,4 +122,19 @@ pub fn wipe<T: Copy + Zero>(buf: &mut [T]) {
     buf.fill(T::ZERO);
     core::hint::black_box(&mut *buf);
     compiler_fence(Ordering::SeqCst);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `Debug` of a wiped buffer and of a chain shows no element or value.
+    #[test]
+    fn debug_prints_no_secret() {
+        let w = Wiped::filled(0xABu8, 3);
+        assert_eq!(format!("{w:?}"), "Wiped(3 elements)");
+        let c = crate::Chain::new(7, 0, 15, &[0xCD; 16]);
+        let shown = format!("{c:?}");
+        assert!(shown.contains("id: 7") && !shown.contains("205"), "{shown}");
+    }
 }
