@@ -66,6 +66,8 @@ pub(crate) fn permute_picked(path: Path, states: &mut [[u64; 25]], picked: &[usi
 #[cfg(target_arch = "x86_64")]
 fn avx512_groups<'a>(mut n: usize, mut each: impl Iterator<Item = &'a mut [u64; 25]>) {
     let mut next = || each.next().expect("as many states as counted");
+    // States of no stream, for a call of fewer than 8 (what they hold is never read).
+    let mut pad = [[0u64; 25]; 6];
     loop {
         match n {
             0 => return,
@@ -77,7 +79,6 @@ fn avx512_groups<'a>(mut n: usize, mut each: impl Iterator<Item = &'a mut [u64; 
             _ => {}
         }
         let eight = n.min(8);
-        let mut pad = [[0u64; 25]; 6];
         let mut pad = pad.iter_mut();
         let mut group: [&mut [u64; 25]; 8] = core::array::from_fn(|k| {
             if k < eight {

@@ -151,21 +151,20 @@ fn sample<const M: usize, const S: usize>(
     mut digest: Option<&mut [u8; 32]>,
 ) {
     const RATE_256: usize = 136;
-    let m = M;
     let mut filled = [0usize; M];
     let mut rejected = [[0i16; poly::REJ_BUF]; M];
     // PRF outputs: at most 192 bytes (η = 3), two SHAKE256 blocks.
     let mut prf = Cleared([[0u8; 2 * RATE_256]; S]);
     let mut got = [0usize; S];
     x.squeeze_with(|x, l| {
-        if l < m {
+        if l < M {
             // Read in place: the kernel loads 32 bytes at once.
             // SampleNTT reads a SHAKE128 stream (push_matrix, k_pke_key_gen): 21 words.
             let block = x.block_words(l).try_into().expect("a SHAKE128 stream");
             filled[l] = poly::rej_uniform(&mut rejected[l], filled[l], block, path);
             filled[l] >= N
-        } else if l < m + etas.len() {
-            let i = l - m;
+        } else if l < M + etas.len() {
+            let i = l - M;
             let need = 64 * etas[i];
             let take = (need - got[i]).min(RATE_256);
             x.block(l, &mut prf[i][got[i]..got[i] + take]);
