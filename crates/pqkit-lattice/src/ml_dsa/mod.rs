@@ -9,11 +9,12 @@
 //! compiled three times — for AVX-512, AVX2 and portable — and the copy run follows the hash
 //! path ([`pqkit_hash::dispatch::current`]).
 //!
-//! A [`SigningKey`] keeps what every signature needs in the NTT domain — Â (public, from ρ)
-//! and ŝ₁, then ŝ₂ and t̂₀ from its first signature on — so that signing starts at FIPS 204
-//! Algorithm 7 line 7. Loading an expanded key recomputes t from ρ, s₁ and s₂ and refuses the
-//! key unless its t₀ and tr match (FIPS 204 §7.2's skDecode checks nothing; a damaged t₀
-//! would make signatures that do not verify).
+//! A [`SigningKey`] keeps what every signature needs — Â (public, from ρ) in the NTT domain,
+//! and from its first signature on s₁ and s₂ laid out for the challenge products cs₁ and cs₂
+//! (sums of τ shifted copies: fewer operations than an inverse NTT each) and t̂₀ — so that
+//! signing starts at FIPS 204 Algorithm 7 line 7. Loading an expanded key recomputes t from
+//! ρ, s₁ and s₂ and refuses the key unless its t₀ and tr match (FIPS 204 §7.2's skDecode
+//! checks nothing; a damaged t₀ would make signatures that do not verify).
 //!
 //! μ for signing (Algorithm 2 lines 5–10, Algorithm 7 line 6) is the caller's: pqkit-core's
 //! signing keys format M′ — pure, HashML-DSA or external μ — and hash it; verification takes
@@ -29,7 +30,7 @@ use subtle::ConstantTimeEq;
 use zeroize::Zeroizing;
 
 use crate::valgrind;
-use poly::{D, N, Poly, Q};
+use poly::{Challenge, D, N, Poly, Q, Short};
 
 /// The largest k (ML-DSA-87).
 const K_MAX: usize = 8;
@@ -470,11 +471,9 @@ pub struct SigningKey {
     tr: [u8; 64],
     /// Â, k·ℓ polynomials, row by row (public: expanded from ρ).
     a: Vec<Poly>,
-    /// ŝ₁ (ℓ polynomials): computed anyway, for t = NTT⁻¹(Â ∘ ŝ₁) + s₂.
-    s1_hat: Wiped<Poly>,
-    /// ŝ₂ (k) and t̂₀ (k), from `encoded` at the first signature: key generation and loading
-    /// skip the 2k NTTs a key that only gets written to a file, or only verified, never needs.
-    s2_t0_hat: OnceLock<Wiped<Poly>>,
+    /// s₁, s₂ and t̂₀, from `encoded` at the first signature: key generation and loading
+    /// skip the work a key that only gets written to a file, or only verified, never needs.
+    signing: OnceLock<SigningParts>,
     /// skEncode (FIPS 204 Algorithm 24).
     encoded: Zeroizing<Vec<u8>>,
     /// pkEncode (FIPS 204 Algorithm 22).
@@ -518,38 +517,41 @@ impl SigningKey {
         &self.encoded
     }
 
-    /// Marks K, ŝ₁, ŝ₂ and t̂₀ undefined for Valgrind (the constant-time test); computes ŝ₂
-    /// and t̂₀ first.
+    /// Marks K, s₁, s₂ and t̂₀ undefined for Valgrind (the constant-time test); computes
+    /// them first.
     #[cfg(feature = "ct-test")]
     #[doc(hidden)]
     pub fn mark_secret_for_valgrind(&self) {
         valgrind::secret(&self.key[..]);
-        valgrind::secret(&self.s1_hat[..]);
-        valgrind::secret(self.s2_t0_hat(pqkit_hash::dispatch::current()));
+        let parts = self.signing_parts(pqkit_hash::dispatch::current());
+        valgrind::secret(&parts.s[..]);
+        valgrind::secret(&parts.t0_hat[..]);
     }
 
-    /// ŝ₂ ‖ t̂₀ (2k polynomials): NTT(s₂) and NTT(t₀) of skDecode (FIPS 204 Algorithm 25;
-    /// both were checked when the key was generated or loaded), computed once, on `path`.
+    /// s₁ ‖ s₂ and t̂₀ of skDecode (FIPS 204 Algorithm 25; both were checked when the key
+    /// was generated or loaded), computed once, on `path`.
     #[inline(always)]
-    fn s2_t0_hat(&self, path: pqkit_hash::Path) -> &[Poly] {
-        self.s2_t0_hat.get_or_init(|| {
+    fn signing_parts(&self, path: pqkit_hash::Path) -> &SigningParts {
+        self.signing.get_or_init(|| {
             let p = self.p;
             let eb = 32 * p.eta_bits();
-            let s2_bytes = &self.encoded[128 + p.l * eb..128 + (p.l + p.k) * eb];
-            let t0_bytes = &self.encoded[128 + (p.l + p.k) * eb..];
-            let mut out = Wiped::filled(Poly::ZERO, 2 * p.k);
-            let (s2, t0) = out.split_at_mut(p.k);
-            for (s, b) in s2.iter_mut().zip(s2_bytes.chunks_exact(eb)) {
+            let (s_bytes, t0_bytes) = self.encoded[128..].split_at((p.l + p.k) * eb);
+            let mut s = Wiped::filled(<Short as pqkit_hash::Zero>::ZERO, p.l + p.k);
+            let mut unpacked = Cleared(Poly::ZERO);
+            for (out, b) in s.iter_mut().zip(s_bytes.chunks_exact(eb)) {
                 // In range: checked by key generation or loading.
-                unpack_eta(p, b, s);
+                unpack_eta(p, b, &mut unpacked);
+                *out = Short::new(&unpacked);
             }
-            for (t, b) in t0.iter_mut().zip(t0_bytes.chunks_exact(32 * D as usize)) {
+            let mut t0_hat = Wiped::filled(Poly::ZERO, p.k);
+            for (t, b) in t0_hat
+                .iter_mut()
+                .zip(t0_bytes.chunks_exact(32 * D as usize))
+            {
                 unpack_t0(b, t);
+                poly::ntt(t, path);
             }
-            for s in out.iter_mut() {
-                poly::ntt(s, path);
-            }
-            out
+            SigningParts { s, t0_hat }
         })
     }
 
@@ -557,6 +559,14 @@ impl SigningKey {
     pub fn tr(&self) -> &[u8; 64] {
         &self.tr
     }
+}
+
+/// What signing needs of a key's secret vectors (FIPS 204 Algorithm 7 lines 2–5 and 18–26):
+/// s₁ (ℓ) and s₂ (k) laid out for the products cs₁ and cs₂ ([`poly::mul_challenge`]), and t̂₀
+/// (k) for ⟨⟨ct₀⟩⟩ = NTT⁻¹(ĉ ∘ t̂₀).
+struct SigningParts {
+    s: Wiped<Short>,
+    t0_hat: Wiped<Poly>,
 }
 
 /// The signing key's vectors s₁ (ℓ) and s₂ (k) in R_q, with K and Â — what key
@@ -569,18 +579,17 @@ struct Parts<'a> {
 
 /// What ρ, Â, s₁ and s₂ give (FIPS 204 Algorithm 6 lines 5–9): t = NTT⁻¹(Â ∘ NTT(s₁)) + s₂
 /// with every coefficient in [0, q), (t₁, t₀) ← Power2Round(t), pk ← pkEncode(ρ, t₁)
-/// (Algorithm 22) and tr ← H(pk, 64). Writes ŝ₁ = NTT(s₁) into `s1_hat` and t₀ into `t0`;
-/// returns (pk, tr).
+/// (Algorithm 22) and tr ← H(pk, 64). Writes t₀ into `t0`; returns (pk, tr).
 #[inline(always)]
 fn derive(
     path: pqkit_hash::Path,
     p: &Params,
     rho: &[u8],
     parts: &Parts<'_>,
-    s1_hat: &mut [Poly],
     t0: &mut [Poly],
 ) -> (Vec<u8>, [u8; 64]) {
     let (s1, s2) = parts.s1s2.split_at(p.l);
+    let mut s1_hat = Wiped::filled(Poly::ZERO, p.l);
     for (h, s) in s1_hat.iter_mut().zip(s1) {
         *h = *s;
         poly::ntt(h, path);
@@ -589,7 +598,7 @@ fn derive(
     pk[..32].copy_from_slice(rho);
     let mut t = Cleared(Poly::ZERO);
     for (i, out) in pk[32..].chunks_exact_mut(320).enumerate() {
-        poly::dot(&mut t, &parts.a[i * p.l..(i + 1) * p.l], s1_hat);
+        poly::dot(&mut t, &parts.a[i * p.l..(i + 1) * p.l], &s1_hat);
         poly::reduce(&mut t);
         poly::inv_ntt_to_mont(&mut t, path);
         poly::add(&mut t, &s2[i]);
@@ -609,14 +618,9 @@ struct Encoded {
     pk: Vec<u8>,
 }
 
-/// The key, with ŝ₁ given (ŝ₂ and t̂₀ wait for the first signature).
+/// The key (what signing needs of s₁, s₂ and t₀ waits for the first signature).
 #[inline(always)]
-fn prepare(
-    p: &'static Params,
-    parts: Parts<'_>,
-    s1_hat: Wiped<Poly>,
-    Encoded { tr, sk, pk }: Encoded,
-) -> SigningKey {
+fn prepare(p: &'static Params, parts: Parts<'_>, Encoded { tr, sk, pk }: Encoded) -> SigningKey {
     let mut key = Box::new(Cleared([0u8; 32]));
     key.copy_from_slice(parts.key);
     SigningKey {
@@ -624,8 +628,7 @@ fn prepare(
         key,
         tr,
         a: parts.a,
-        s1_hat,
-        s2_t0_hat: OnceLock::new(),
+        signing: OnceLock::new(),
         encoded: sk,
         verifying_key: pk,
     }
@@ -664,8 +667,7 @@ fn key_gen_any(path: pqkit_hash::Path, p: &'static Params, xi: &[u8; 32]) -> Sig
     };
     // Lines 5–9: t, (t₁, t₀), pk, tr.
     let mut t0 = Wiped::filled(Poly::ZERO, k);
-    let mut s1_hat = Wiped::filled(Poly::ZERO, l);
-    let (pk, tr) = derive(path, p, rho, &parts, &mut s1_hat, &mut t0);
+    let (pk, tr) = derive(path, p, rho, &parts, &mut t0);
     // Line 10: sk ← skEncode(ρ, K, tr, s₁, s₂, t₀).
     let mut sk = Zeroizing::new(vec![0u8; p.signing_key_size()]);
     sk[..32].copy_from_slice(rho);
@@ -679,7 +681,7 @@ fn key_gen_any(path: pqkit_hash::Path, p: &'static Params, xi: &[u8; 32]) -> Sig
     for (ti, out) in t0.iter().zip(t0_bytes.chunks_exact_mut(32 * D as usize)) {
         pack_t0(ti, out);
     }
-    prepare(p, parts, s1_hat, Encoded { tr, sk, pk })
+    prepare(p, parts, Encoded { tr, sk, pk })
 }
 
 /// [`SigningKey::from_expanded`] on a path (the length checked).
@@ -725,8 +727,7 @@ fn from_expanded_any(
         s1s2: &s1s2[..k + l],
     };
     let mut t0_again = Cleared([Poly::ZERO; K_MAX]);
-    let mut s1_hat = Wiped::filled(Poly::ZERO, l);
-    let (pk, tr_again) = derive(path, p, rho, &parts, &mut s1_hat, &mut t0_again[..k]);
+    let (pk, tr_again) = derive(path, p, rho, &parts, &mut t0_again[..k]);
     let mut diff = 0i32;
     for (x, y) in t0[..k].iter().zip(&t0_again[..k]) {
         for (a, b) in x.0.iter().zip(&y.0) {
@@ -743,7 +744,7 @@ fn from_expanded_any(
         sk: Zeroizing::new(sk.to_vec()),
         pk,
     };
-    Ok(prepare(p, parts, s1_hat, encoded))
+    Ok(prepare(p, parts, encoded))
 }
 
 /// ML-DSA.Sign_internal (FIPS 204 Algorithm 7) from line 7, with μ given: writes the
@@ -758,8 +759,9 @@ fn sign_any(
 ) {
     let p = sk.p;
     let (k, l) = (p.k, p.l);
-    let s1_hat = &sk.s1_hat[..];
-    let (s2_hat, t0_hat) = sk.s2_t0_hat(path).split_at(k);
+    let parts = sk.signing_parts(path);
+    let (s1, s2) = parts.s.split_at(l);
+    let t0_hat = &parts.t0_hat[..];
     let g1 = 1i32 << p.gamma1_bits;
     // Line 7: ρ″ ← H(K ‖ rnd ‖ μ, 64).
     let mut rho2 = Cleared([0u8; 64]);
@@ -842,26 +844,25 @@ fn sign_any(
             squeeze(path, &mut x, &mut s);
         }
         valgrind::declassify(&*c_tilde);
-        // Lines 16–17: c ← SampleInBall(c̃), ĉ ← NTT(c).
+        // Line 16: c ← SampleInBall(c̃) (line 17's ĉ ← NTT(c) waits for ⟨⟨ct₀⟩⟩, below).
         {
             x.clear();
             let mut s = Vec::with_capacity(1);
             sample_in_ball(p, &mut x, c_tilde, &mut c, &mut s);
             squeeze(path, &mut x, &mut s);
         }
-        poly::ntt(&mut c, path);
+        let challenge = Challenge::new(&c);
         kappa = kappa.wrapping_add(l as u16);
         now = (now + 1) % 3;
         ahead -= 1;
         // Lines 20, 23: r₀ ← LowBits(w − ⟨⟨cs₂⟩⟩), rejected when ‖r₀‖∞ ≥ γ₂ − β. Checked
         // before z: it rejects more often (about two attempts in three for ML-DSA-65 against
-        // one in three) for k inverse NTTs against ℓ. The order changes no output.
+        // one in three) for k products against ℓ. The order changes no output. cs₂ is exact
+        // (|cs₂| ≤ τη = β) and |w₀| ≤ γ₂, so r₀ is centred as it is.
         let mut reject = false;
         for i in 0..k {
-            poly::mul(&mut prod, &c, &s2_hat[i]);
-            poly::inv_ntt_to_mont(&mut prod, path);
+            poly::mul_challenge(&mut prod, &challenge, &s2[i], p.eta);
             poly::sub(&mut w0[i], &prod);
-            poly::reduce(&mut w0[i]);
             reject |= poly::exceeds(&w0[i], p.gamma2 - p.beta);
         }
         // Variable time OK: whether an attempt is rejected, and by which check, is public
@@ -870,12 +871,11 @@ fn sign_any(
         if valgrind::declassified(reject) {
             continue;
         }
-        // Lines 18–19, 22–23: z ← y + ⟨⟨cs₁⟩⟩, rejected when ‖z‖∞ ≥ γ₁ − β.
+        // Lines 18–19, 22–23: z ← y + ⟨⟨cs₁⟩⟩, rejected when ‖z‖∞ ≥ γ₁ − β; centred as it is
+        // (|y| ≤ γ₁, |cs₁| ≤ β).
         for r in 0..l {
-            poly::mul(&mut z[r], &c, &s1_hat[r]);
-            poly::inv_ntt_to_mont(&mut z[r], path);
+            poly::mul_challenge(&mut z[r], &challenge, &s1[r], p.eta);
             poly::add(&mut z[r], &y[r]);
-            poly::reduce(&mut z[r]);
             reject |= poly::exceeds(&z[r], g1 - p.beta);
         }
         // Variable time OK: as above.
@@ -884,6 +884,7 @@ fn sign_any(
         }
         // Lines 25–28: ⟨⟨ct₀⟩⟩, h ← MakeHint(−ct₀, w − cs₂ + ct₀); rejected when
         // ‖ct₀‖∞ ≥ γ₂ or h has more than ω ones.
+        poly::ntt(&mut c, path);
         let mut ones = 0usize;
         for i in 0..k {
             poly::mul(&mut prod, &c, &t0_hat[i]);

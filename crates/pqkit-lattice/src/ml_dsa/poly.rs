@@ -321,6 +321,104 @@ pub(crate) fn dot(out: &mut Poly, a: &[Poly], b: &[Poly]) {
     }
 }
 
+/// A polynomial with coefficients in [−η, η] (s₁ or s₂) laid out for [`mul_challenge`]: as
+/// i8, s ‖ −s ‖ s. With X²⁵⁶ = −1 in R_q (FIPS 204 §2.3), coefficient i of X^j · s is
+/// s_{i−j} for i ≥ j and −s_{i−j+256} below, so X^j · s is the slice starting at 512 − j and
+/// −X^j · s the one starting at 256 − j, for every j in [0, 256).
+#[derive(Clone, Copy)]
+#[repr(C, align(64))]
+pub(crate) struct Short(pub(crate) [i8; 3 * N]);
+
+impl pqkit_hash::Zero for Short {
+    const ZERO: Self = Self([0; 3 * N]);
+}
+
+impl Short {
+    /// The layout of `s`, whose coefficients are in [−η, η].
+    #[inline(always)]
+    pub(crate) fn new(s: &Poly) -> Self {
+        let mut out = Self([0; 3 * N]);
+        let (first, rest) = out.0.split_at_mut(N);
+        let (neg, last) = rest.split_at_mut(N);
+        for (((a, n), b), x) in first.iter_mut().zip(neg).zip(last).zip(&s.0) {
+            // In [−η, η]: exact in i8.
+            *a = *x as i8;
+            *n = (*x as i8).wrapping_neg();
+            *b = *a;
+        }
+        out
+    }
+}
+
+/// The challenge c (FIPS 204 Algorithm 29, SampleInBall) as τ starts in a [`Short`]: 512 − j
+/// for each c_j = 1, 256 − j for each c_j = −1.
+pub(crate) struct Challenge {
+    starts: [u16; N],
+    len: usize,
+}
+
+impl Challenge {
+    /// The starts of c's nonzero coefficients. c is public — the signature's, or a rejected
+    /// attempt's, derived from c̃ as SampleInBall's branches are — so its positions may
+    /// choose addresses and branches.
+    #[inline(always)]
+    pub(crate) fn new(c: &Poly) -> Self {
+        let mut out = Self {
+            starts: [0; N],
+            len: 0,
+        };
+        let mut n = 0;
+        for (w, chunk) in c.0.chunks_exact(64).enumerate() {
+            let (mut nonzero, mut negative) = (0u64, 0u64);
+            for (i, &x) in chunk.iter().enumerate() {
+                nonzero |= u64::from(x != 0) << i;
+                negative |= u64::from(x < 0) << i;
+            }
+            while nonzero != 0 {
+                let i = nonzero.trailing_zeros();
+                let j = (64 * w) as u16 + i as u16;
+                let start = if negative >> i & 1 == 1 { 256 } else { 512 };
+                // At most τ ≤ 60 < 256 nonzero coefficients.
+                if let Some(s) = out.starts.get_mut(n) {
+                    *s = start - j;
+                }
+                n += 1;
+                nonzero &= nonzero - 1;
+            }
+        }
+        out.len = n.min(N);
+        out
+    }
+}
+
+/// out = c · s in R_q, exactly, for s with coefficients in [−η, η]: each coefficient is a
+/// sum of τ terms ±s_i, in [−τη, τη] (at most 60 · 2 or 49 · 4, FIPS 204 Table 1), already
+/// the centred representative. The τ shifted copies of s are summed in i8 lanes, ⌊127/η⌋
+/// copies at a time (so no partial sum overflows), and those sums added in i32. This costs
+/// fewer operations than NTT⁻¹(ĉ ∘ ŝ) and gives the integers the norm checks (FIPS 204
+/// Algorithm 7 lines 22–23) read. Every byte of every copy is read: the addresses depend on
+/// c only.
+#[inline(always)]
+pub(crate) fn mul_challenge(out: &mut Poly, c: &Challenge, s: &Short, eta: i32) {
+    let group = (127 / eta.max(1)) as usize;
+    out.0 = [0; N];
+    for starts in c.starts[..c.len].chunks(group) {
+        let mut acc = [0i8; N];
+        for &start in starts {
+            let from = usize::from(start);
+            let Some(copy) = s.0.get(from..from + N) else {
+                continue;
+            };
+            for (a, x) in acc.iter_mut().zip(copy) {
+                *a = a.wrapping_add(*x);
+            }
+        }
+        for (o, a) in out.0.iter_mut().zip(acc) {
+            *o = o.wrapping_add(i32::from(a));
+        }
+    }
+}
+
 /// out = â ∘ b̂ · R⁻¹, coefficient-wise.
 #[inline(always)]
 pub(crate) fn mul(out: &mut Poly, a: &Poly, b: &Poly) {

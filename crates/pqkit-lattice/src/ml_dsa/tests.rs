@@ -251,3 +251,66 @@ fn wrong_lengths_are_refused() {
         }
     }
 }
+
+/// c · s by the definition of R_q = Z_q[X]/(X²⁵⁶ + 1) (FIPS 204 §2.3), in i64.
+fn schoolbook(c: &Poly, s: &Poly) -> [i64; N] {
+    let mut out = [0i64; N];
+    for (j, &cj) in c.0.iter().enumerate() {
+        for (i, &si) in s.0.iter().enumerate() {
+            let (k, sign) = if i + j < N {
+                (i + j, 1)
+            } else {
+                (i + j - N, -1)
+            };
+            out[k] += sign * i64::from(cj) * i64::from(si);
+        }
+    }
+    out
+}
+
+/// `poly::mul_challenge` gives c · s exactly, for each set's τ and η: random challenges and
+/// short vectors, and the extremes — s all η or all −η against c all 1 or all −1, whose last
+/// coefficient is ±τη, the largest sum the i8 lanes must hold.
+#[test]
+fn challenge_products_are_exact() {
+    for (p, _) in sets() {
+        let eta = p.eta;
+        let mut cases = Vec::new();
+        for (cs, ss) in [(1, eta), (1, -eta), (-1, eta), (-1, -eta)] {
+            let mut c = Poly::ZERO;
+            for x in &mut c.0[N - p.tau..] {
+                *x = cs;
+            }
+            cases.push((c, Poly([ss; N])));
+        }
+        for _ in 0..200 {
+            let bytes = random::<{ 2 * N }>();
+            let mut c = Poly::ZERO;
+            let mut placed = 0;
+            for (i, &b) in bytes.iter().enumerate().skip(N) {
+                if placed == p.tau {
+                    break;
+                }
+                let j = usize::from(bytes[i - N]);
+                if c.0[j] == 0 {
+                    c.0[j] = if b & 1 == 1 { -1 } else { 1 };
+                    placed += 1;
+                }
+            }
+            let s = Poly(core::array::from_fn(|i| {
+                i32::from(bytes[i]) % (2 * eta + 1) - eta
+            }));
+            cases.push((c, s));
+        }
+        for (c, s) in cases {
+            let mut out = Poly::ZERO;
+            poly::mul_challenge(&mut out, &Challenge::new(&c), &Short::new(&s), eta);
+            let want = schoolbook(&c, &s);
+            assert!(
+                out.0.iter().zip(&want).all(|(a, b)| i64::from(*a) == *b),
+                "{}: c·s differs",
+                p.name
+            );
+        }
+    }
+}
