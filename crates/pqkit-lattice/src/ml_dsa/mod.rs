@@ -30,7 +30,7 @@ use subtle::ConstantTimeEq;
 use zeroize::Zeroizing;
 
 use crate::valgrind;
-use poly::{Challenge, D, N, Poly, Q, Short};
+use poly::{Challenge, D, N, Poly, Q, Shifts, Short};
 
 /// The largest k (ML-DSA-87).
 const K_MAX: usize = 8;
@@ -971,8 +971,11 @@ fn verify_any(
             &from_message
         }
     };
-    // Line 9: w′_Approx ← NTT⁻¹(Â ∘ NTT(z) − NTT(c) ∘ NTT(t₁ · 2^d)).
-    poly::ntt(&mut c, path);
+    // Line 9: w′_Approx ← NTT⁻¹(Â ∘ NTT(z) − NTT(c) ∘ NTT(t₁ · 2^d)), as NTT⁻¹(Â ∘ NTT(z))
+    // − (c · t₁) · 2^d: c · t₁ as a sum of τ shifted copies of t₁ (`poly::mul_challenge`),
+    // cheaper than k + 1 NTTs. |c · t₁ · 2^d| ≤ 60 · 1023 · 2^13 < 2^29, so the difference
+    // stays within `freeze`'s input range; the canonical w′_Approx is the same.
+    let challenge = Challenge::new(&c);
     for zr in z[..l].iter_mut() {
         poly::ntt(zr, path);
     }
@@ -983,13 +986,11 @@ fn verify_any(
     for i in 0..k {
         let mut w = Poly::ZERO;
         poly::dot(&mut w, &a[i * l..(i + 1) * l], &z[..l]);
-        poly::unpack::<10>(&t1_bytes[320 * i..320 * (i + 1)], |x| x as i32, &mut t);
-        poly::shift_left_d(&mut t);
-        poly::ntt(&mut t, path);
-        poly::mul(&mut ct, &c, &t);
-        poly::sub(&mut w, &ct);
-        poly::reduce(&mut w);
         poly::inv_ntt_to_mont(&mut w, path);
+        poly::unpack::<10>(&t1_bytes[320 * i..320 * (i + 1)], |x| x as i32, &mut t);
+        poly::mul_challenge(&mut ct, &challenge, &Shifts::<i16>::new(&t), 1023);
+        poly::shift_left_d(&mut ct);
+        poly::sub(&mut w, &ct);
         poly::freeze(&mut w);
         // Line 10: w₁′ ← UseHint(h, w′_Approx); line 12's w1Encode.
         poly::use_hint(&mut w, &hint[i], p.gamma2);

@@ -321,29 +321,77 @@ pub(crate) fn dot(out: &mut Poly, a: &[Poly], b: &[Poly]) {
     }
 }
 
-/// A polynomial with coefficients in [−η, η] (s₁ or s₂) laid out for [`mul_challenge`]: as
-/// i8, s ‖ −s ‖ s. With X²⁵⁶ = −1 in R_q (FIPS 204 §2.3), coefficient i of X^j · s is
-/// s_{i−j} for i ≥ j and −s_{i−j+256} below, so X^j · s is the slice starting at 512 − j and
-/// −X^j · s the one starting at 256 − j, for every j in [0, 256).
-#[derive(Clone, Copy)]
-#[repr(C, align(64))]
-pub(crate) struct Short(pub(crate) [i8; 3 * N]);
-
-impl pqkit_hash::Zero for Short {
-    const ZERO: Self = Self([0; 3 * N]);
+/// The integer lanes [`mul_challenge`] sums in: i8 for s₁, s₂ (|coefficients| ≤ η ≤ 4),
+/// i16 for t₁ (10 bits).
+pub(crate) trait Lane: Copy {
+    /// 0.
+    const ZERO: Self;
+    /// The largest partial sum the lane holds: [`mul_challenge`] adds at most
+    /// `MAX / bound` copies before widening.
+    const MAX: i32;
+    /// x, which the caller keeps within ±`MAX`.
+    fn narrow(x: i32) -> Self;
+    /// self + other, wrapping (never reached by the bounds above; no overflow check, which
+    /// the test build would turn into a branch on a secret).
+    fn plus(self, other: Self) -> Self;
+    /// −self.
+    fn minus(self) -> Self;
+    /// self as i32.
+    fn widen(self) -> i32;
 }
 
-impl Short {
-    /// The layout of `s`, whose coefficients are in [−η, η].
+macro_rules! lane {
+    ($t:ty) => {
+        impl Lane for $t {
+            const ZERO: Self = 0;
+            const MAX: i32 = <$t>::MAX as i32;
+            #[inline(always)]
+            fn narrow(x: i32) -> Self {
+                x as $t
+            }
+            #[inline(always)]
+            fn plus(self, other: Self) -> Self {
+                self.wrapping_add(other)
+            }
+            #[inline(always)]
+            fn minus(self) -> Self {
+                self.wrapping_neg()
+            }
+            #[inline(always)]
+            fn widen(self) -> i32 {
+                i32::from(self)
+            }
+        }
+    };
+}
+lane!(i8);
+lane!(i16);
+
+/// A polynomial with small coefficients laid out for [`mul_challenge`]: s ‖ −s ‖ s in lanes
+/// of `T`. With X²⁵⁶ = −1 in R_q (FIPS 204 §2.3), coefficient i of X^j · s is s_{i−j} for
+/// i ≥ j and −s_{i−j+256} below, so X^j · s is the slice starting at 512 − j and −X^j · s
+/// the one starting at 256 − j, for every j in [0, 256).
+#[derive(Clone, Copy)]
+#[repr(C, align(64))]
+pub(crate) struct Shifts<T: Lane>(pub(crate) [T; 3 * N]);
+
+impl<T: Lane> pqkit_hash::Zero for Shifts<T> {
+    const ZERO: Self = Self([T::ZERO; 3 * N]);
+}
+
+/// s₁ or s₂ laid out for [`mul_challenge`] (768 bytes).
+pub(crate) type Short = Shifts<i8>;
+
+impl<T: Lane> Shifts<T> {
+    /// The layout of `s`, whose coefficients fit in `T`.
     #[inline(always)]
     pub(crate) fn new(s: &Poly) -> Self {
-        let mut out = Self([0; 3 * N]);
+        let mut out = Self([T::ZERO; 3 * N]);
         let (first, rest) = out.0.split_at_mut(N);
         let (neg, last) = rest.split_at_mut(N);
         for (((a, n), b), x) in first.iter_mut().zip(neg).zip(last).zip(&s.0) {
-            // In [−η, η]: exact in i8.
-            *a = *x as i8;
-            *n = (*x as i8).wrapping_neg();
+            *a = T::narrow(*x);
+            *n = a.minus();
             *b = *a;
         }
         out
@@ -391,30 +439,29 @@ impl Challenge {
     }
 }
 
-/// out = c · s in R_q, exactly, for s with coefficients in [−η, η]: each coefficient is a
-/// sum of τ terms ±s_i, in [−τη, τη] (at most 60 · 2 or 49 · 4, FIPS 204 Table 1), already
-/// the centred representative. The τ shifted copies of s are summed in i8 lanes, ⌊127/η⌋
-/// copies at a time (so no partial sum overflows), and those sums added in i32. This costs
-/// fewer operations than NTT⁻¹(ĉ ∘ ŝ) and gives the integers the norm checks (FIPS 204
-/// Algorithm 7 lines 22–23) read. Every byte of every copy is read: the addresses depend on
-/// c only.
+/// out = c · s in R_q, exactly, for s with coefficients in [−bound, bound] (s₁, s₂: η;
+/// t₁: 1023): each coefficient is a sum of τ terms ±s_i, in [−τ·bound, τ·bound], the centred
+/// representative. The τ shifted copies of s are summed in `T`'s lanes, `T::MAX / bound` at
+/// a time (so no partial sum overflows: ⌊127/η⌋ for s in i8, 32 for t₁ in i16), and those
+/// sums added in i32. This costs fewer operations than NTT⁻¹(ĉ ∘ ŝ) or NTT(t₁), and gives
+/// exact integers. Every lane of every copy is read: the addresses depend on c only.
 #[inline(always)]
-pub(crate) fn mul_challenge(out: &mut Poly, c: &Challenge, s: &Short, eta: i32) {
-    let group = (127 / eta.max(1)) as usize;
+pub(crate) fn mul_challenge<T: Lane>(out: &mut Poly, c: &Challenge, s: &Shifts<T>, bound: i32) {
+    let group = (T::MAX / bound.max(1)).max(1) as usize;
     out.0 = [0; N];
     for starts in c.starts[..c.len].chunks(group) {
-        let mut acc = [0i8; N];
+        let mut acc = [T::ZERO; N];
         for &start in starts {
             let from = usize::from(start);
             let Some(copy) = s.0.get(from..from + N) else {
                 continue;
             };
             for (a, x) in acc.iter_mut().zip(copy) {
-                *a = a.wrapping_add(*x);
+                *a = a.plus(*x);
             }
         }
         for (o, a) in out.0.iter_mut().zip(acc) {
-            *o = o.wrapping_add(i32::from(a));
+            *o = o.wrapping_add(a.widen());
         }
     }
 }

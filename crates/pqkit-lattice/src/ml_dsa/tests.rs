@@ -268,49 +268,60 @@ fn schoolbook(c: &Poly, s: &Poly) -> [i64; N] {
     out
 }
 
-/// `poly::mul_challenge` gives c · s exactly, for each set's τ and η: random challenges and
-/// short vectors, and the extremes — s all η or all −η against c all 1 or all −1, whose last
-/// coefficient is ±τη, the largest sum the i8 lanes must hold.
+/// `poly::mul_challenge` gives c · s exactly, for each set's τ, in both lane widths: s with
+/// coefficients in [−η, η] in i8 lanes (s₁, s₂) and in [0, 1023] in i16 lanes (t₁). Random
+/// challenges and vectors, and the extremes — every coefficient at the bound, against c all
+/// 1 or all −1 — whose last coefficient is ±τ · bound, the largest sum the lanes must hold.
 #[test]
 fn challenge_products_are_exact() {
     for (p, _) in sets() {
-        let eta = p.eta;
-        let mut cases = Vec::new();
-        for (cs, ss) in [(1, eta), (1, -eta), (-1, eta), (-1, -eta)] {
-            let mut c = Poly::ZERO;
-            for x in &mut c.0[N - p.tau..] {
-                *x = cs;
-            }
-            cases.push((c, Poly([ss; N])));
-        }
-        for _ in 0..200 {
-            let bytes = random::<{ 2 * N }>();
-            let mut c = Poly::ZERO;
-            let mut placed = 0;
-            for (i, &b) in bytes.iter().enumerate().skip(N) {
-                if placed == p.tau {
-                    break;
+        for bound in [p.eta, 1023] {
+            let mut cases = Vec::new();
+            for (cs, ss) in [(1, bound), (1, -bound), (-1, bound), (-1, -bound)] {
+                let mut c = Poly::ZERO;
+                for x in &mut c.0[N - p.tau..] {
+                    *x = cs;
                 }
-                let j = usize::from(bytes[i - N]);
-                if c.0[j] == 0 {
-                    c.0[j] = if b & 1 == 1 { -1 } else { 1 };
-                    placed += 1;
-                }
+                cases.push((c, Poly([ss; N])));
             }
-            let s = Poly(core::array::from_fn(|i| {
-                i32::from(bytes[i]) % (2 * eta + 1) - eta
-            }));
-            cases.push((c, s));
-        }
-        for (c, s) in cases {
-            let mut out = Poly::ZERO;
-            poly::mul_challenge(&mut out, &Challenge::new(&c), &Short::new(&s), eta);
-            let want = schoolbook(&c, &s);
-            assert!(
-                out.0.iter().zip(&want).all(|(a, b)| i64::from(*a) == *b),
-                "{}: c·s differs",
-                p.name
-            );
+            for _ in 0..200 {
+                let bytes = random::<{ 4 * N }>();
+                let mut c = Poly::ZERO;
+                let mut placed = 0;
+                for (i, &b) in bytes[..2 * N].iter().enumerate().skip(N) {
+                    if placed == p.tau {
+                        break;
+                    }
+                    let j = usize::from(bytes[i - N]);
+                    if c.0[j] == 0 {
+                        c.0[j] = if b & 1 == 1 { -1 } else { 1 };
+                        placed += 1;
+                    }
+                }
+                let s = Poly(core::array::from_fn(|i| {
+                    let r = i32::from(u16::from_le_bytes([
+                        bytes[2 * N + 2 * i],
+                        bytes[2 * N + 2 * i + 1],
+                    ]));
+                    r % (2 * bound + 1) - bound
+                }));
+                cases.push((c, s));
+            }
+            for (c, s) in cases {
+                let mut out = Poly::ZERO;
+                let ch = Challenge::new(&c);
+                if bound == 1023 {
+                    poly::mul_challenge(&mut out, &ch, &Shifts::<i16>::new(&s), bound);
+                } else {
+                    poly::mul_challenge(&mut out, &ch, &Short::new(&s), bound);
+                }
+                let want = schoolbook(&c, &s);
+                assert!(
+                    out.0.iter().zip(&want).all(|(a, b)| i64::from(*a) == *b),
+                    "{}, bound {bound}: c·s differs",
+                    p.name
+                );
+            }
         }
     }
 }
