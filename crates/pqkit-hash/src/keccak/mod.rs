@@ -66,8 +66,9 @@ pub(crate) fn permute_picked(path: Path, states: &mut [[u64; 25]], picked: &[usi
 #[cfg(target_arch = "x86_64")]
 fn avx512_groups<'a>(mut n: usize, mut each: impl Iterator<Item = &'a mut [u64; 25]>) {
     let mut next = || each.next().expect("as many states as counted");
-    // States of no stream, for a call of fewer than 8 (what they hold is never read).
-    let mut pad = [[0u64; 25]; 6];
+    // States of no stream, for a call of fewer than 8 (what they hold is never read); zeroed
+    // only when such a call comes — not for a state alone, the single-stream sponges' case.
+    let mut pads = None;
     loop {
         match n {
             0 => return,
@@ -79,7 +80,10 @@ fn avx512_groups<'a>(mut n: usize, mut each: impl Iterator<Item = &'a mut [u64; 
             _ => {}
         }
         let eight = n.min(8);
-        let mut pad = pad.iter_mut();
+        let mut pad = match eight {
+            8 => [].iter_mut(),
+            _ => pads.get_or_insert([[0u64; 25]; 6]).iter_mut(),
+        };
         let mut group: [&mut [u64; 25]; 8] = core::array::from_fn(|k| {
             if k < eight {
                 next()
