@@ -103,8 +103,7 @@ impl KemAlgorithm {
     /// [`Error::Rng`] when the OS RNG fails, [`Error::Backend`] if the backend fails.
     pub fn generate(&'static self) -> Result<DecapsulationKey, Error> {
         if self.seed_size > 0 {
-            let seed = random_vec(self.seed_size)?;
-            return self.generate_from_seed(&seed);
+            return self.key_of_seed(random_vec(self.seed_size)?);
         }
         let (ek, mut dk) = self.backend.generate()?;
         Ok(DecapsulationKey {
@@ -131,7 +130,12 @@ impl KemAlgorithm {
             ));
         }
         check_len("KEM seed", seed, self.seed_size)?;
-        let seed = Zeroizing::new(seed.to_vec());
+        self.key_of_seed(Zeroizing::new(seed.to_vec()))
+    }
+
+    /// The key pair of `seed` ([`KemAlgorithm::seed_size`] bytes, checked by the caller),
+    /// which the key keeps: moved in, not copied.
+    fn key_of_seed(&'static self, seed: Zeroizing<Vec<u8>>) -> Result<DecapsulationKey, Error> {
         let (ek, mut dk) = self.backend.generate_from_seed(&seed)?;
         Ok(DecapsulationKey {
             ek: EncapsulationKey {
