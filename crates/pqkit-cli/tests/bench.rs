@@ -159,8 +159,8 @@ fn bench_crypto_every_hash_path_json() {
         assert_eq!(mine.len(), 3, "ML-DSA-44 on {path}: {mine:?}");
         for r in mine {
             assert!(r["hashes"]["keccak"].as_f64().expect("work") > 10.0, "{r}");
-            // The fewest: key generation's ℓ NTTs of s₁ and k inverse NTTs, 8 (NTT(s₂) and
-            // NTT(t₀) wait for a signature).
+            // The fewest: key generation's ℓ NTTs of s₁ and k inverse NTTs, 8 (NTT(t₀) waits
+            // for a signature); verification's ℓ NTTs of z and k inverse NTTs, 8.
             assert!(
                 r["hashes"]["ntt_ml_dsa"].as_f64().expect("NTTs") >= 8.0,
                 "{r}"

@@ -17,6 +17,10 @@ impl Zero for u8 {
     const ZERO: Self = 0;
 }
 
+impl Zero for i8 {
+    const ZERO: Self = 0;
+}
+
 impl Zero for u16 {
     const ZERO: Self = 0;
 }

@@ -1,7 +1,7 @@
 //! Secret-independent control flow and memory access of ML-KEM decapsulation and
 //! encapsulation and of ML-DSA signing, checked by Valgrind's memcheck (the approach of Adam
 //! Langley's ctgrind): the secret inputs — the decapsulation key's ŝ and z, the encapsulation
-//! randomness m; the signing key's K, ŝ₁, ŝ₂, t̂₀ and rnd — are marked undefined, so that
+//! randomness m; the signing key's K, s₁, s₂, t̂₀ and rnd — are marked undefined, so that
 //! memcheck reports every branch and every address that depends on them ("Conditional jump
 //! or move depends on uninitialised value(s)", "Use of uninitialised value of size 8"). The
 //! outputs are marked defined again before the test compares them.
@@ -88,9 +88,9 @@ fn ml_kem_secrets_do_not_steer_branches_or_addresses() {
     );
 }
 
-/// ML-DSA signing with secret K, ŝ₁, ŝ₂, t̂₀ and rnd. The library declassifies (with the
-/// `ct-test` feature) what FIPS 204 signing reveals by design: each attempt's rejection and
-/// challenge c̃, and the signature.
+/// ML-DSA signing with secret K, s₁, s₂ (as laid out for the challenge products), t̂₀ and
+/// rnd. The library declassifies (with the `ct-test` feature) what FIPS 204 signing reveals
+/// by design: each attempt's rejection and challenge c̃, and the signature.
 #[cfg(feature = "ct-test")]
 #[test]
 fn ml_dsa_signing_secrets_do_not_steer_branches_or_addresses() {

@@ -81,7 +81,7 @@ fn avx512_groups<'a>(mut n: usize, mut each: impl Iterator<Item = &'a mut [u64; 
         }
         let eight = n.min(8);
         let mut pad = match eight {
-            8 => [].iter_mut(),
+            8 => core::slice::IterMut::default(),
             _ => pads.get_or_insert([[0u64; 25]; 6]).iter_mut(),
         };
         let mut group: [&mut [u64; 25]; 8] = core::array::from_fn(|k| {

@@ -24,7 +24,7 @@
 mod poly;
 mod simd;
 
-use pqkit_hash::{Cleared, Shake, Sponge, Wiped, XofLanes};
+use pqkit_hash::{Cleared, Shake, Sponge, Wiped, XofLanes, Zero};
 use std::sync::OnceLock;
 use subtle::ConstantTimeEq;
 use zeroize::Zeroizing;
@@ -460,9 +460,9 @@ fn hint_unpack(p: &Params, y: &[u8], h: &mut [Poly]) -> bool {
     y[index..p.omega].iter().all(|&b| b == 0)
 }
 
-/// A signing key, ready to sign: ρ, K, tr, the encoded key, and Â and ŝ₁ in the NTT domain;
-/// ŝ₂ and t̂₀ join them at the first signature. Secrets are wiped on drop; `Debug` shows the
-/// parameter set only.
+/// A signing key, ready to sign: ρ, K, tr, the encoded key, and Â in the NTT domain; s₁ and
+/// s₂ laid out for the challenge products, and t̂₀, join them at the first signature. Secrets
+/// are wiped on drop; `Debug` shows the parameter set only.
 pub struct SigningKey {
     p: &'static Params,
     /// K, on the heap: moving the key (it is returned by value, then boxed) copies a pointer,
@@ -536,12 +536,12 @@ impl SigningKey {
             let p = self.p;
             let eb = 32 * p.eta_bits();
             let (s_bytes, t0_bytes) = self.encoded[128..].split_at((p.l + p.k) * eb);
-            let mut s = Wiped::filled(<Short as pqkit_hash::Zero>::ZERO, p.l + p.k);
+            let mut s = Wiped::filled(Short::ZERO, p.l + p.k);
             let mut unpacked = Cleared(Poly::ZERO);
             for (out, b) in s.iter_mut().zip(s_bytes.chunks_exact(eb)) {
                 // In range: checked by key generation or loading.
                 unpack_eta(p, b, &mut unpacked);
-                *out = Short::new(&unpacked);
+                out.fill(&unpacked);
             }
             let mut t0_hat = Wiped::filled(Poly::ZERO, p.k);
             for (t, b) in t0_hat
@@ -561,9 +561,10 @@ impl SigningKey {
     }
 }
 
-/// What signing needs of a key's secret vectors (FIPS 204 Algorithm 7 lines 2–5 and 18–26):
-/// s₁ (ℓ) and s₂ (k) laid out for the products cs₁ and cs₂ ([`poly::mul_challenge`]), and t̂₀
-/// (k) for ⟨⟨ct₀⟩⟩ = NTT⁻¹(ĉ ∘ t̂₀).
+/// What signing needs of a key's secret vectors (FIPS 204 Algorithm 7 line 1's skDecode, line
+/// 4's t̂₀): s₁ (ℓ) and s₂ (k) laid out for the products cs₁ and cs₂ of lines 18–20
+/// ([`poly::mul_challenge`], in place of lines 2–3's NTTs), and t̂₀ (k) for line 25's
+/// ⟨⟨ct₀⟩⟩ = NTT⁻¹(ĉ ∘ t̂₀).
 struct SigningParts {
     s: Wiped<Short>,
     t0_hat: Wiped<Poly>,
@@ -598,8 +599,8 @@ fn derive(
     pk[..32].copy_from_slice(rho);
     let mut t = Cleared(Poly::ZERO);
     for (i, out) in pk[32..].chunks_exact_mut(320).enumerate() {
+        // `dot`'s output is in (−q, q): the inverse NTT's input range.
         poly::dot(&mut t, &parts.a[i * p.l..(i + 1) * p.l], &s1_hat);
-        poly::reduce(&mut t);
         poly::inv_ntt_to_mont(&mut t, path);
         poly::add(&mut t, &s2[i]);
         poly::freeze(&mut t);
@@ -809,8 +810,8 @@ fn sign_any(
         // Lines 12–13: w ← NTT⁻¹(Â ∘ NTT(y)), w₁ ← HighBits(w) (and w₀ ← LowBits(w)).
         for i in 0..k {
             let wi = &mut w1[i];
+            // `dot`'s output is in (−q, q): the inverse NTT's input range.
             poly::dot(wi, &sk.a[i * l..(i + 1) * l], &y_hat[..l]);
-            poly::reduce(wi);
             poly::inv_ntt_to_mont(wi, path);
             poly::freeze(wi);
             poly::decompose_all(wi, &mut w0[i], p.gamma2);
@@ -884,6 +885,7 @@ fn sign_any(
         }
         // Lines 25–28: ⟨⟨ct₀⟩⟩, h ← MakeHint(−ct₀, w − cs₂ + ct₀); rejected when
         // ‖ct₀‖∞ ≥ γ₂ or h has more than ω ones.
+        // Line 17: ĉ ← NTT(c), needed from here on only.
         poly::ntt(&mut c, path);
         let mut ones = 0usize;
         for i in 0..k {
@@ -976,6 +978,7 @@ fn verify_any(
     // cheaper than k + 1 NTTs. |c · t₁ · 2^d| ≤ 60 · 1023 · 2^13 < 2^29, so the difference
     // stays within `freeze`'s input range; the canonical w′_Approx is the same.
     let challenge = Challenge::new(&c);
+    let mut t1 = Shifts::<i16>::ZERO;
     for zr in z[..l].iter_mut() {
         poly::ntt(zr, path);
     }
@@ -985,10 +988,12 @@ fn verify_any(
     let mut ct = Poly::ZERO;
     for i in 0..k {
         let mut w = Poly::ZERO;
+        // `dot`'s output is in (−q, q): the inverse NTT's input range.
         poly::dot(&mut w, &a[i * l..(i + 1) * l], &z[..l]);
         poly::inv_ntt_to_mont(&mut w, path);
         poly::unpack::<10>(&t1_bytes[320 * i..320 * (i + 1)], |x| x as i32, &mut t);
-        poly::mul_challenge(&mut ct, &challenge, &Shifts::<i16>::new(&t), 1023);
+        t1.fill(&t);
+        poly::mul_challenge(&mut ct, &challenge, &t1, 1023);
         poly::shift_left_d(&mut ct);
         poly::sub(&mut w, &ct);
         poly::freeze(&mut w);

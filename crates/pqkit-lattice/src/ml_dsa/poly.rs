@@ -323,9 +323,7 @@ pub(crate) fn dot(out: &mut Poly, a: &[Poly], b: &[Poly]) {
 
 /// The integer lanes [`mul_challenge`] sums in: i8 for s₁, s₂ (|coefficients| ≤ η ≤ 4),
 /// i16 for t₁ (10 bits).
-pub(crate) trait Lane: Copy {
-    /// 0.
-    const ZERO: Self;
+pub(crate) trait Lane: pqkit_hash::Zero {
     /// The largest partial sum the lane holds: [`mul_challenge`] adds at most
     /// `MAX / bound` copies before widening.
     const MAX: i32;
@@ -343,7 +341,6 @@ pub(crate) trait Lane: Copy {
 macro_rules! lane {
     ($t:ty) => {
         impl Lane for $t {
-            const ZERO: Self = 0;
             const MAX: i32 = <$t>::MAX as i32;
             #[inline(always)]
             fn narrow(x: i32) -> Self {
@@ -375,30 +372,29 @@ lane!(i16);
 #[repr(C, align(64))]
 pub(crate) struct Shifts<T: Lane>(pub(crate) [T; 3 * N]);
 
-impl<T: Lane> pqkit_hash::Zero for Shifts<T> {
-    const ZERO: Self = Self([T::ZERO; 3 * N]);
-}
-
 /// s₁ or s₂ laid out for [`mul_challenge`] (768 bytes).
 pub(crate) type Short = Shifts<i8>;
 
 impl<T: Lane> Shifts<T> {
-    /// The layout of `s`, whose coefficients fit in `T`.
+    /// Lays out `s`, whose coefficients fit in `T`, in place (a secret s leaves no copy
+    /// behind).
     #[inline(always)]
-    pub(crate) fn new(s: &Poly) -> Self {
-        let mut out = Self([T::ZERO; 3 * N]);
-        let (first, rest) = out.0.split_at_mut(N);
+    pub(crate) fn fill(&mut self, s: &Poly) {
+        let (first, rest) = self.0.split_at_mut(N);
         let (neg, last) = rest.split_at_mut(N);
         for (((a, n), b), x) in first.iter_mut().zip(neg).zip(last).zip(&s.0) {
             *a = T::narrow(*x);
             *n = a.minus();
             *b = *a;
         }
-        out
     }
 }
 
-/// The challenge c (FIPS 204 Algorithm 29, SampleInBall) as τ starts in a [`Short`]: 512 − j
+impl<T: Lane> pqkit_hash::Zero for Shifts<T> {
+    const ZERO: Self = Self([T::ZERO; 3 * N]);
+}
+
+/// The challenge c (FIPS 204 Algorithm 29, SampleInBall) as τ starts in a [`Shifts`]: 512 − j
 /// for each c_j = 1, 256 − j for each c_j = −1.
 pub(crate) struct Challenge {
     starts: [u16; N],
@@ -406,9 +402,10 @@ pub(crate) struct Challenge {
 }
 
 impl Challenge {
-    /// The starts of c's nonzero coefficients. c is public — the signature's, or a rejected
-    /// attempt's, derived from c̃ as SampleInBall's branches are — so its positions may
-    /// choose addresses and branches.
+    /// The starts of c's nonzero coefficients.
+    // Variable time OK: c is public — the signature's, or a rejected attempt's, derived from
+    // the declassified c̃ as SampleInBall's branches are — so its positions may choose
+    // branches here and, in `mul_challenge`, which addresses of s are read.
     #[inline(always)]
     pub(crate) fn new(c: &Poly) -> Self {
         let mut out = Self {
@@ -449,7 +446,12 @@ impl Challenge {
 pub(crate) fn mul_challenge<T: Lane>(out: &mut Poly, c: &Challenge, s: &Shifts<T>, bound: i32) {
     let group = (T::MAX / bound.max(1)).max(1) as usize;
     out.0 = [0; N];
+    // Variable time OK: the starts are c's (public, see `Challenge::new`).
     for starts in c.starts[..c.len].chunks(group) {
+        // The partial sums stay in registers for the whole inner loop (a `Cleared` buffer,
+        // whose address escapes to its wipe, put every addition through memory: signing 3–6 %
+        // slower); what the compiler spills to widen them is a stack temporary, like the NTT
+        // kernels' spills. The caller's `out` is the wiped buffer.
         let mut acc = [T::ZERO; N];
         for &start in starts {
             let from = usize::from(start);

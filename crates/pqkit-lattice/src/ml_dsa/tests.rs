@@ -311,9 +311,13 @@ fn challenge_products_are_exact() {
                 let mut out = Poly::ZERO;
                 let ch = Challenge::new(&c);
                 if bound == 1023 {
-                    poly::mul_challenge(&mut out, &ch, &Shifts::<i16>::new(&s), bound);
+                    let mut wide = Shifts::<i16>::ZERO;
+                    wide.fill(&s);
+                    poly::mul_challenge(&mut out, &ch, &wide, bound);
                 } else {
-                    poly::mul_challenge(&mut out, &ch, &Short::new(&s), bound);
+                    let mut short = Short::ZERO;
+                    short.fill(&s);
+                    poly::mul_challenge(&mut out, &ch, &short, bound);
                 }
                 let want = schoolbook(&c, &s);
                 assert!(
