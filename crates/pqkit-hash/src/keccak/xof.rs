@@ -205,18 +205,13 @@ impl XofLanes {
         let width = self.width();
         let [mut fresh, mut waiting, mut batch] = core::mem::take(&mut self.lists);
         let n = self.states.len();
-        let mut held = (width > 1 && n > width && n % width == 1 && self.rest[n - 1].is_empty())
-            .then_some(n - 1);
+        let mut held =
+            (n > width && n % width == 1 && self.rest[n - 1].is_empty()).then_some(n - 1);
         fresh.clear();
         fresh.extend(0..n - usize::from(held.is_some()));
         waiting.clear();
-        match held {
-            Some(_) => {
-                batch.clone_from(&fresh);
-                self.permute(&batch);
-            }
-            None => self.permute_all(),
-        }
+        // The first round: every stream but a held one, permuted where they lie.
+        self.permute(&fresh);
         loop {
             batch.clear();
             for &l in &fresh {

@@ -330,6 +330,52 @@ fn push_mask<'a>(
     }
 }
 
+/// ExpandMask's bytes (at most ℓ streams of 640) for the current signing attempt and up to
+/// two after it, in a ring of three slots.
+struct MaskRing {
+    slots: Cleared<[[[u8; 640]; L_MAX]; 3]>,
+    /// The current attempt's slot; the b-th attempt after it has slot `now + b` (mod 3).
+    now: usize,
+}
+
+impl MaskRing {
+    fn new() -> Self {
+        Self {
+            slots: Cleared([[[0u8; 640]; L_MAX]; 3]),
+            now: 0,
+        }
+    }
+
+    /// The current attempt's streams.
+    fn current(&self) -> &[[u8; 640]; L_MAX] {
+        &self.slots[self.now]
+    }
+
+    /// Moves on to the next attempt.
+    fn advance(&mut self) {
+        self.now = (self.now + 1) % 3;
+    }
+
+    /// Pushes y ← ExpandMask(ρ″, κ + b·ℓ) ([`push_mask`]) for each attempt b in `attempts`
+    /// (counted from the current one, 0), into its slot.
+    fn push<'a>(
+        &'a mut self,
+        p: &Params,
+        x: &mut XofLanes,
+        rho2: &[u8],
+        kappa: u16,
+        attempts: core::ops::RangeInclusive<usize>,
+        s: &mut Vec<Sampler<'a>>,
+    ) {
+        for (slot, out) in self.slots.iter_mut().enumerate() {
+            let b = (slot + 3 - self.now) % 3;
+            if attempts.contains(&b) {
+                push_mask(p, x, rho2, kappa.wrapping_add((b * p.l) as u16), out, s);
+            }
+        }
+    }
+}
+
 /// Pushes SampleInBall's stream of c̃ (FIPS 204 Algorithm 29) and its sampler over `c`.
 fn sample_in_ball<'a>(
     p: &Params,
@@ -778,10 +824,9 @@ fn sign_any(
     let mut z = Cleared([Poly::ZERO; L_MAX]);
     let mut prod = Cleared(Poly::ZERO);
     let mut c = Cleared(Poly::ZERO);
-    // ExpandMask's bytes for this attempt (`streams[now]`) and the next one or two, in a
-    // ring: `ahead` of the attempts after this one have theirs.
-    let mut streams = Cleared([[[0u8; 640]; L_MAX]; 3]);
-    let mut now = 0;
+    // ExpandMask's bytes for this attempt and the next one or two: `ahead` of the attempts
+    // after this one have theirs.
+    let mut masks = MaskRing::new();
     let mut w1_bytes = Cleared([0u8; K_MAX * 192]);
     let w1_size = 32 * p.w1_bits();
     // The streams of every attempt, in one set of lanes emptied between uses.
@@ -794,16 +839,13 @@ fn sign_any(
     // c̃ (below).
     {
         let mut s = Vec::with_capacity(2 * l);
-        for (b, out) in streams[..batch].iter_mut().enumerate() {
-            let at = kappa.wrapping_add((b * l) as u16);
-            push_mask(p, &mut x, &rho2[..], at, out, &mut s);
-        }
+        masks.push(p, &mut x, &rho2[..], kappa, 0..=batch - 1, &mut s);
         squeeze(path, &mut x, &mut s);
     }
     let mut ahead = batch - 1;
     loop {
         for r in 0..l {
-            unpack_z(p, &streams[now][r][..p.z_size()], &mut y[r]);
+            unpack_z(p, &masks.current()[r][..p.z_size()], &mut y[r]);
             y_hat[r] = y[r];
             poly::ntt(&mut y_hat[r], path);
         }
@@ -827,14 +869,7 @@ fn sign_any(
             x.clear();
             let mut s = Vec::with_capacity(2 * l + 1);
             if ahead == 0 {
-                for (slot, out) in streams.iter_mut().enumerate() {
-                    // Slot `now + b` (mod 3) is the b-th attempt after this one.
-                    let b = (slot + 3 - now) % 3;
-                    if (1..=batch).contains(&b) {
-                        let at = kappa.wrapping_add((b * l) as u16);
-                        push_mask(p, &mut x, &rho2[..], at, out, &mut s);
-                    }
-                }
+                masks.push(p, &mut x, &rho2[..], kappa, 1..=batch, &mut s);
                 ahead = batch;
             }
             x.push_long(Sponge::Shake256, &[mu, &w1_bytes[..k * w1_size]]);
@@ -854,7 +889,7 @@ fn sign_any(
         }
         let challenge = Challenge::new(&c);
         kappa = kappa.wrapping_add(l as u16);
-        now = (now + 1) % 3;
+        masks.advance();
         ahead -= 1;
         // Lines 20, 23: r₀ ← LowBits(w − ⟨⟨cs₂⟩⟩), rejected when ‖r₀‖∞ ≥ γ₂ − β. Checked
         // before z: it rejects more often (about two attempts in three for ML-DSA-65 against
