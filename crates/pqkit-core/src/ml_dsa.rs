@@ -7,6 +7,8 @@
 //! implementations: [`backend`] exposes each on its own (and pqkit-lattice's) so that every
 //! vector suite and the differential tests run against all three.
 
+use std::sync::Arc;
+
 use pqkit_lattice::ml_dsa as lattice;
 use zeroize::Zeroizing;
 
@@ -15,8 +17,8 @@ use crate::error::Error;
 use crate::prehash::PreHash;
 use crate::random_array;
 use crate::sig::{
-    Family, MU_SIZE, SIGNING_RANDOMNESS_SIZE, SignatureAlgorithm, SignatureBackend, SigningKeyImpl,
-    SigningRandomness,
+    Family, MU_SIZE, PreparedVerify, SIGNING_RANDOMNESS_SIZE, SignatureAlgorithm, SignatureBackend,
+    SigningKeyImpl, SigningRandomness,
 };
 
 /// Size of the ML-DSA seed ξ in bytes (FIPS 204 Algorithm 1).
@@ -233,16 +235,27 @@ fn verify_pure(level: Level, pk: &[u8], msg: &[u8], ctx: &[u8], sig: &[u8]) -> R
 /// ML-DSA.Verify_internal (FIPS 204 Algorithm 8) of M′ (the concatenation of `m_prime`) on
 /// pqkit-lattice, which computes tr and μ.
 fn verify_m_prime(level: Level, pk: &[u8], m_prime: &[&[u8]], sig: &[u8]) -> Result<(), Error> {
-    if lattice::verify(params(level), pk, m_prime, sig) {
-        Ok(())
-    } else {
-        Err(Error::BadSignature)
+    verdict(lattice::verify(params(level), pk, m_prime, sig))
+}
+
+/// An ML-DSA verifying key with Â and tr computed (pqkit-lattice's `VerifyingKey`).
+struct MlDsaVerifyingKey(lattice::VerifyingKey);
+
+impl PreparedVerify for MlDsaVerifyingKey {
+    /// ML-DSA.Verify (FIPS 204 Algorithm 3) under the prepared key.
+    fn verify(&self, msg: &[u8], ctx: &[u8], sig: &[u8]) -> Result<(), Error> {
+        verdict(self.0.verify(&[&prefix(false, ctx)?, ctx, msg], sig))
     }
 }
 
 /// ML-DSA.Verify_internal from μ (FIPS 204 Algorithm 8) on pqkit-lattice.
 fn verify_mu(level: Level, pk: &[u8], mu: &[u8; MU_SIZE], sig: &[u8]) -> Result<(), Error> {
-    if lattice::verify_mu(params(level), pk, mu, sig) {
+    verdict(lattice::verify_mu(params(level), pk, mu, sig))
+}
+
+/// pqkit-lattice's answer as pqkit-core's: [`Error::BadSignature`] for a refused signature.
+fn verdict(valid: bool) -> Result<(), Error> {
+    if valid {
         Ok(())
     } else {
         Err(Error::BadSignature)
@@ -303,6 +316,15 @@ impl SignatureBackend for MlDsa {
         sig: &[u8],
     ) -> Result<(), Error> {
         verify_pure(self.0, pk, msg, ctx, sig)
+    }
+
+    fn prepare(
+        &self,
+        _alg: &'static SignatureAlgorithm,
+        pk: &[u8],
+    ) -> Option<Arc<dyn PreparedVerify>> {
+        let key = lattice::VerifyingKey::new(params(self.0), pk).ok()?;
+        Some(Arc::new(MlDsaVerifyingKey(key)))
     }
 
     fn verify_prehashed(

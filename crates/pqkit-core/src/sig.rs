@@ -5,6 +5,7 @@
 //! signing.
 
 use core::fmt;
+use std::sync::{Arc, Mutex};
 
 use zeroize::Zeroizing;
 
@@ -186,6 +187,7 @@ impl SignatureAlgorithm {
         Ok(VerifyingKey {
             alg: self,
             bytes: bytes.to_vec(),
+            prepared: None,
         })
     }
 
@@ -284,6 +286,7 @@ impl SigningKey {
         VerifyingKey {
             alg: self.alg,
             bytes: self.inner.verifying_key().to_vec(),
+            prepared: None,
         }
     }
 
@@ -322,6 +325,8 @@ impl fmt::Debug for SigningKey {
 pub struct VerifyingKey {
     alg: &'static SignatureAlgorithm,
     bytes: Vec<u8>,
+    /// The backend's form with the key-only work done ([`Self::prepared`]), shared by clones.
+    prepared: Option<Arc<dyn PreparedVerify>>,
 }
 
 impl VerifyingKey {
@@ -333,9 +338,32 @@ impl VerifyingKey {
     /// [`Error::ContextTooLong`]; [`Error::Unsupported`] for a context on an algorithm without.
     pub fn verify(&self, message: &[u8], context: &[u8], signature: &[u8]) -> Result<(), Error> {
         check_context(self.alg, context)?;
-        self.alg
-            .backend
-            .verify(self.alg, &self.bytes, message, context, signature)
+        match &self.prepared {
+            Some(key) => key.verify(message, context, signature),
+            None => self
+                .alg
+                .backend
+                .verify(self.alg, &self.bytes, message, context, signature),
+        }
+    }
+
+    /// This key with the work that depends on the key alone done now, once, instead of in
+    /// every [`Self::verify`]: for ML-DSA, Â = ExpandA(ρ) in the NTT domain and tr = H(pk, 64)
+    /// (FIPS 204 Algorithm 8 lines 5–6), which costs about one verification and keeps 16, 30
+    /// or 56 KiB (ML-DSA-44, 65, 87). For verifiers that meet the same key again and again;
+    /// [`PreparedKeys`] keeps such keys. Keys of other algorithms come back as they were
+    /// ([`Self::is_prepared`] false). The answers of [`Self::verify`] do not change.
+    #[must_use]
+    pub fn prepared(mut self) -> Self {
+        if self.prepared.is_none() {
+            self.prepared = self.alg.backend.prepare(self.alg, &self.bytes);
+        }
+        self
+    }
+
+    /// Whether [`Self::prepared`] kept a prepared form of this key.
+    pub fn is_prepared(&self) -> bool {
+        self.prepared.is_some()
     }
 
     /// Verifies a HashML-DSA / HashSLH-DSA signature over a digest (FIPS 204 Algorithm 5,
@@ -414,7 +442,88 @@ impl fmt::Debug for VerifyingKey {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("VerifyingKey")
             .field("alg", &self.alg.name)
+            .field("prepared", &self.is_prepared())
             .finish_non_exhaustive()
+    }
+}
+
+/// A bounded set of prepared verifying keys ([`VerifyingKey::prepared`]), the most recently
+/// used kept, for a verifier that meets the same keys again and again: a TLS client's CA and
+/// server keys, a checker's signers. (Go's crypto/tls likewise keeps parsed certificates
+/// across connections.) A key is found by its algorithm and every byte of its encoding; keys
+/// with nothing to prepare are not kept. Shared between threads; a key is verified with
+/// outside the lock.
+pub struct PreparedKeys {
+    capacity: usize,
+    /// Most recently used first.
+    keys: Mutex<Vec<VerifyingKey>>,
+}
+
+impl PreparedKeys {
+    /// An empty set that keeps at most `capacity` keys (the memory of one key: see
+    /// [`VerifyingKey::prepared`]).
+    pub const fn new(capacity: usize) -> Self {
+        Self {
+            capacity,
+            keys: Mutex::new(Vec::new()),
+        }
+    }
+
+    /// The key `bytes` of `alg`, prepared: the one kept, or one made now and kept in place
+    /// of the least recently used when the set is full.
+    ///
+    /// # Errors
+    /// As [`SignatureAlgorithm::verifying_key`].
+    pub fn get(
+        &self,
+        alg: &'static SignatureAlgorithm,
+        bytes: &[u8],
+    ) -> Result<VerifyingKey, Error> {
+        let same = |k: &VerifyingKey| core::ptr::eq(k.alg, alg) && k.bytes == bytes;
+        {
+            let mut keys = self.lock();
+            if let Some(at) = keys.iter().position(same) {
+                let key = keys.remove(at);
+                keys.insert(0, key.clone());
+                return Ok(key);
+            }
+        }
+        // Prepared outside the lock: as long as a verification, and other keys may be in use.
+        let key = alg.verifying_key(bytes)?.prepared();
+        if key.is_prepared() && self.capacity > 0 {
+            let mut keys = self.lock();
+            if !keys.iter().any(same) {
+                keys.truncate(self.capacity - 1);
+                keys.insert(0, key.clone());
+            }
+        }
+        Ok(key)
+    }
+
+    /// How many keys are kept.
+    pub fn len(&self) -> usize {
+        self.lock().len()
+    }
+
+    /// Whether no key is kept.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The keys; a panic elsewhere while the lock was held leaves a list that is still whole.
+    fn lock(&self) -> std::sync::MutexGuard<'_, Vec<VerifyingKey>> {
+        self.keys
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+}
+
+impl fmt::Debug for PreparedKeys {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("PreparedKeys")
+            .field("capacity", &self.capacity)
+            .field("len", &self.len())
+            .finish()
     }
 }
 
@@ -549,6 +658,27 @@ pub trait SignatureBackend: Send + Sync {
         context: &[u8],
         signature: &[u8],
     ) -> Result<(), Error>;
+    /// `verifying_key` (length already checked) with the work that depends on the key alone
+    /// done, for [`VerifyingKey::prepared`]; `None`, the default, when there is nothing worth
+    /// keeping.
+    fn prepare(
+        &self,
+        _alg: &'static SignatureAlgorithm,
+        _verifying_key: &[u8],
+    ) -> Option<Arc<dyn PreparedVerify>> {
+        None
+    }
+}
+
+/// A backend's verifying key with the work that depends on the key alone done
+/// ([`SignatureBackend::prepare`]).
+pub trait PreparedVerify: Send + Sync {
+    /// Verifies as [`SignatureBackend::verify`] under this key; the context is already
+    /// checked.
+    ///
+    /// # Errors
+    /// [`Error::BadSignature`] for every invalid signature.
+    fn verify(&self, message: &[u8], context: &[u8], signature: &[u8]) -> Result<(), Error>;
 }
 
 /// The backend's half of a [`SigningKey`]. Implementations zeroize their secrets on drop.
@@ -596,5 +726,73 @@ pub trait SigningKeyImpl: Send + Sync {
         _randomness: SigningRandomness<'_>,
     ) -> Result<Vec<u8>, Error> {
         Err(Error::Unsupported("external μ is defined for ML-DSA only"))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::catalogue;
+
+    /// The encodings kept, most recently used first.
+    fn kept(set: &PreparedKeys) -> Vec<Vec<u8>> {
+        set.lock().iter().map(|k| k.bytes.clone()).collect()
+    }
+
+    /// A key found again is the one kept and moves to the front; the least recently used
+    /// goes when the set is full; keys of the wrong length and keys with nothing to prepare
+    /// are not kept; a prepared key answers as the encoded one does.
+    #[test]
+    fn prepared_keys_keep_the_most_recently_used() {
+        let alg = catalogue::signature("ML-DSA-44").expect("catalogue");
+        let keys: Vec<SigningKey> = (0..3).map(|_| alg.generate().expect("key")).collect();
+        let pks: Vec<Vec<u8>> = keys
+            .iter()
+            .map(|k| k.verifying_key().as_bytes().to_vec())
+            .collect();
+        let set = PreparedKeys::new(2);
+        for (key, pk) in keys.iter().zip(&pks) {
+            let sig = key.sign(b"message", b"context").expect("sign");
+            let mut bad = sig.clone();
+            bad[7] ^= 0x10;
+            let plain = alg.verifying_key(pk).expect("length");
+            let prepared = set.get(alg, pk).expect("length");
+            assert!(prepared.is_prepared() && !plain.is_prepared());
+            assert_eq!(prepared, plain);
+            for (vk, what) in [(&plain, "encoded"), (&prepared, "prepared")] {
+                assert!(vk.verify(b"message", b"context", &sig).is_ok(), "{what}");
+                assert!(matches!(
+                    vk.verify(b"message", b"context", &bad),
+                    Err(Error::BadSignature)
+                ));
+                assert!(vk.verify(b"message", b"", &sig).is_err(), "{what}: context");
+                assert!(vk.verify(b"massage", b"context", &sig).is_err(), "{what}");
+                assert!(matches!(
+                    vk.verify(b"message", &[0; 256], &sig),
+                    Err(Error::ContextTooLong(256))
+                ));
+            }
+        }
+        assert_eq!(kept(&set), [pks[2].clone(), pks[1].clone()]);
+        set.get(alg, &pks[1]).expect("kept");
+        assert_eq!(kept(&set), [pks[1].clone(), pks[2].clone()]);
+        set.get(alg, &pks[0]).expect("made again");
+        assert_eq!(kept(&set), [pks[0].clone(), pks[1].clone()]);
+        // Refused, or nothing to keep: the set is unchanged.
+        assert!(matches!(
+            set.get(alg, &pks[0][1..]),
+            Err(Error::InvalidLength { .. })
+        ));
+        let slh = catalogue::signature("SLH-DSA-SHA2-128f").expect("catalogue");
+        let other = set.get(slh, &[1; 32]).expect("length");
+        assert!(!other.is_prepared());
+        assert_eq!(kept(&set), [pks[0].clone(), pks[1].clone()]);
+        assert_eq!(set.len(), 2);
+        assert!(
+            PreparedKeys::new(0)
+                .get(alg, &pks[0])
+                .expect("made")
+                .is_prepared()
+        );
     }
 }

@@ -265,6 +265,11 @@ fn sigver() {
                                     }
                                 }
                             }
+                            // And the key with Â and tr computed once.
+                            let prepared = vk.clone().prepared();
+                            assert!(prepared.is_prepared(), "{id}");
+                            let r = prepared.verify(&ext.msg, &ext.ctx, &sig);
+                            assert_eq!(r.is_ok(), want, "{id}: prepared key");
                             vk.verify(&ext.msg, &ext.ctx, &sig)
                         }
                         Some((hash, digest, _)) => {

@@ -28,7 +28,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use const_oid::ObjectIdentifier;
 use const_oid::db::rfc5280;
 use der::Decode;
-use pqkit_core::sig::SignatureAlgorithm;
+use pqkit_core::sig::{PreparedKeys, SignatureAlgorithm};
 use rustls_pki_types::{
     AlgorithmIdentifier, CertificateDer, InvalidSignature, SignatureVerificationAlgorithm,
     TrustAnchor, UnixTime,
@@ -567,9 +567,17 @@ pub fn algorithms() -> &'static [&'static dyn SignatureVerificationAlgorithm] {
 /// A catalogue signature algorithm as a webpki verification algorithm: pure signing with an
 /// empty context, the form X.509 uses (RFC 9881, RFC 9909).
 ///
+/// Keys are verified with prepared ([`pqkit_core::sig::VerifyingKey::prepared`]), from one
+/// process-wide set of the [`PREPARED_KEYS`] most recently used: the CA keys of every path and
+/// a TLS peer's key recur from one validation or connection to the next.
+///
 /// webpki compares [`Self::public_key_alg_id`] byte for byte with the certificate's SPKI
 /// `AlgorithmIdentifier` contents, and [`Self::signature_alg_id`] with its signature algorithm.
 pub struct PqVerify(pub &'static SignatureAlgorithm);
+
+/// How many prepared verifying keys [`PqVerify`] keeps: at most 16 × 59 KiB (ML-DSA-87) of
+/// memory, room for the CA and peer keys of several chains at once.
+pub const PREPARED_KEYS: usize = 16;
 
 impl SignatureVerificationAlgorithm for PqVerify {
     /// Pure verification with an empty context; any failure is the opaque `InvalidSignature`.
@@ -579,8 +587,8 @@ impl SignatureVerificationAlgorithm for PqVerify {
         message: &[u8],
         signature: &[u8],
     ) -> Result<(), InvalidSignature> {
-        self.0
-            .verifying_key(public_key)
+        static KEYS: PreparedKeys = PreparedKeys::new(PREPARED_KEYS);
+        KEYS.get(self.0, public_key)
             .and_then(|key| key.verify(message, &[], signature))
             .map_err(|_| InvalidSignature)
     }

@@ -18,8 +18,9 @@
 //!
 //! μ for signing (Algorithm 2 lines 5–10, Algorithm 7 line 6) is the caller's: pqkit-core's
 //! signing keys format M′ — pure, HashML-DSA or external μ — and hash it; verification takes
-//! M′ ([`verify`]) or μ ([`verify_mu`]). The functions that take ξ or `rnd` as an argument
-//! are in [`hazmat`].
+//! M′ ([`verify`]) or μ ([`verify_mu`]), from the encoded key or from a [`VerifyingKey`] that
+//! keeps Â and tr for the next signature under it. The functions that take ξ or `rnd` as an
+//! argument are in [`hazmat`].
 
 mod poly;
 mod simd;
@@ -948,13 +949,47 @@ fn sign_any(
     }
 }
 
+/// Lines 5, 6 and 8 of ML-DSA.Verify_internal (FIPS 204 Algorithm 8), every stream on the
+/// Keccak lanes together: Â ← ExpandA(ρ) into `a` (nothing when `a` is empty), tr ← H(pk, 64)
+/// when `tr` is given (a long message: its blocks ride with ExpandA's instead of running one
+/// at a time), and c ← SampleInBall(c̃) when `ball` is given.
+#[inline(always)]
+fn expand(
+    path: pqkit_hash::Path,
+    p: &Params,
+    pk: &[u8],
+    a: &mut [Poly],
+    tr: Option<&mut [u8; 64]>,
+    ball: Option<(&[u8], &mut Poly)>,
+) {
+    let mut x = XofLanes::new(path, a.len() + 2);
+    let mut s = expand_a(p, &mut x, &pk[..32], a);
+    if let Some((c_tilde, c)) = ball {
+        sample_in_ball(p, &mut x, c_tilde, c, &mut s);
+    }
+    if let Some(tr) = tr {
+        x.push_long(Sponge::Shake256, &[pk]);
+        s.push(Sampler::Bytes { out: tr, got: 0 });
+    }
+    squeeze(path, &mut x, &mut s);
+}
+
+/// A verifying key as verification takes it: encoded, or with Â and tr computed.
+#[derive(Clone, Copy)]
+enum Key<'a> {
+    /// pkEncode(ρ, t₁) (FIPS 204 Algorithm 22), length checked.
+    Encoded(&'a [u8]),
+    /// A [`VerifyingKey`].
+    Expanded(&'a VerifyingKey),
+}
+
 /// ML-DSA.Verify_internal (FIPS 204 Algorithm 8), lines 6–7 (tr, μ) computed from M′ or μ
 /// given (lengths checked by the caller).
 #[inline(always)]
 fn verify_any(
     path: pqkit_hash::Path,
     p: &'static Params,
-    pk: &[u8],
+    key: Key<'_>,
     mu: Mu<'_>,
     sig: &[u8],
 ) -> bool {
@@ -962,7 +997,11 @@ fn verify_any(
     let g1 = 1i32 << p.gamma1_bits;
     // Line 1: (ρ, t₁) ← pkDecode(pk); line 2: (c̃, z, h) ← sigDecode(σ), ⊥ when h is
     // malformed; line 13: ‖z‖∞ < γ₁ − β (checked first: it needs no hashing).
-    let (rho, t1_bytes) = pk.split_at(32);
+    let pk = match key {
+        Key::Encoded(pk) => pk,
+        Key::Expanded(key) => &key.encoded,
+    };
+    let t1_bytes = &pk[32..];
     let (c_tilde, rest) = sig.split_at(p.c_tilde_size());
     let (z_bytes, h_bytes) = rest.split_at(l * p.z_size());
     let mut hint = [Poly::ZERO; K_MAX];
@@ -978,24 +1017,22 @@ fn verify_any(
     if !short {
         return false;
     }
-    // Lines 5, 8: Â ← ExpandA(ρ) and c ← SampleInBall(c̃), all streams together, and with
-    // M′ given, line 6's tr ← H(pk, 64) beside them (a long message: its blocks ride with
-    // ExpandA's instead of running one at a time).
-    let mut a = vec![Poly::ZERO; k * l];
+    // Lines 5, 6 (with M′ given) and 8, or line 8 alone for an expanded key.
     let mut c = Poly::ZERO;
-    let mut tr = [0u8; 64];
-    let mut x = XofLanes::new(path, k * l + 2);
-    let mut s = expand_a(p, &mut x, rho, &mut a);
-    sample_in_ball(p, &mut x, c_tilde, &mut c, &mut s);
-    if let Mu::FromMessage(_) = mu {
-        x.push_long(Sponge::Shake256, &[pk]);
-        s.push(Sampler::Bytes {
-            out: &mut tr,
-            got: 0,
-        });
-    }
-    squeeze(path, &mut x, &mut s);
-    drop(s);
+    let mut fresh;
+    let mut fresh_tr = [0u8; 64];
+    let (a, tr): (&[Poly], &[u8; 64]) = match key {
+        Key::Expanded(key) => {
+            expand(path, p, pk, &mut [], None, Some((c_tilde, &mut c)));
+            (&key.a, &key.tr)
+        }
+        Key::Encoded(_) => {
+            fresh = vec![Poly::ZERO; k * l];
+            let tr = matches!(mu, Mu::FromMessage(_)).then_some(&mut fresh_tr);
+            expand(path, p, pk, &mut fresh, tr, Some((c_tilde, &mut c)));
+            (&fresh, &fresh_tr)
+        }
+    };
     // Line 7: μ ← H(tr ‖ M′, 64).
     let mut from_message = [0u8; MU_SIZE];
     let mu = match mu {
@@ -1059,9 +1096,7 @@ enum Mu<'a> {
 /// Returns false for a signature that does not verify, and for a key or signature of the
 /// wrong length.
 pub fn verify_mu(p: &'static Params, pk: &[u8], mu: &[u8; MU_SIZE], sig: &[u8]) -> bool {
-    pk.len() == p.verifying_key_size()
-        && sig.len() == p.signature_size()
-        && simd::verify_on(pqkit_hash::dispatch::current(), p, pk, Mu::Given(mu), sig)
+    pk.len() == p.verifying_key_size() && verify_key(p, Key::Encoded(pk), Mu::Given(mu), sig)
 }
 
 /// Verifies signature `sig` of M′ under verifying key `pk`: ML-DSA.Verify_internal (FIPS 204
@@ -1073,14 +1108,83 @@ pub fn verify_mu(p: &'static Params, pk: &[u8], mu: &[u8; MU_SIZE], sig: &[u8]) 
 /// wrong length.
 pub fn verify(p: &'static Params, pk: &[u8], m_prime: &[&[u8]], sig: &[u8]) -> bool {
     pk.len() == p.verifying_key_size()
-        && sig.len() == p.signature_size()
-        && simd::verify_on(
-            pqkit_hash::dispatch::current(),
-            p,
-            pk,
-            Mu::FromMessage(m_prime),
-            sig,
-        )
+        && verify_key(p, Key::Encoded(pk), Mu::FromMessage(m_prime), sig)
+}
+
+/// Algorithm 8 on the current path, the signature's length checked here.
+fn verify_key(p: &'static Params, key: Key<'_>, mu: Mu<'_>, sig: &[u8]) -> bool {
+    sig.len() == p.signature_size()
+        && simd::verify_on(pqkit_hash::dispatch::current(), p, key, mu, sig)
+}
+
+/// A verifying key with the work that depends on the key alone done once: Â = ExpandA(ρ) in
+/// the NTT domain (k·ℓ polynomials of 1 KiB: 16, 30 and 56 KiB for ML-DSA-44, 65 and 87) and
+/// tr = H(pk, 64) (FIPS 204 Algorithm 8 lines 5–6). A verification under it squeezes only
+/// SampleInBall's stream of c̃ before μ, where one from the encoded key squeezes k·ℓ + 2
+/// streams (ML-DSA-65: 32). Made for verifiers that meet the same keys again and again — a
+/// TLS client's CAs and servers. Everything in it is public.
+pub struct VerifyingKey {
+    p: &'static Params,
+    /// pkEncode(ρ, t₁) (FIPS 204 Algorithm 22).
+    encoded: Vec<u8>,
+    /// Â, k·ℓ polynomials, row by row.
+    a: Vec<Poly>,
+    tr: [u8; 64],
+}
+
+impl core::fmt::Debug for VerifyingKey {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_struct("VerifyingKey")
+            .field("params", &self.p.name)
+            .finish_non_exhaustive()
+    }
+}
+
+impl VerifyingKey {
+    /// pkDecode (FIPS 204 Algorithm 23) of `pk`, with Â and tr computed (Algorithm 8 lines
+    /// 5–6), on the current path. Every encoding of the right length is a key (t₁'s 10-bit
+    /// fields take any value).
+    ///
+    /// # Errors
+    /// [`Error::WrongLength`] when `pk` is not [`Params::verifying_key_size`] bytes.
+    pub fn new(p: &'static Params, pk: &[u8]) -> Result<Self, Error> {
+        check_len("verifying key", pk, p.verifying_key_size())?;
+        Ok(simd::expand_key_on(pqkit_hash::dispatch::current(), p, pk))
+    }
+
+    /// The parameter set.
+    pub fn params(&self) -> &'static Params {
+        self.p
+    }
+
+    /// pkEncode(ρ, t₁), [`Params::verifying_key_size`] bytes.
+    pub fn as_bytes(&self) -> &[u8] {
+        &self.encoded
+    }
+
+    /// As [`verify`] (M′ the concatenation of `m_prime`), under this key.
+    pub fn verify(&self, m_prime: &[&[u8]], sig: &[u8]) -> bool {
+        verify_key(self.p, Key::Expanded(self), Mu::FromMessage(m_prime), sig)
+    }
+
+    /// As [`verify_mu`], under this key.
+    pub fn verify_mu(&self, mu: &[u8; MU_SIZE], sig: &[u8]) -> bool {
+        verify_key(self.p, Key::Expanded(self), Mu::Given(mu), sig)
+    }
+}
+
+/// [`VerifyingKey::new`] on `path`, the length checked.
+#[inline(always)]
+fn expand_key_any(path: pqkit_hash::Path, p: &'static Params, pk: &[u8]) -> VerifyingKey {
+    let mut a = vec![Poly::ZERO; p.k * p.l];
+    let mut tr = [0u8; 64];
+    expand(path, p, pk, &mut a, Some(&mut tr), None);
+    VerifyingKey {
+        p,
+        encoded: pk.to_vec(),
+        a,
+        tr,
+    }
 }
 
 /// The ML-DSA algorithms that take their randomness as arguments: key generation from ξ (seed

@@ -1,12 +1,12 @@
 //! Everything in ML-DSA that needs `unsafe`: the choice of the instruction set the algorithms are
-//! compiled for ([`key_gen_on`], [`from_expanded_on`], [`sign_on`], [`verify_on`], through
-//! `crate::simd::on_path!`), and the kernels the compiler does not find by itself: in AVX2 the
-//! NTT and its inverse, whose Montgomery products need the even/odd-lane 32 × 32 → 64-bit
-//! multiplications the vectorizer does not produce; RejNTTPoly's rejection, 8 candidates at a
-//! time in AVX2 and 16 in AVX-512 (`vpcompressd`); RejBoundedPoly's, 16 half-bytes at a time in
-//! AVX-512. Their portable twins are [`super::poly`]'s `ntt_portable`, `inv_ntt_portable`,
-//! `rej_ntt_portable` and `rej_eta_portable`; a test proves each pair identical. A [`Path`] is
-//! a plain value, so each entry point checks the CPU itself.
+//! compiled for ([`key_gen_on`], [`from_expanded_on`], [`sign_on`], [`verify_on`],
+//! [`expand_key_on`], through `crate::simd::on_path!`), and the kernels the compiler does not
+//! find by itself: in AVX2 the NTT and its inverse, whose Montgomery products need the
+//! even/odd-lane 32 × 32 → 64-bit multiplications the vectorizer does not produce; RejNTTPoly's
+//! rejection, 8 candidates at a time in AVX2 and 16 in AVX-512 (`vpcompressd`); RejBoundedPoly's,
+//! 16 half-bytes at a time in AVX-512. Their portable twins are [`super::poly`]'s
+//! `ntt_portable`, `inv_ntt_portable`, `rej_ntt_portable` and `rej_eta_portable`; a test proves
+//! each pair identical. A [`Path`] is a plain value, so each entry point checks the CPU itself.
 #![allow(unsafe_code)]
 
 use pqkit_hash::Path;
@@ -16,7 +16,7 @@ use super::poly::{
     INV_256_R2, IZ1, IZ1Q, IZ2, IZ2Q, IZ4, IZ4Q, Q, QINV, W, Z1, Z1Q, Z2, Z2Q, Z4, Z4Q, ZETAS,
 };
 use super::poly::{N, Words};
-use super::{Error, MU_SIZE, Mu, Params, RND_SIZE, SigningKey};
+use super::{Error, Key, MU_SIZE, Mu, Params, RND_SIZE, SigningKey, VerifyingKey};
 use crate::simd::{avx2, avx2_kernel, on_path};
 
 on_path!(
@@ -39,8 +39,12 @@ on_path!(
 );
 on_path!(
     /// ML-DSA.Verify_internal (`super::verify_any`) compiled for `path`.
-    fn verify_on(p: &'static Params, pk: &[u8], mu: Mu<'_>, sig: &[u8]) -> bool
+    fn verify_on(p: &'static Params, key: Key<'_>, mu: Mu<'_>, sig: &[u8]) -> bool
         = super::verify_any
+);
+on_path!(
+    /// `VerifyingKey::new` (`super::expand_key_any`) compiled for `path`.
+    fn expand_key_on(p: &'static Params, pk: &[u8]) -> VerifyingKey = super::expand_key_any
 );
 
 avx2_kernel!(

@@ -130,6 +130,28 @@ fn same_as_fips204_on_every_path() {
                     let flip = at % bad_pk.len();
                     bad_pk[flip] ^= 1;
                     assert!(!verify(p, &bad_pk, &m_prime, &want_sig), "{id}: other key");
+                    // The same answers under the key with Â and tr computed once.
+                    let expanded = VerifyingKey::new(p, &want_pk).expect("length");
+                    assert_eq!(expanded.as_bytes(), &want_pk[..], "{id}: expanded pk");
+                    assert!(expanded.verify_mu(&mu, &want_sig), "{id}: expanded, μ");
+                    assert!(expanded.verify(&m_prime, &want_sig), "{id}: expanded, M′");
+                    assert!(
+                        !expanded.verify_mu(&mu, &bad),
+                        "{id}: expanded, flipped bit"
+                    );
+                    assert!(
+                        !expanded.verify(&m_prime, &bad),
+                        "{id}: expanded, flipped bit"
+                    );
+                    assert!(
+                        !expanded.verify(&other, &want_sig),
+                        "{id}: expanded, other M′"
+                    );
+                    let bad_key = VerifyingKey::new(p, &bad_pk).expect("length");
+                    assert!(
+                        !bad_key.verify(&m_prime, &want_sig),
+                        "{id}: expanded other key"
+                    );
                 })
                 .expect("supported path");
             }
@@ -236,6 +258,7 @@ fn wrong_lengths_are_refused() {
             p.signing_key_size(),
             p.signature_size(),
         ];
+        let expanded = VerifyingKey::new(p, key.verifying_key()).expect("length");
         for n in (0..=sizes[1] + 1).filter(|n| !sizes.contains(n)) {
             let v = vec![0u8; n];
             let mut w = vec![0u8; n];
@@ -248,6 +271,12 @@ fn wrong_lengths_are_refused() {
             assert!(!verify_mu(p, key.verifying_key(), &mu, &v));
             assert!(!verify(p, &v, &[b"M"], &sig));
             assert!(!verify(p, key.verifying_key(), &[b"M"], &v));
+            assert!(matches!(
+                VerifyingKey::new(p, &v),
+                Err(Error::WrongLength { .. })
+            ));
+            assert!(!expanded.verify(&[b"M"], &v));
+            assert!(!expanded.verify_mu(&mu, &v));
         }
     }
 }
