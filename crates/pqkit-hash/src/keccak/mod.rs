@@ -58,22 +58,35 @@ pub(crate) fn permute_picked(path: Path, states: &mut [[u64; 25]], picked: &[usi
 }
 
 /// The AVX-512 path's grouping of the `n` states `each` yields, where they are: 8 at a time;
-/// 2 to 7 in one call of 8, states of no stream filling the lanes (a padded call of 8 costs no
-/// more than the AVX2 kernel's call of 4: the cycles per call in the two kernels' docs;
-/// interleaved ML-KEM and ML-DSA runs on the AMD EPYC measured the two the same); a ninth
-/// left over beside 8 on the integer units ([`avx512::permute8_plus_one`]); one alone (counted
-/// as alone; the caller counts them all).
+/// 1 to 4 in one call of the 4-lane kernel compiled for AVX-512VL ([`avx2::vl::permute`]),
+/// which costs about half a call of 8; 5 to 7 in one call of 8, states of no stream filling
+/// the lanes; a ninth left over beside 8 on the integer units
+/// ([`avx512::permute8_plus_one`]). One state alone is counted as alone (the caller counts
+/// them all); without AVX-512VL it runs in scalar code ([`permute_one`]) and 2 to 4 go in a
+/// call of 8.
 #[cfg(target_arch = "x86_64")]
 fn avx512_groups<'a>(mut n: usize, mut each: impl Iterator<Item = &'a mut [u64; 25]>) {
     let mut next = || each.next().expect("as many states as counted");
-    // States of no stream, for a call of fewer than 8 (what they hold is never read); zeroed
-    // only when such a call comes — not for a state alone, the single-stream sponges' case.
+    let vl = avx2::vl::available();
+    // States of no stream, for a call of 8 with fewer (what they hold is never read); zeroed
+    // only when such a call comes.
     let mut pads = None;
     loop {
+        if n == 1 {
+            crate::stats::keccak_alone(1);
+        }
         match n {
             0 => return,
+            1..=4 if vl => {
+                match n {
+                    1 => avx2::vl::permute(&mut [next()]),
+                    2 => avx2::vl::permute(&mut [next(), next()]),
+                    3 => avx2::vl::permute(&mut [next(), next(), next()]),
+                    _ => avx2::vl::permute(&mut [next(), next(), next(), next()]),
+                }
+                return;
+            }
             1 => {
-                crate::stats::keccak_alone(1);
                 permute_one(next());
                 return;
             }
@@ -123,9 +136,10 @@ fn lanes(path: Path, states: &mut [[u64; 25]]) {
     }
 }
 
-/// One permutation on the AVX2 and AVX-512 paths — a state that does not fill a kernel's
-/// lanes, or a single stream ([`Sponge`]): [`scalar::permute`], plane by plane, compiled with
-/// BMI1/BMI2 (`andn`, `rorx`) when the CPU has them; else the portable code.
+/// One permutation on the AVX2 path, and on the AVX-512 path of a CPU without AVX-512VL — a
+/// state that does not fill a kernel's lanes, or a single stream ([`Sponge`]):
+/// [`scalar::permute`], plane by plane, compiled with BMI1/BMI2 (`andn`, `rorx`) when the CPU
+/// has them; else the portable code.
 #[cfg(target_arch = "x86_64")]
 #[allow(unsafe_code)]
 fn permute_one(state: &mut [u64; 25]) {

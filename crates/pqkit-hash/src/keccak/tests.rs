@@ -157,6 +157,18 @@ fn kernels_match_portable() {
                 assert_eq!(got, expected, "permute4, application {twice}");
             }
         }
+        if super::avx2::vl::available() {
+            // 1 to 4 states; the states after them are not touched.
+            for n in 1..=4 {
+                let mut got: [[u64; 25]; 4] = core::array::from_fn(|_| rng.state());
+                let mut expected = got;
+                for twice in 1..=2 {
+                    expected[..n].iter_mut().for_each(permute_portable);
+                    super::avx2::vl::permute(&mut got.each_mut()[..n]);
+                    assert_eq!(got, expected, "vl::permute of {n}, application {twice}");
+                }
+            }
+        }
     }
 }
 
