@@ -57,11 +57,17 @@ fn bench_crypto_json() {
     assert_eq!(v["kind"], "crypto");
     assert_eq!(v["signing"], "hedged");
     let rows = v["rows"].as_array().expect("rows");
-    // keygen/sign/verify × 2 signatures, keygen/encapsulate/decapsulate × KEM and group, and
-    // for the stateful preset keygen on 1 thread and on every core (one row on one core),
-    // sign, verify.
+    // keygen/sign/verify × 2 signatures and ML-DSA-44's verify with a prepared key,
+    // keygen/encapsulate/decapsulate × KEM and group, and for the stateful preset keygen on 1
+    // thread and on every core (one row on one core), sign, verify.
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-    assert_eq!(rows.len(), 12 + 3 + usize::from(cores > 1));
+    assert_eq!(rows.len(), 13 + 3 + usize::from(cores > 1));
+    let prepared: Vec<&str> = rows
+        .iter()
+        .filter_map(|r| r["implementation"].as_str())
+        .filter(|i| i.ends_with("prepared key)"))
+        .collect();
+    assert_eq!(prepared, ["pqkit (pqkit-lattice, prepared key)"]);
     for r in rows {
         numbers(
             r,
@@ -149,16 +155,35 @@ fn bench_crypto_every_hash_path_json() {
             "L3_H5_W8 on {path}"
         );
     }
-    // pqkit-lattice's ML-DSA runs on the paths too: keygen, sign and verify on each, with
-    // their Keccak work and NTTs counted, and a limit.
+    // pqkit-lattice's ML-DSA runs on the paths too: keygen, sign, verify and verify with a
+    // prepared key on each, with their Keccak work and NTTs counted, and a limit.
     for path in &supported {
         let mine: Vec<&Value> = rows
             .iter()
             .filter(|r| r["algorithm"] == "ML-DSA-44" && r["hash_path"] == *path)
             .collect();
-        assert_eq!(mine.len(), 3, "ML-DSA-44 on {path}: {mine:?}");
+        assert_eq!(mine.len(), 4, "ML-DSA-44 on {path}: {mine:?}");
+        let keccak = |r: &Value| r["hashes"]["keccak"].as_f64().expect("work");
+        let (prepared, full): (Vec<&Value>, Vec<&Value>) = mine.iter().partition(|r| {
+            r["implementation"]
+                .as_str()
+                .is_some_and(|i| i.ends_with("prepared key)"))
+        });
+        // A prepared key's verification squeezes SampleInBall's, μ's and c̃′'s blocks (9),
+        // not ExpandA's 16 streams and tr (99 permutations in all).
+        assert!(
+            prepared.len() == 1 && keccak(prepared[0]) < 12.0,
+            "{prepared:?}"
+        );
+        for r in full {
+            let least = if r["operation"] == "verify" {
+                90.0
+            } else {
+                10.0
+            };
+            assert!(keccak(r) > least, "{r}");
+        }
         for r in mine {
-            assert!(r["hashes"]["keccak"].as_f64().expect("work") > 10.0, "{r}");
             // The fewest: key generation's ℓ NTTs of s₁ and k inverse NTTs, 8 (NTT(t₀) waits
             // for a signature); verification's ℓ NTTs of z and k inverse NTTs, 8.
             assert!(

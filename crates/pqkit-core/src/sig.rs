@@ -352,7 +352,8 @@ impl VerifyingKey {
     /// (FIPS 204 Algorithm 8 lines 5–6), which costs about one verification and keeps 16, 30
     /// or 56 KiB (ML-DSA-44, 65, 87). For verifiers that meet the same key again and again;
     /// [`PreparedKeys`] keeps such keys. Keys of other algorithms come back as they were
-    /// ([`Self::is_prepared`] false). The answers of [`Self::verify`] do not change.
+    /// ([`Self::is_prepared`] false). The answers of [`Self::verify`] do not change;
+    /// [`Self::verify_prehashed`] and [`Self::verify_mu`] still start from the encoding.
     #[must_use]
     pub fn prepared(mut self) -> Self {
         if self.prepared.is_none() {
@@ -449,10 +450,14 @@ impl fmt::Debug for VerifyingKey {
 
 /// A bounded set of prepared verifying keys ([`VerifyingKey::prepared`]), the most recently
 /// used kept, for a verifier that meets the same keys again and again: a TLS client's CA and
-/// server keys, a checker's signers. (Go's crypto/tls likewise keeps parsed certificates
-/// across connections.) A key is found by its algorithm and every byte of its encoding; keys
-/// with nothing to prepare are not kept. Shared between threads; a key is verified with
-/// outside the lock.
+/// server keys, a checker's signers. (Go's crypto/tls shares parsed certificates between live
+/// connections in a similar way.) A key is found by its algorithm and every byte of its
+/// encoding; keys with nothing to prepare are not kept. Shared between threads: the lock is
+/// held for the search, never for a preparation or a verification.
+///
+/// # Security
+/// Everything kept is public. A verification under a key that is kept is faster than one
+/// under a key that is not, so its timing tells whether the key was used recently.
 pub struct PreparedKeys {
     capacity: usize,
     /// Most recently used first.
@@ -474,7 +479,7 @@ impl PreparedKeys {
     ///
     /// # Errors
     /// As [`SignatureAlgorithm::verifying_key`].
-    pub fn get(
+    pub fn get_or_prepare(
         &self,
         alg: &'static SignatureAlgorithm,
         bytes: &[u8],
@@ -756,7 +761,7 @@ mod tests {
             let mut bad = sig.clone();
             bad[7] ^= 0x10;
             let plain = alg.verifying_key(pk).expect("length");
-            let prepared = set.get(alg, pk).expect("length");
+            let prepared = set.get_or_prepare(alg, pk).expect("length");
             assert!(prepared.is_prepared() && !plain.is_prepared());
             assert_eq!(prepared, plain);
             for (vk, what) in [(&plain, "encoded"), (&prepared, "prepared")] {
@@ -774,25 +779,35 @@ mod tests {
             }
         }
         assert_eq!(kept(&set), [pks[2].clone(), pks[1].clone()]);
-        set.get(alg, &pks[1]).expect("kept");
+        // A key found again is the one kept: its prepared form is shared, and it verifies.
+        let again = set.get_or_prepare(alg, &pks[1]).expect("kept");
+        let kept_form = set.lock()[0].prepared.clone().expect("prepared");
+        assert!(Arc::ptr_eq(
+            &again.prepared.clone().expect("prepared"),
+            &kept_form
+        ));
+        let sig = keys[1].sign(b"message", b"").expect("sign");
+        assert!(again.verify(b"message", b"", &sig).is_ok());
         assert_eq!(kept(&set), [pks[1].clone(), pks[2].clone()]);
-        set.get(alg, &pks[0]).expect("made again");
+        set.get_or_prepare(alg, &pks[0]).expect("made again");
         assert_eq!(kept(&set), [pks[0].clone(), pks[1].clone()]);
         // Refused, or nothing to keep: the set is unchanged.
         assert!(matches!(
-            set.get(alg, &pks[0][1..]),
+            set.get_or_prepare(alg, &pks[0][1..]),
             Err(Error::InvalidLength { .. })
         ));
         let slh = catalogue::signature("SLH-DSA-SHA2-128f").expect("catalogue");
-        let other = set.get(slh, &[1; 32]).expect("length");
+        let other = set.get_or_prepare(slh, &[1; 32]).expect("length");
         assert!(!other.is_prepared());
         assert_eq!(kept(&set), [pks[0].clone(), pks[1].clone()]);
         assert_eq!(set.len(), 2);
+        let none_kept = PreparedKeys::new(0);
         assert!(
-            PreparedKeys::new(0)
-                .get(alg, &pks[0])
+            none_kept
+                .get_or_prepare(alg, &pks[0])
                 .expect("made")
                 .is_prepared()
         );
+        assert!(none_kept.is_empty());
     }
 }

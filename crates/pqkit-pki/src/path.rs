@@ -567,17 +567,13 @@ pub fn algorithms() -> &'static [&'static dyn SignatureVerificationAlgorithm] {
 /// A catalogue signature algorithm as a webpki verification algorithm: pure signing with an
 /// empty context, the form X.509 uses (RFC 9881, RFC 9909).
 ///
-/// Keys are verified with prepared ([`pqkit_core::sig::VerifyingKey::prepared`]), from one
-/// process-wide set of the [`PREPARED_KEYS`] most recently used: the CA keys of every path and
+/// Each key is used prepared ([`pqkit_core::sig::VerifyingKey::prepared`]), from one
+/// process-wide set of the 16 most recently used: the CA keys of every path and
 /// a TLS peer's key recur from one validation or connection to the next.
 ///
 /// webpki compares [`Self::public_key_alg_id`] byte for byte with the certificate's SPKI
 /// `AlgorithmIdentifier` contents, and [`Self::signature_alg_id`] with its signature algorithm.
 pub struct PqVerify(pub &'static SignatureAlgorithm);
-
-/// How many prepared verifying keys [`PqVerify`] keeps: at most 16 × 59 KiB (ML-DSA-87) of
-/// memory, room for the CA and peer keys of several chains at once.
-pub const PREPARED_KEYS: usize = 16;
 
 impl SignatureVerificationAlgorithm for PqVerify {
     /// Pure verification with an empty context; any failure is the opaque `InvalidSignature`.
@@ -588,7 +584,7 @@ impl SignatureVerificationAlgorithm for PqVerify {
         signature: &[u8],
     ) -> Result<(), InvalidSignature> {
         static KEYS: PreparedKeys = PreparedKeys::new(PREPARED_KEYS);
-        KEYS.get(self.0, public_key)
+        KEYS.get_or_prepare(self.0, public_key)
             .and_then(|key| key.verify(message, &[], signature))
             .map_err(|_| InvalidSignature)
     }
@@ -607,6 +603,11 @@ impl fmt::Debug for PqVerify {
         write!(f, "PqVerify({})", self.0.name)
     }
 }
+
+/// How many prepared verifying keys [`PqVerify`] keeps: room for the CA and peer keys of
+/// several chains at once, in at most 16 × 61 KiB (an ML-DSA-87 key keeps Â, 56 KiB, tr and
+/// its encoding twice).
+const PREPARED_KEYS: usize = 16;
 
 /// webpki's extendedKeyUsage hook: with a purpose, the extension (when present) must list it
 /// — in the leaf and in every CA (RFC 5280 §4.2.1.12; OpenSSL checks CAs the same way) —

@@ -974,13 +974,13 @@ fn expand(
     squeeze(path, &mut x, &mut s);
 }
 
-/// A verifying key as verification takes it: encoded, or with Â and tr computed.
+/// A verifying key as verification takes it: encoded, or prepared (Â and tr computed).
 #[derive(Clone, Copy)]
 enum Key<'a> {
     /// pkEncode(ρ, t₁) (FIPS 204 Algorithm 22), length checked.
     Encoded(&'a [u8]),
     /// A [`VerifyingKey`].
-    Expanded(&'a VerifyingKey),
+    Prepared(&'a VerifyingKey),
 }
 
 /// ML-DSA.Verify_internal (FIPS 204 Algorithm 8), lines 6–7 (tr, μ) computed from M′ or μ
@@ -999,7 +999,7 @@ fn verify_any(
     // malformed; line 13: ‖z‖∞ < γ₁ − β (checked first: it needs no hashing).
     let pk = match key {
         Key::Encoded(pk) => pk,
-        Key::Expanded(key) => &key.encoded,
+        Key::Prepared(key) => &key.encoded,
     };
     let t1_bytes = &pk[32..];
     let (c_tilde, rest) = sig.split_at(p.c_tilde_size());
@@ -1017,12 +1017,12 @@ fn verify_any(
     if !short {
         return false;
     }
-    // Lines 5, 6 (with M′ given) and 8, or line 8 alone for an expanded key.
+    // Lines 5, 6 (with M′ given) and 8, or line 8 alone for a prepared key.
     let mut c = Poly::ZERO;
     let mut fresh;
     let mut fresh_tr = [0u8; 64];
     let (a, tr): (&[Poly], &[u8; 64]) = match key {
-        Key::Expanded(key) => {
+        Key::Prepared(key) => {
             expand(path, p, pk, &mut [], None, Some((c_tilde, &mut c)));
             (&key.a, &key.tr)
         }
@@ -1164,12 +1164,12 @@ impl VerifyingKey {
 
     /// As [`verify`] (M′ the concatenation of `m_prime`), under this key.
     pub fn verify(&self, m_prime: &[&[u8]], sig: &[u8]) -> bool {
-        verify_key(self.p, Key::Expanded(self), Mu::FromMessage(m_prime), sig)
+        verify_key(self.p, Key::Prepared(self), Mu::FromMessage(m_prime), sig)
     }
 
     /// As [`verify_mu`], under this key.
     pub fn verify_mu(&self, mu: &[u8; MU_SIZE], sig: &[u8]) -> bool {
-        verify_key(self.p, Key::Expanded(self), Mu::Given(mu), sig)
+        verify_key(self.p, Key::Prepared(self), Mu::Given(mu), sig)
     }
 }
 

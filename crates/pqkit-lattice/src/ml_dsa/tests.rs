@@ -87,6 +87,7 @@ fn same_as_fips204_on_every_path() {
             let ctx = &ctx[..round % 3 * 16];
             let (want_pk, want_sk) = (o.key_gen)(&xi);
             let want_sig = (o.sign)(&want_sk, msg, ctx, &rnd);
+            let mut firsts: Option<Vec<Poly>> = None;
             for path in Path::supported() {
                 dispatch::with_path(path, || {
                     let id = format!("{} on {path}, round {round}", p.name);
@@ -130,28 +131,41 @@ fn same_as_fips204_on_every_path() {
                     let flip = at % bad_pk.len();
                     bad_pk[flip] ^= 1;
                     assert!(!verify(p, &bad_pk, &m_prime, &want_sig), "{id}: other key");
-                    // The same answers under the key with Â and tr computed once.
-                    let expanded = VerifyingKey::new(p, &want_pk).expect("length");
-                    assert_eq!(expanded.as_bytes(), &want_pk[..], "{id}: expanded pk");
-                    assert!(expanded.verify_mu(&mu, &want_sig), "{id}: expanded, μ");
-                    assert!(expanded.verify(&m_prime, &want_sig), "{id}: expanded, M′");
+                    // The same answers under the key with Â and tr computed once, which are
+                    // the same on every path (a process shares prepared keys between threads,
+                    // whose paths may differ).
+                    let prepared = VerifyingKey::new(p, &want_pk).expect("length");
+                    assert_eq!(prepared.as_bytes(), &want_pk[..], "{id}: prepared pk");
+                    let first = firsts.get_or_insert_with(|| prepared.a.clone());
+                    let same = prepared.a.iter().zip(first.iter()).all(|(x, y)| x.0 == y.0);
+                    assert!(same, "{id}: Â");
+                    assert!(prepared.verify_mu(&mu, &want_sig), "{id}: prepared, μ");
+                    assert!(prepared.verify(&m_prime, &want_sig), "{id}: prepared, M′");
                     assert!(
-                        !expanded.verify_mu(&mu, &bad),
-                        "{id}: expanded, flipped bit"
+                        !prepared.verify_mu(&mu, &bad),
+                        "{id}: prepared, flipped bit"
                     );
                     assert!(
-                        !expanded.verify(&m_prime, &bad),
-                        "{id}: expanded, flipped bit"
+                        !prepared.verify(&m_prime, &bad),
+                        "{id}: prepared, flipped bit"
                     );
                     assert!(
-                        !expanded.verify(&other, &want_sig),
-                        "{id}: expanded, other M′"
+                        !prepared.verify(&other, &want_sig),
+                        "{id}: prepared, other M′"
                     );
                     let bad_key = VerifyingKey::new(p, &bad_pk).expect("length");
                     assert!(
                         !bad_key.verify(&m_prime, &want_sig),
-                        "{id}: expanded other key"
+                        "{id}: prepared other key"
                     );
+                    // What it keeps is what it verifies with: a damaged Â or tr refuses.
+                    let mut damaged = VerifyingKey::new(p, &want_pk).expect("length");
+                    damaged.a[0].0[0] ^= 1;
+                    assert!(!damaged.verify_mu(&mu, &want_sig), "{id}: damaged Â");
+                    let mut damaged = VerifyingKey::new(p, &want_pk).expect("length");
+                    damaged.tr[0] ^= 1;
+                    assert!(!damaged.verify(&m_prime, &want_sig), "{id}: damaged tr");
+                    assert!(damaged.verify_mu(&mu, &want_sig), "{id}: tr unused with μ");
                 })
                 .expect("supported path");
             }
@@ -258,7 +272,7 @@ fn wrong_lengths_are_refused() {
             p.signing_key_size(),
             p.signature_size(),
         ];
-        let expanded = VerifyingKey::new(p, key.verifying_key()).expect("length");
+        let prepared = VerifyingKey::new(p, key.verifying_key()).expect("length");
         for n in (0..=sizes[1] + 1).filter(|n| !sizes.contains(n)) {
             let v = vec![0u8; n];
             let mut w = vec![0u8; n];
@@ -275,8 +289,8 @@ fn wrong_lengths_are_refused() {
                 VerifyingKey::new(p, &v),
                 Err(Error::WrongLength { .. })
             ));
-            assert!(!expanded.verify(&[b"M"], &v));
-            assert!(!expanded.verify_mu(&mu, &v));
+            assert!(!prepared.verify(&[b"M"], &v));
+            assert!(!prepared.verify_mu(&mu, &v));
         }
     }
 }
