@@ -18,8 +18,9 @@
 //!
 //! The same code compiled for AVX-512F/VL ([`vl`], through `four_lanes!`) has 32 ymm
 //! registers: the lanes and θ's column parities stay in registers. The AVX-512 path runs its
-//! calls of 1 to 4 states there — on AMD's Zen 4 about half the time of a call of the 8-lane
-//! kernel, and less than the scalar permutation for one state alone (figures in the README).
+//! calls of 1 to 4 states there when the measurement at its first call finds that faster than
+//! a call of the 8-lane kernel and the scalar permutation (`Small` in the parent module) — on
+//! AMD's Zen 4 it takes about half the time of a call of 8 (figures in the README).
 #![allow(unsafe_code)]
 
 use core::arch::x86_64::{

@@ -58,16 +58,15 @@ pub(crate) fn permute_picked(path: Path, states: &mut [[u64; 25]], picked: &[usi
 }
 
 /// The AVX-512 path's grouping of the `n` states `each` yields, where they are: 8 at a time;
-/// 1 to 4 in one call of the 4-lane kernel compiled for AVX-512VL ([`avx2::vl::permute`]),
-/// which costs about half a call of 8; 5 to 7 in one call of 8, states of no stream filling
-/// the lanes; a ninth left over beside 8 on the integer units
-/// ([`avx512::permute8_plus_one`]). One state alone is counted as alone (the caller counts
-/// them all); without AVX-512VL it runs in scalar code ([`permute_one`]) and 2 to 4 go in a
-/// call of 8.
+/// 1 to 4 in one call of the 4-lane kernel compiled for AVX-512VL ([`avx2::vl::permute`])
+/// when [`Small`] found it faster on this CPU, else one alone in scalar code ([`permute_one`])
+/// and 2 to 4 with 5 to 7 in one call of 8, states of no stream filling the lanes; a ninth
+/// left over beside 8 on the integer units ([`avx512::permute8_plus_one`]). One state alone
+/// is counted as alone (the caller counts them all).
 #[cfg(target_arch = "x86_64")]
 fn avx512_groups<'a>(mut n: usize, mut each: impl Iterator<Item = &'a mut [u64; 25]>) {
     let mut next = || each.next().expect("as many states as counted");
-    let vl = avx2::vl::available();
+    let small = Small::measured();
     // States of no stream, for a call of 8 with fewer (what they hold is never read); zeroed
     // only when such a call comes.
     let mut pads = None;
@@ -77,20 +76,15 @@ fn avx512_groups<'a>(mut n: usize, mut each: impl Iterator<Item = &'a mut [u64; 
         }
         match n {
             0 => return,
-            1..=4 if vl => {
-                match n {
-                    1 => avx2::vl::permute(&mut [next()]),
-                    2 => avx2::vl::permute(&mut [next(), next()]),
-                    3 => avx2::vl::permute(&mut [next(), next(), next()]),
-                    _ => avx2::vl::permute(&mut [next(), next(), next(), next()]),
-                }
-                return;
-            }
-            1 => {
-                permute_one(next());
-                return;
-            }
+            1 if small.one => avx2::vl::permute(&mut [next()]),
+            1 => permute_one(next()),
+            2 if small.few => avx2::vl::permute(&mut [next(), next()]),
+            3 if small.few => avx2::vl::permute(&mut [next(), next(), next()]),
+            4 if small.few => avx2::vl::permute(&mut [next(), next(), next(), next()]),
             _ => {}
+        }
+        if n == 1 || (n <= 4 && small.few) {
+            return;
         }
         let eight = n.min(8);
         let mut pad = match eight {
@@ -110,6 +104,62 @@ fn avx512_groups<'a>(mut n: usize, mut each: impl Iterator<Item = &'a mut [u64; 
         }
         avx512::permute8_each(&mut group);
         n -= eight;
+    }
+}
+
+/// Which kernel the AVX-512 path gives calls of 1 to 4 states, measured once per process on
+/// the CPU it runs on: the 4-lane kernel compiled for AVX-512VL ([`avx2::vl::permute`])
+/// against the scalar permutation for one state and a padded call of the 8-lane kernel for
+/// four. On AMD's Zen 4, whose 512-bit instructions take two passes through 256-bit units,
+/// the 4-lane kernel wins both (the README's figures); where 512-bit units are full width it
+/// need not. Every choice gives the same states.
+#[cfg(target_arch = "x86_64")]
+#[derive(Clone, Copy, Debug)]
+struct Small {
+    /// One state in the 4-lane kernel rather than [`permute_one`].
+    one: bool,
+    /// 2 to 4 states in the 4-lane kernel rather than a call of 8.
+    few: bool,
+}
+
+#[cfg(target_arch = "x86_64")]
+impl Small {
+    /// The choice, measured at the first call (about a millisecond: the best of 5 batches of
+    /// 64 calls of each kernel on all-zero states).
+    fn measured() -> Self {
+        static CHOICE: std::sync::OnceLock<Small> = std::sync::OnceLock::new();
+        *CHOICE.get_or_init(|| {
+            if !avx2::vl::available() {
+                return Self {
+                    one: false,
+                    few: false,
+                };
+            }
+            let mut s = [[0u64; 25]; 8];
+            let mut best = |kernel: &mut dyn FnMut(&mut [[u64; 25]; 8])| {
+                (0..5)
+                    .map(|_| {
+                        let start = std::time::Instant::now();
+                        for _ in 0..64 {
+                            kernel(std::hint::black_box(&mut s));
+                        }
+                        start.elapsed()
+                    })
+                    .min()
+                    .unwrap_or_default()
+            };
+            let vl_one = best(&mut |s| avx2::vl::permute(&mut [&mut s[0]]));
+            let scalar = best(&mut |s| permute_one(&mut s[0]));
+            let vl_four = best(&mut |s| {
+                let [a, b, c, d, ..] = s;
+                avx2::vl::permute(&mut [a, b, c, d]);
+            });
+            let eight = best(&mut |s| avx512::permute8_each(&mut s.each_mut()));
+            Self {
+                one: vl_one < scalar,
+                few: vl_four < eight,
+            }
+        })
     }
 }
 
