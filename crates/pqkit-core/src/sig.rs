@@ -186,7 +186,7 @@ impl SignatureAlgorithm {
         check_len("verifying key", bytes, self.verifying_key_size)?;
         Ok(VerifyingKey {
             alg: self,
-            bytes: bytes.to_vec(),
+            bytes: bytes.into(),
             prepared: None,
         })
     }
@@ -285,7 +285,7 @@ impl SigningKey {
     pub fn verifying_key(&self) -> VerifyingKey {
         VerifyingKey {
             alg: self.alg,
-            bytes: self.inner.verifying_key().to_vec(),
+            bytes: self.inner.verifying_key().into(),
             prepared: None,
         }
     }
@@ -324,7 +324,8 @@ impl fmt::Debug for SigningKey {
 #[derive(Clone)]
 pub struct VerifyingKey {
     alg: &'static SignatureAlgorithm,
-    bytes: Vec<u8>,
+    /// The encoding, shared by clones (a kept key is cloned for every verification).
+    bytes: Arc<[u8]>,
     /// The backend's form with the key-only work done ([`Self::prepared`]), shared by clones.
     prepared: Option<Arc<dyn PreparedVerify>>,
 }
@@ -484,13 +485,12 @@ impl PreparedKeys {
         alg: &'static SignatureAlgorithm,
         bytes: &[u8],
     ) -> Result<VerifyingKey, Error> {
-        let same = |k: &VerifyingKey| core::ptr::eq(k.alg, alg) && k.bytes == bytes;
+        let same = |k: &VerifyingKey| core::ptr::eq(k.alg, alg) && *k.bytes == *bytes;
         {
             let mut keys = self.lock();
             if let Some(at) = keys.iter().position(same) {
-                let key = keys.remove(at);
-                keys.insert(0, key.clone());
-                return Ok(key);
+                keys[..=at].rotate_right(1);
+                return Ok(keys[0].clone());
             }
         }
         // Prepared outside the lock: as long as a verification, and other keys may be in use.
@@ -741,7 +741,7 @@ mod tests {
 
     /// The encodings kept, most recently used first.
     fn kept(set: &PreparedKeys) -> Vec<Vec<u8>> {
-        set.lock().iter().map(|k| k.bytes.clone()).collect()
+        set.lock().iter().map(|k| k.bytes.to_vec()).collect()
     }
 
     /// A key found again is the one kept and moves to the front; the least recently used

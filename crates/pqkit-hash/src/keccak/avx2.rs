@@ -333,33 +333,7 @@ macro_rules! four_lanes {
                 }
             }
             // ρ and π.
-            let b = [
-                rho_pi!(a, 0, 0),
-                rho_pi!(a, 1, 0),
-                rho_pi!(a, 2, 0),
-                rho_pi!(a, 3, 0),
-                rho_pi!(a, 4, 0),
-                rho_pi!(a, 0, 1),
-                rho_pi!(a, 1, 1),
-                rho_pi!(a, 2, 1),
-                rho_pi!(a, 3, 1),
-                rho_pi!(a, 4, 1),
-                rho_pi!(a, 0, 2),
-                rho_pi!(a, 1, 2),
-                rho_pi!(a, 2, 2),
-                rho_pi!(a, 3, 2),
-                rho_pi!(a, 4, 2),
-                rho_pi!(a, 0, 3),
-                rho_pi!(a, 1, 3),
-                rho_pi!(a, 2, 3),
-                rho_pi!(a, 3, 3),
-                rho_pi!(a, 4, 3),
-                rho_pi!(a, 0, 4),
-                rho_pi!(a, 1, 4),
-                rho_pi!(a, 2, 4),
-                rho_pi!(a, 3, 4),
-                rho_pi!(a, 4, 4),
-            ];
+            let b = rho_pi_lanes!(rho_pi, a);
             // χ: A[x, y] = B[x, y] ⊕ (¬B[x + 1, y] ∧ B[x + 2, y]).
             for y in 0..5 {
                 for x in 0..5 {

@@ -1,6 +1,41 @@
 //! Keccak-f\[1600\] (FIPS 202) over many states: the lane kernels, their dispatch, and
 //! [`Shake`].
 
+/// The 25 lanes B\[x, y\] of ρ and π (FIPS 202 §3.2.2–3.2.3) in index order `x + 5y`, each
+/// `$lane!($a, x, y)`: a kernel's rotation of π's source lane of (x, y) by its ρ offset.
+#[cfg(target_arch = "x86_64")]
+macro_rules! rho_pi_lanes {
+    ($lane:ident, $a:ident) => {
+        [
+            $lane!($a, 0, 0),
+            $lane!($a, 1, 0),
+            $lane!($a, 2, 0),
+            $lane!($a, 3, 0),
+            $lane!($a, 4, 0),
+            $lane!($a, 0, 1),
+            $lane!($a, 1, 1),
+            $lane!($a, 2, 1),
+            $lane!($a, 3, 1),
+            $lane!($a, 4, 1),
+            $lane!($a, 0, 2),
+            $lane!($a, 1, 2),
+            $lane!($a, 2, 2),
+            $lane!($a, 3, 2),
+            $lane!($a, 4, 2),
+            $lane!($a, 0, 3),
+            $lane!($a, 1, 3),
+            $lane!($a, 2, 3),
+            $lane!($a, 3, 3),
+            $lane!($a, 4, 3),
+            $lane!($a, 0, 4),
+            $lane!($a, 1, 4),
+            $lane!($a, 2, 4),
+            $lane!($a, 3, 4),
+            $lane!($a, 4, 4),
+        ]
+    };
+}
+
 #[cfg(target_arch = "x86_64")]
 mod avx2;
 #[cfg(target_arch = "x86_64")]
@@ -74,17 +109,23 @@ fn avx512_groups<'a>(mut n: usize, mut each: impl Iterator<Item = &'a mut [u64; 
         if n == 1 {
             crate::stats::keccak_alone(1);
         }
+        let four_lanes = if n == 1 { small.one } else { small.few };
         match n {
             0 => return,
-            1 if small.one => avx2::vl::permute(&mut [next()]),
-            1 => permute_one(next()),
-            2 if small.few => avx2::vl::permute(&mut [next(), next()]),
-            3 if small.few => avx2::vl::permute(&mut [next(), next(), next()]),
-            4 if small.few => avx2::vl::permute(&mut [next(), next(), next(), next()]),
+            1..=4 if four_lanes => {
+                match n {
+                    1 => avx2::vl::permute(&mut [next()]),
+                    2 => avx2::vl::permute(&mut [next(), next()]),
+                    3 => avx2::vl::permute(&mut [next(), next(), next()]),
+                    _ => avx2::vl::permute(&mut [next(), next(), next(), next()]),
+                }
+                return;
+            }
+            1 => {
+                permute_one(next());
+                return;
+            }
             _ => {}
-        }
-        if n == 1 || (n <= 4 && small.few) {
-            return;
         }
         let eight = n.min(8);
         let mut pad = match eight {
