@@ -14,11 +14,13 @@ fn keys() -> &'static [(PublicKey, Vec<u8>)] {
         let _ = std::fs::remove_dir_all(&dir);
         std::fs::create_dir_all(&dir).expect("dir");
         let level = (&pqkit_hbs::params::LMS[0], &pqkit_hbs::params::OTS[3]);
-        let mut hss = pqkit_hbs::state::StatefulKey::create(&dir.join("hss"), &[level, level], 1)
-            .expect("hss");
+        let ledger = pqkit_hbs::ledger::hazmat::in_memory;
+        let mut hss =
+            pqkit_hbs::state::StatefulKey::create(&dir.join("hss"), &[level, level], ledger(), 1)
+                .expect("hss");
         let xmss_params = pqkit_hbs::xmss::by_name("XMSS-SHA2_10_256").expect("xmss");
         let mut xmss =
-            pqkit_hbs::state::StatefulKey::create_xmss(&dir.join("xmss"), xmss_params, 1)
+            pqkit_hbs::state::StatefulKey::create_xmss(&dir.join("xmss"), xmss_params, ledger(), 1)
                 .expect("xmss");
         let out = vec![
             (hss.public_key(), hss.sign(b"fuzz").expect("sign")),
@@ -50,7 +52,8 @@ pub(crate) fn signature(data: &[u8]) {
     }
 }
 
-/// A state file: its status read, and opened as a key (in a scratch directory).
+/// A state file: its status and public key read, and opened as a key with a ledger (in a
+/// scratch directory).
 pub(crate) fn state_file(data: &[u8]) {
     use std::io::Write;
     static N: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
@@ -61,7 +64,8 @@ pub(crate) fn state_file(data: &[u8]) {
     if let Ok(mut f) = std::fs::File::create(&path) {
         let _ = f.write_all(data);
     }
-    let _ = pqkit_hbs::state::status(&path);
-    let _ = pqkit_hbs::state::StatefulKey::open(&path, 1);
+    let _ = pqkit_hbs::state::inspect(&path);
+    let _ = pqkit_hbs::state::public_key(&path, 1);
+    let _ = pqkit_hbs::state::StatefulKey::open(&path, pqkit_hbs::ledger::hazmat::in_memory(), 1);
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -6,6 +6,8 @@
 //!   message type ([`wire`]), heap per side ([`heap`]), stack per side ([`stack`]).
 //! - [`tls`]: connections/s, connect time and bulk MB/s each way (tls_bench style).
 //! - [`boundary`]: signing time versus message size inside and outside the key's boundary.
+//! - [`ledger`]: stateful signatures per second with each reservation ledger (none, SQLite,
+//!   an etcd cluster for one and several signers; [`etcd`] starts one).
 //! - [`primitives`]: AES modes, GOST ciphers, SHA/GOST/Kupyna hashes, ECDSA, Ed25519 and RSA
 //!   in MB/s and ops/s, on one core and on every core.
 //! - [`render`]: aligned text, Markdown and HTML tables; [`plot`]: SVG plots.
@@ -18,8 +20,10 @@
 pub mod boundary;
 pub mod crypto;
 pub mod engine;
+pub mod etcd;
 pub mod handshake;
 pub mod heap;
+pub mod ledger;
 pub mod machine;
 #[cfg(feature = "peers")]
 pub mod peers;

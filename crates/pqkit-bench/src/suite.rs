@@ -15,7 +15,7 @@ use crate::{SCHEMA, boundary, crypto, handshake, preset, primitives, tls};
 /// One finished benchmark.
 #[derive(Clone, Debug)]
 pub struct Measurement {
-    /// "crypto", "handshake", "tls", "boundary" or "primitives": the JSON `kind`.
+    /// "crypto", "handshake", "tls", "boundary", "primitives" or "ledger": the JSON `kind`.
     pub kind: &'static str,
     /// The JSON body: every field beside `schema`, `kind` and `machine`.
     pub body: Value,
@@ -186,6 +186,16 @@ fn handshake_measurement(
         }),
     };
     Measurement::new("handshake", &body, tables, plot::handshake(rows))
+}
+
+/// `bench ledger`.
+///
+/// # Errors
+/// As [`crate::ledger::run`].
+pub fn ledger(options: &crate::ledger::Options) -> Result<Measurement, String> {
+    let report = crate::ledger::run(options)?;
+    let tables = vec![crate::ledger::table(&report)];
+    Measurement::new("ledger", &report, tables, Ok(Vec::new()))
 }
 
 /// `bench handshake`.

@@ -1,12 +1,14 @@
-//! `pqkit hbs params|keygen|sign|verify|status`: stateful hash-based signatures whose state
-//! file never hands out a one-time key twice (pqkit-hbs).
+//! `pqkit hbs params|keygen|sign|verify|status|pubkey|adopt|sector|ca|issue`: stateful
+//! hash-based signatures whose state file and reservation ledger never hand out a one-time key
+//! twice (pqkit-hbs).
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+use pqkit_hbs::ledger::{Ledger, LedgerError, LedgerSpec};
 use pqkit_hbs::preset::{PRESETS, Shape};
 use pqkit_hbs::public::PublicKey;
-use pqkit_hbs::state::StatefulKey;
+use pqkit_hbs::state::{AdoptTo, NewKey, StatefulKey};
 use pqkit_hbs::xmss::{XMSS, XMSS_MT, XmssParams};
 use pqkit_pki::cert::{CertRequest, Profile};
 use pqkit_pki::output::{Outputs, Overwrite, Sensitivity};
@@ -80,13 +82,30 @@ fn threads(requested: Option<usize>) -> usize {
         .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
 }
 
+/// The ledger `given` (`--ledger`), `$PQKIT_HBS_LEDGER` or the default; a value that names
+/// no ledger is a usage error.
+fn ledger_spec(given: Option<&str>) -> Result<LedgerSpec> {
+    LedgerSpec::resolve(given).map_err(|e| match e {
+        LedgerError::BadSpec { .. } => Failure::usage(format!("--ledger: {e}")),
+        other => Failure::other(other.to_string()),
+    })
+}
+
+/// Opens the ledger [`ledger_spec`] names.
+fn open_ledger(given: Option<&str>) -> Result<Ledger> {
+    Ok(Ledger::open(&ledger_spec(given)?)?)
+}
+
 /// `pqkit hbs keygen`: an HSS shape ("L2_H10_W4") or an XMSS / XMSS^MT set name. The state
-/// file is never overwritten, `--force` or not: it is a key whose counter may be in use.
+/// file is never overwritten, `--force` or not: it is a key whose counter may be in use. All or
+/// nothing: the public key is written (not yet in place) before the state file and the ledger
+/// record are made, and a key whose public key cannot be put in place is discarded.
 pub(crate) fn keygen(
     preset: &str,
     state: &Path,
     public: &Path,
     threads_opt: Option<usize>,
+    ledger: Option<&str>,
     overwrite: Overwrite,
 ) -> Result<()> {
     let start = std::time::Instant::now();
@@ -106,28 +125,43 @@ pub(crate) fn keygen(
         )));
     }
     let key_files = key_files(state);
-    let pub_out = Outputs::new(overwrite, &key_files.each()).claim(public, Sensitivity::Public)?;
-    let (key, name, signatures, signature_len) = with_progress(leaves, || {
+    let mut pub_out =
+        Outputs::new(overwrite, &key_files.each()).claim(public, Sensitivity::Public)?;
+    // The ledger before the work: one that cannot be reached fails in a moment, not after
+    // minutes of key generation.
+    let ledger = open_ledger(ledger)?;
+    let shared = ledger.shared();
+    let ledger_name = ledger.name().to_owned();
+    let (new, name, signatures, signature_len) = with_progress(leaves, || {
         Ok(if xmss {
             let p = pqkit_hbs::xmss::by_name(preset)?;
-            let key = StatefulKey::create_xmss(state, p, threads(threads_opt))?;
+            let key = NewKey::xmss(state, p, threads(threads_opt))?;
             (key, p.name.to_owned(), p.signatures(), p.signature_len())
         } else {
             let shape = Shape::parse(preset)?;
-            let key = StatefulKey::create(state, &shape.levels(), threads(threads_opt))?;
+            let key = NewKey::hss(state, &shape.levels(), threads(threads_opt))?;
             (key, shape.name(), shape.signatures(), shape.signature_len())
         })
     })?;
-    let pem = key.public_key().to_pem()?;
-    pub_out.commit(pem.as_bytes())?;
+    pub_out.prepare(new.public_key().to_pem()?.as_bytes())?;
+    let key = new.commit(ledger)?;
+    if let Err(e) = pub_out.place() {
+        let _ = key.discard();
+        return Err(e.into());
+    }
     eprintln!(
         "{name}: {signatures} signatures of {signature_len} bytes; key generated in {:.2} s on \
-         {} threads; state {} (secret, mode 0600; never copy it), tree cache {} (public nodes, \
-         so that opening the key computes no trees), public key {} (PEM SubjectPublicKeyInfo, \
-         RFC 9802)",
+         {} threads; state {} (secret, mode 0600; never copy it{}), reservations recorded in \
+         {ledger_name}, tree cache {} (public nodes, so that opening the key computes no \
+         trees), public key {} (PEM SubjectPublicKeyInfo, RFC 9802)",
         start.elapsed().as_secs_f64(),
         threads(threads_opt),
         state.display(),
+        if shared {
+            ", except to the signers that share it through this ledger"
+        } else {
+            ""
+        },
         key.cache_path().display(),
         public.display(),
     );
@@ -173,10 +207,11 @@ pub(crate) enum SignOutput<'a> {
 /// more than there are files to sign: a reserved key left unused is skipped for good.
 pub(crate) fn sign(
     state: &Path,
-    files: &[std::path::PathBuf],
+    files: &[PathBuf],
     out: SignOutput<'_>,
     reserve: u64,
     threads_opt: Option<usize>,
+    ledger: Option<&str>,
     overwrite: Overwrite,
 ) -> Result<()> {
     if let SignOutput::File(_) = out
@@ -239,21 +274,18 @@ pub(crate) fn sign(
         );
         return Ok(());
     }
-    let before = pqkit_hbs::state::status(state)?;
-    if count > before.remaining {
+    let before = pqkit_hbs::state::inspect(state)?;
+    // A shared key's file does not follow the ledger: the ledger says what is left.
+    if before.ledger.is_none_or(|(_, shared)| !shared) && count > before.status.remaining {
         return Err(Failure::other(format!(
             "{}: {count} files to sign but only {} one-time keys remain (of {})",
             state.display(),
-            before.remaining,
-            before.capacity
+            before.status.remaining,
+            before.status.capacity
         )));
     }
-    let mut key = StatefulKey::open(state, threads(threads_opt))?;
-    let remaining = key.status().remaining;
-    let reserve = reserve.min(count).min(remaining);
-    if reserve > 1 {
-        key.reserve(reserve)?;
-    }
+    let mut key = StatefulKey::open(state, open_ledger(ledger)?, threads(threads_opt))?;
+    key.set_batch(reserve.min(count));
     for (file, claim) in files.iter().zip(claims) {
         let message = std::fs::read(file).about(file.display())?;
         let signature = key.sign(&message)?;
@@ -271,8 +303,8 @@ pub(crate) fn sign(
 
 /// A key's state file and the files beside it (lock, cache): inputs no output may replace.
 struct KeyFiles {
-    state: std::path::PathBuf,
-    companions: [std::path::PathBuf; 2],
+    state: PathBuf,
+    companions: [PathBuf; 2],
 }
 
 impl KeyFiles {
@@ -315,40 +347,147 @@ pub(crate) fn verify(public: &Path, file: &Path, signature: &Path) -> Result<()>
     Ok(())
 }
 
-/// `pqkit hbs status`: reads the state file; takes no lock, writes nothing, builds no tree.
-pub(crate) fn status(state: &Path, json: bool) -> Result<()> {
-    let s = pqkit_hbs::state::status(state)?;
+/// `pqkit hbs status`: reads the state file (takes no lock, writes nothing, builds no tree),
+/// then asks the ledger how far the key's range has been handed out. A ledger that cannot be
+/// reached is reported and makes the status fail (exit status 3).
+pub(crate) fn status(state: &Path, json: bool, ledger: Option<&str>) -> Result<()> {
+    let info = pqkit_hbs::state::inspect(state)?;
+    let s = info.status;
+    let mut mark: std::result::Result<Option<u64>, String> = Ok(None);
+    let mut where_ = String::new();
+    if let (Some((bound, _)), Some(record)) = (info.ledger, info.record) {
+        mark = ledger_spec(ledger)
+            .map_err(|e| e.to_string())
+            .and_then(|spec| Ledger::open(&spec).map_err(|e| e.to_string()))
+            .and_then(|mut l| {
+                where_ = l.name().to_owned();
+                if l.id() != bound {
+                    return Err(format!(
+                        "{}: not this key's ledger (it is recorded in ledger {bound})",
+                        l.name()
+                    ));
+                }
+                l.high_water(&record).map_err(|e| e.to_string())
+            });
+    }
+    let shared = info.ledger.is_some_and(|(_, s)| s);
     if json {
         let v = serde_json::json!({
             "state": state.display().to_string(),
             "used": s.used,
             "remaining": s.remaining,
             "capacity": s.capacity,
+            "next": info.next,
+            "range": [info.first, info.end],
+            "version": info.version,
+            "sealed": info.sealed,
+            "ledger": where_,
+            "ledger_id": info.ledger.map(|(id, _)| id.to_hex()),
+            "shared": shared,
+            "record": info.record.map(|r| r.to_hex()),
+            "high_water": mark.as_ref().ok().copied().flatten(),
+            "ledger_error": mark.as_ref().err(),
         });
         println!("{}", serde_json::to_string_pretty(&v)?);
     } else {
         println!(
-            "{}: {} used, {} remaining of {} signatures",
+            "{}: {} used, {} remaining of {} signatures (one-time keys {}..{}){}",
             state.display(),
             s.used,
             s.remaining,
             s.capacity,
+            info.first,
+            info.end,
+            if shared {
+                " — shared: the ledger hands out ranges to every copy"
+            } else {
+                ""
+            }
         );
+        match (&mark, info.ledger) {
+            (_, None) => {
+                println!("ledger: none (written by an earlier pqkit; `pqkit hbs adopt` records it)")
+            }
+            (Ok(Some(m)), _) => println!("ledger {where_}: one-time keys below {m} handed out"),
+            (Ok(None), _) => println!("ledger {where_}: no record of this key"),
+            (Err(_), _) => {}
+        }
+    }
+    if let Err(e) = mark {
+        return Err(Failure::other(e));
     }
     Ok(())
 }
 
+/// `pqkit hbs ledger`: the ledger's records.
+pub(crate) fn ledger(json: bool, ledger: Option<&str>) -> Result<()> {
+    let mut l = open_ledger(ledger)?;
+    let records = l.records()?;
+    if json {
+        let rows: Vec<serde_json::Value> = records
+            .iter()
+            .map(|r| {
+                serde_json::json!({
+                    "record": r.record, "high_water": r.high_water, "note": r.note,
+                })
+            })
+            .collect();
+        let v = serde_json::json!({
+            "ledger": l.name(),
+            "id": l.id().to_hex(),
+            "shared": l.shared(),
+            "records": rows,
+        });
+        println!("{}", serde_json::to_string_pretty(&v)?);
+        return Ok(());
+    }
+    println!(
+        "{} (ledger {}{}): {} records",
+        l.name(),
+        l.id(),
+        if l.shared() { ", shared" } else { "" },
+        records.len()
+    );
+    for r in &records {
+        println!("{}  {:>20}  {}", r.record, r.high_water, r.note);
+    }
+    Ok(())
+}
+
+/// `pqkit hbs pubkey`: the public key a state file records (PEM), or computes for an earlier
+/// version's file. Takes no lock.
+pub(crate) fn pubkey(state: &Path, out: &Path, overwrite: Overwrite) -> Result<()> {
+    let key_files = key_files(state);
+    let claim = Outputs::new(overwrite, &key_files.each()).claim(out, Sensitivity::Public)?;
+    let pk = pqkit_hbs::state::public_key(state, threads(None))?;
+    claim.commit(pk.to_pem()?.as_bytes())?;
+    Ok(())
+}
+
 /// `pqkit hbs adopt`: the state file's present place becomes its own, after a copy, a restore
-/// or a move; `skip` moves the counter past one-time keys the original may have used since.
-/// The risk is printed first, and nothing changes without `yes`.
-pub(crate) fn adopt(state: &Path, skip: u64, yes: bool) -> Result<()> {
+/// or a move, and it is recorded in the ledger; `to` moves the counter past one-time keys the
+/// original may have used since, never below the ledger's mark. The risk is printed first,
+/// and nothing changes without `yes`.
+pub(crate) fn adopt(state: &Path, to: AdoptTo, yes: bool, ledger: Option<&str>) -> Result<()> {
     eprintln!("{ADOPT_WARNING}");
-    let s = pqkit_hbs::state::status(state)?;
-    if skip > s.remaining {
+    let info = pqkit_hbs::state::inspect(state)?;
+    let s = info.status;
+    if let AdoptTo::Skip(skip) = to
+        && skip > s.remaining
+    {
         return Err(Failure::usage(format!(
             "{}: --skip {skip} is more than the {} one-time keys left; nothing changed",
             state.display(),
             s.remaining
+        )));
+    }
+    if let AdoptTo::At(n) = to
+        && n > info.end
+    {
+        return Err(Failure::usage(format!(
+            "{}: --skip-to {n} is beyond the last one-time key ({}); nothing changed",
+            state.display(),
+            info.end
         )));
     }
     if !yes {
@@ -357,25 +496,88 @@ pub(crate) fn adopt(state: &Path, skip: u64, yes: bool) -> Result<()> {
             state.display(),
             s.used,
             s.capacity,
-            if skip > 0 {
-                format!(", moving the counter on by {skip}")
-            } else {
-                String::new()
+            match to {
+                AdoptTo::Skip(0) => String::new(),
+                AdoptTo::Skip(n) => format!(", moving the counter on by {n}"),
+                AdoptTo::At(n) => format!(", moving the counter to {n}"),
             }
         )));
     }
-    let done = StatefulKey::adopt(state, skip)?;
-    match &done.was {
-        Some(why) => eprintln!("{}: adopted ({why})", state.display()),
-        None => eprintln!("{}: adopted", state.display()),
+    let done = StatefulKey::adopt(state, open_ledger(ledger)?, to, threads(None))?;
+    if done.was.is_empty() {
+        eprintln!("{}: adopted", state.display());
+    } else {
+        eprintln!("{}: adopted ({})", state.display(), done.was.join("; "));
     }
     println!(
-        "{}: next one-time key {} (was {}), {} remaining of {}",
+        "{}: next one-time key {} (was {}{}), {} remaining",
         state.display(),
         done.next,
         done.next_before,
-        done.capacity - done.next,
-        done.capacity
+        done.high_water_before.map_or_else(
+            || "; the ledger had no record".to_owned(),
+            |m| format!("; the ledger's mark was {m}")
+        ),
+        done.end - done.next,
+    );
+    Ok(())
+}
+
+/// `pqkit hbs sector`: splits what is left of the key in `state` into `count` sector state
+/// files in `out_dir` (default: beside it), each recorded in the ledger.
+pub(crate) fn sector(
+    state: &Path,
+    count: u32,
+    out_dir: Option<&Path>,
+    threads_opt: Option<usize>,
+    ledger: Option<&str>,
+) -> Result<()> {
+    let name = state
+        .file_name()
+        .ok_or_else(|| Failure::usage(format!("{}: not a file name", state.display())))?
+        .to_string_lossy()
+        .into_owned();
+    let dir = match out_dir {
+        Some(d) => d.to_path_buf(),
+        None => state
+            .parent()
+            .filter(|p| !p.as_os_str().is_empty())
+            .map_or_else(|| PathBuf::from("."), Path::to_path_buf),
+    };
+    if !dir.is_dir() {
+        return Err(Failure::other(format!(
+            "{}: not a directory; nothing was split",
+            dir.display()
+        )));
+    }
+    let outputs: Vec<PathBuf> = (1..=count)
+        .map(|i| dir.join(format!("{name}.{i}of{count}")))
+        .collect();
+    for out in &outputs {
+        if std::fs::symlink_metadata(out).is_ok() {
+            return Err(Failure::other(format!(
+                "{}: exists already; refusing to overwrite a key (nothing was split)",
+                out.display()
+            )));
+        }
+    }
+    let mut key = StatefulKey::open(state, open_ledger(ledger)?, threads(threads_opt))?;
+    let ranges = key.split(&outputs)?;
+    let ledger_name = key.ledger_name().to_owned();
+    for (out, range) in outputs.iter().zip(&ranges) {
+        println!(
+            "{}: one-time keys {}..{} ({} signatures)",
+            out.display(),
+            range.start,
+            range.end,
+            range.end - range.start
+        );
+    }
+    eprintln!(
+        "{}: split into {count} sectors recorded in {ledger_name}; it signs no more. Copy each \
+         sector file to one site only and run `pqkit hbs adopt --state FILE --yes` there; \
+         never copy one sector to two sites",
+        state.display()
     );
     Ok(())
 }
@@ -387,7 +589,7 @@ signatures from the same one-time key can let anyone forge signatures. Adopting 
 file the key. Before adopting, make sure that (1) every other copy of it is destroyed and \
 will never sign, and (2) the key has not signed since this copy was made — a backup's \
 counter is behind the original's. If it may have, move the counter past those signatures \
-with --skip N.";
+with --skip N (or --skip-to N).";
 
 /// `pqkit hbs ca`: a self-signed root CA certificate for a stateful key (RFC 9802). Spends
 /// one one-time key.
@@ -396,13 +598,14 @@ pub(crate) fn ca(
     subject: &str,
     days: u64,
     out: &Path,
+    ledger: Option<&str>,
     overwrite: Overwrite,
 ) -> Result<()> {
     pqkit_pki::cert::parse_subject(subject)
         .map_err(|e| Failure::usage(format!("--subject: {e}")))?;
     let key_files = key_files(state);
     let claim = Outputs::new(overwrite, &key_files.each()).claim(out, Sensitivity::Public)?;
-    let mut key = StatefulKey::open(state, threads(None))?;
+    let mut key = StatefulKey::open(state, open_ledger(ledger)?, threads(None))?;
     let mut request = CertRequest::new(Profile::RootCa, "root");
     request.subject = subject.to_owned();
     request.validity = Duration::from_secs(days.saturating_mul(24 * 3600));
@@ -450,17 +653,29 @@ impl<'a> Subject<'a> {
     }
 }
 
-/// `pqkit hbs issue`: the stateful CA key in `state` (whose certificate is `ca_cert`) issues
-/// a certificate. Spends one one-time key.
-pub(crate) fn issue(
-    state: &Path,
-    ca_cert: &Path,
-    subject: Subject<'_>,
-    profile: Profile,
-    days: u64,
-    out: &Path,
-    overwrite: Overwrite,
-) -> Result<()> {
+/// What `pqkit hbs issue` does: the stateful CA key in `state` (whose certificate is
+/// `ca_cert`) certifies `subject` with `profile` for `days`, written to `out`.
+pub(crate) struct Issue<'a> {
+    pub(crate) state: &'a Path,
+    pub(crate) ca_cert: &'a Path,
+    pub(crate) subject: Subject<'a>,
+    pub(crate) profile: Profile,
+    pub(crate) days: u64,
+    pub(crate) out: &'a Path,
+    pub(crate) ledger: Option<&'a str>,
+}
+
+/// `pqkit hbs issue`. Spends one one-time key.
+pub(crate) fn issue(request: &Issue<'_>, overwrite: Overwrite) -> Result<()> {
+    let Issue {
+        state,
+        ca_cert,
+        profile,
+        days,
+        out,
+        ledger,
+        ..
+    } = *request;
     let key_files = key_files(state);
     let mut inputs = key_files.each().to_vec();
     inputs.push(ca_cert);
@@ -469,7 +684,7 @@ pub(crate) fn issue(
     // A CA certificate that could not issue is refused before a one-time key is spent.
     pqkit_pki::path::check_can_issue(&ca, profile.is_ca(), std::time::SystemTime::now())
         .map_err(|e| Failure::other(format!("{}: {e}", ca_cert.display())))?;
-    let (request, spki_der) = match subject {
+    let (request, spki_der) = match request.subject {
         Subject::Csr(path) => {
             let csr = crate::csr_cmd::read_csr(path)?;
             let request = CertRequest {
@@ -493,7 +708,7 @@ pub(crate) fn issue(
         validity: Duration::from_secs(days.saturating_mul(24 * 3600)),
         ..request
     };
-    let mut key = StatefulKey::open(state, threads(None))?;
+    let mut key = StatefulKey::open(state, open_ledger(ledger)?, threads(None))?;
     let der = pqkit_pki::stateful::issue(&request, &spki_der, &ca, &mut key)?;
     claim.commit(pem::encode(pem::CERTIFICATE, &der)?.as_bytes())?;
     println!(

@@ -230,6 +230,11 @@ enum TokenCommand {
         /// Failed logins in a row that lock a PIN.
         #[arg(long, default_value_t = 10)]
         max_pin_attempts: u32,
+        /// The reservation ledger of the token's stateful keys (an SQLite file or
+        /// etcd://HOST:PORT,…), recorded in the token (default: $PQKIT_HBS_LEDGER, else the
+        /// default ledger of the user the module runs as).
+        #[arg(long, value_name = "LEDGER")]
+        ledger: Option<String>,
     },
     /// List tokens and their objects.
     List {
@@ -516,6 +521,51 @@ enum BenchCommand {
         #[command(flatten)]
         output: BenchOutput,
     },
+    /// Stateful signatures per second through a state file with each reservation ledger:
+    /// none (the state file alone), SQLite, and an etcd cluster for one signer and for several
+    /// signers sharing one key; the ledger's cost per signature beside the state file alone.
+    #[command(
+        after_help = "Without --etcd, a 3-member etcd cluster is started on 127.0.0.1 when an \
+                      etcd binary is found (Debian: etcd-server; PQKIT_ETCD names another), and \
+                      stopped afterwards.\n\n\
+                      Example:\n  pqkit bench ledger --preset L1_H10_W4 --reserve 64 --markdown"
+    )]
+    Ledger {
+        /// The HSS preset signed with (its whole range per round).
+        #[arg(long, default_value = "L1_H10_W4")]
+        preset: String,
+        /// One-time keys reserved per ledger write.
+        #[arg(long, default_value_t = 64, value_parser = clap::value_parser!(u64).range(1..=1_000_000))]
+        reserve: u64,
+        /// Signers sharing the key on etcd (besides the single signer).
+        #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u64).range(1..=64))]
+        signers: u64,
+        /// An etcd cluster to use (etcd://HOST:PORT,…) instead of starting one.
+        #[arg(long, value_name = "LEDGER", conflicts_with = "no_etcd")]
+        etcd: Option<String>,
+        /// Skip the etcd rows.
+        #[arg(long)]
+        no_etcd: bool,
+        /// Seconds of signing per row (at least one whole key).
+        #[arg(long, default_value_t = 2.0)]
+        min_time: f64,
+        /// Directory for the state files and the SQLite ledger (default: the temporary
+        /// directory; put it on the disk the keys will live on).
+        #[arg(long, value_name = "DIR")]
+        dir: Option<PathBuf>,
+        #[command(flatten)]
+        output: BenchOutput,
+    },
+}
+
+/// Where a stateful key's reservations are recorded.
+#[derive(clap::Args, Clone, Debug, Default)]
+struct LedgerArg {
+    /// The reservation ledger: an SQLite file, or etcd://HOST:PORT[,HOST:PORT…][?ttl=S] for a
+    /// key that several signers share (default: $PQKIT_HBS_LEDGER, else
+    /// $XDG_STATE_HOME/pqkit/hbs-ledger.sqlite3).
+    #[arg(long, value_name = "LEDGER")]
+    ledger: Option<String>,
 }
 
 #[derive(Subcommand)]
@@ -547,6 +597,8 @@ enum HbsCommand {
         /// Threads for key generation (default: all cores).
         #[arg(long)]
         threads: Option<usize>,
+        #[command(flatten)]
+        ledger: LedgerArg,
     },
     /// Sign a file with the next unused one-time key (persisted before the signature is
     /// written).
@@ -566,12 +618,15 @@ enum HbsCommand {
         /// Write each signature to DIR/<file name>.sig (several files to sign).
         #[arg(long, value_name = "DIR")]
         out_dir: Option<PathBuf>,
-        /// Reserve this many one-time keys on disk at once (unused ones are skipped later).
+        /// Reserve this many one-time keys at once, in the state file and the ledger (at most
+        /// as many as there are files; unused ones are skipped later).
         #[arg(long, default_value_t = 1)]
         reserve: u64,
         /// Threads for regenerating trees (default: all cores).
         #[arg(long)]
         threads: Option<usize>,
+        #[command(flatten)]
+        ledger: LedgerArg,
         /// The files to sign.
         #[arg(required = true)]
         files: Vec<PathBuf>,
@@ -609,6 +664,8 @@ enum HbsCommand {
         /// Output certificate (PEM).
         #[arg(short, long)]
         out: PathBuf,
+        #[command(flatten)]
+        ledger: LedgerArg,
     },
     /// Issue a certificate signed by a stateful CA key (RFC 9802; spends one one-time key):
     /// for a CSR, or for a public key and a subject (e.g. another stateful key).
@@ -643,8 +700,11 @@ enum HbsCommand {
         /// Output certificate (PEM).
         #[arg(short, long)]
         out: PathBuf,
+        #[command(flatten)]
+        ledger: LedgerArg,
     },
-    /// Used and remaining one-time keys of a state file.
+    /// Used and remaining one-time keys of a state file, and what its ledger records (takes no
+    /// lock, writes nothing).
     #[command(after_help = "Example:\n  pqkit hbs status --state fw.hss")]
     Status {
         /// State file.
@@ -653,13 +713,39 @@ enum HbsCommand {
         /// Print JSON.
         #[arg(long)]
         json: bool,
+        #[command(flatten)]
+        ledger: LedgerArg,
     },
-    /// Make a copied, restored or moved state file the key again (read the warning it prints:
-    /// two copies that sign reuse one-time keys).
+    /// The records of a reservation ledger: each key range's mark (every one-time key below it
+    /// has been handed out) and who last moved it.
+    #[command(after_help = "Example:\n  pqkit hbs ledger --ledger etcd://10.0.0.1:2379 --json")]
+    Ledger {
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+        #[command(flatten)]
+        ledger: LedgerArg,
+    },
+    /// The public key of a state file (PEM SubjectPublicKeyInfo, RFC 9802); takes no lock.
+    #[command(after_help = "Example:\n  pqkit hbs pubkey --state fw.hss -o fw.pub")]
+    Pubkey {
+        /// State file.
+        #[arg(long)]
+        state: PathBuf,
+        /// Output (default: standard output).
+        #[arg(short, long, default_value = "-")]
+        out: PathBuf,
+    },
+    /// Make a copied, restored or moved state file the key again, or record it in a new ledger
+    /// (read the warning it prints: two copies that sign reuse one-time keys).
     #[command(
-        after_help = "A state file records the file it is (device, inode, path); a copy, a \
-                      restored backup or a moved file refuses to sign until adopted.\n\n\
-                      Example:\n  pqkit hbs adopt --state fw.hss --skip 100 --yes"
+        after_help = "A state file records the file it is (device, inode, path) and the ledger \
+                      that records its reservations; a copy, a restored backup, a moved file, \
+                      a file older than the ledger's mark or a key whose ledger was lost refuses \
+                      to sign until adopted. The counter only moves forward, never below the \
+                      ledger's mark.\n\n\
+                      Examples:\n  pqkit hbs adopt --state fw.hss --skip 100 --yes\n  \
+                      pqkit hbs adopt --state fw.hss --skip-to 4096 --yes"
     )]
     Adopt {
         /// State file.
@@ -667,11 +753,43 @@ enum HbsCommand {
         state: PathBuf,
         /// Move the counter on by this many one-time keys first: those the original may have
         /// used since this copy was taken.
-        #[arg(long, default_value_t = 0)]
+        #[arg(long, default_value_t = 0, conflicts_with = "skip_to")]
         skip: u64,
+        /// Move the counter to this one-time key (not below the file's counter nor the
+        /// ledger's mark).
+        #[arg(long, value_name = "N")]
+        skip_to: Option<u64>,
         /// Adopt it (without --yes, only the warning is printed and nothing changes).
         #[arg(long)]
         yes: bool,
+        #[command(flatten)]
+        ledger: LedgerArg,
+    },
+    /// Split what is left of an HSS, XMSS or XMSS^MT key into sector state files with disjoint
+    /// ranges under the same public key, one per site that cannot share a ledger
+    /// (draft-ietf-pquip-hbs-state §6). The key's own state file signs no more.
+    #[command(
+        after_help = "Each sector is a state file of its own, recorded in the ledger; one copied \
+                      to another site is adopted there (`pqkit hbs adopt`), which records it in \
+                      that site's ledger.\n\n\
+                      Example:\n  pqkit hbs sector --state fw.hss --count 3 --out-dir sites"
+    )]
+    Sector {
+        /// The key's state file.
+        #[arg(long)]
+        state: PathBuf,
+        /// Sectors to make (2 or more).
+        #[arg(long, value_parser = clap::value_parser!(u32).range(2..=4096))]
+        count: u32,
+        /// Directory for the sector files, named <state file name>.<i>of<count> (default: the
+        /// state file's directory).
+        #[arg(long, value_name = "DIR")]
+        out_dir: Option<PathBuf>,
+        /// Threads for regenerating trees (default: all cores).
+        #[arg(long)]
+        threads: Option<usize>,
+        #[command(flatten)]
+        ledger: LedgerArg,
     },
 }
 
@@ -1066,6 +1184,27 @@ fn main() -> ExitCode {
                 .map(|(name, keys)| (name.as_str(), &mut **keys));
             bench_cmd::print(pqkit_bench::suite::tls_with(&options, token), &output.get())
         }),
+        Command::Bench(BenchCommand::Ledger {
+            preset,
+            reserve,
+            signers,
+            etcd,
+            no_etcd,
+            min_time,
+            dir,
+            output,
+        }) => bench_cmd::seconds(min_time, "--min-time").and_then(|min_time| {
+            let options = pqkit_bench::ledger::Options {
+                preset,
+                reserve,
+                signers: usize::try_from(signers).unwrap_or(1),
+                min_time,
+                etcd,
+                no_etcd,
+                dir,
+            };
+            bench_cmd::print(pqkit_bench::suite::ledger(&options), &output.get())
+        }),
         Command::Bench(BenchCommand::Boundary {
             sizes,
             token,
@@ -1116,39 +1255,69 @@ fn main() -> ExitCode {
             state,
             public,
             threads,
-        }) => hbs_cmd::keygen(&preset, &state, &public, threads, overwrite),
+            ledger,
+        }) => hbs_cmd::keygen(
+            &preset,
+            &state,
+            &public,
+            threads,
+            ledger.ledger.as_deref(),
+            overwrite,
+        ),
         Command::Hbs(HbsCommand::Sign {
             state,
             out,
             out_dir,
             reserve,
             threads,
+            ledger,
             files,
-        }) => match (out.as_deref(), out_dir.as_deref()) {
-            (Some(o), _) => hbs_cmd::sign(
-                &state,
-                &files,
-                hbs_cmd::SignOutput::File(o),
-                reserve,
-                threads,
-                overwrite,
-            ),
-            (None, Some(d)) => hbs_cmd::sign(
-                &state,
-                &files,
-                hbs_cmd::SignOutput::Dir(d),
-                reserve,
-                threads,
-                overwrite,
-            ),
-            (None, None) => Err(Failure::usage("give -o FILE or --out-dir DIR")),
-        },
+        }) => {
+            let out = match (out.as_deref(), out_dir.as_deref()) {
+                (Some(o), _) => Some(hbs_cmd::SignOutput::File(o)),
+                (None, Some(d)) => Some(hbs_cmd::SignOutput::Dir(d)),
+                (None, None) => None,
+            };
+            match out {
+                Some(out) => hbs_cmd::sign(
+                    &state,
+                    &files,
+                    out,
+                    reserve,
+                    threads,
+                    ledger.ledger.as_deref(),
+                    overwrite,
+                ),
+                None => Err(Failure::usage("give -o FILE or --out-dir DIR")),
+            }
+        }
         Command::Hbs(HbsCommand::Verify {
             public,
             signature,
             file,
         }) => hbs_cmd::verify(&public, &file, &signature),
-        Command::Hbs(HbsCommand::Status { state, json }) => hbs_cmd::status(&state, json),
+        Command::Hbs(HbsCommand::Status {
+            state,
+            json,
+            ledger,
+        }) => hbs_cmd::status(&state, json, ledger.ledger.as_deref()),
+        Command::Hbs(HbsCommand::Pubkey { state, out }) => hbs_cmd::pubkey(&state, &out, overwrite),
+        Command::Hbs(HbsCommand::Ledger { json, ledger }) => {
+            hbs_cmd::ledger(json, ledger.ledger.as_deref())
+        }
+        Command::Hbs(HbsCommand::Sector {
+            state,
+            count,
+            out_dir,
+            threads,
+            ledger,
+        }) => hbs_cmd::sector(
+            &state,
+            count,
+            out_dir.as_deref(),
+            threads,
+            ledger.ledger.as_deref(),
+        ),
         Command::Token(t) => {
             let options = token_cmd::options(cli.pkcs11_module.clone(), cli.pin_source.clone());
             match t {
@@ -1160,6 +1329,7 @@ fn main() -> ExitCode {
                     kdf_memory_kib,
                     kdf_passes,
                     max_pin_attempts,
+                    ledger,
                 } => token_cmd::init(
                     &label,
                     dir.as_deref(),
@@ -1168,6 +1338,7 @@ fn main() -> ExitCode {
                     kdf_memory_kib,
                     kdf_passes,
                     max_pin_attempts,
+                    ledger,
                 ),
                 TokenCommand::List { token } => token_cmd::list(token.as_deref(), &options),
                 TokenCommand::Import {
@@ -1189,13 +1360,32 @@ fn main() -> ExitCode {
                 TokenCommand::Serve { socket } => token_cmd::serve(&socket, cli.force),
             }
         }
-        Command::Hbs(HbsCommand::Adopt { state, skip, yes }) => hbs_cmd::adopt(&state, skip, yes),
+        Command::Hbs(HbsCommand::Adopt {
+            state,
+            skip,
+            skip_to,
+            yes,
+            ledger,
+        }) => {
+            let to = skip_to.map_or(pqkit_hbs::state::AdoptTo::Skip(skip), |n| {
+                pqkit_hbs::state::AdoptTo::At(n)
+            });
+            hbs_cmd::adopt(&state, to, yes, ledger.ledger.as_deref())
+        }
         Command::Hbs(HbsCommand::Ca {
             state,
             subject,
             days,
             out,
-        }) => hbs_cmd::ca(&state, &subject, days, &out, overwrite),
+            ledger,
+        }) => hbs_cmd::ca(
+            &state,
+            &subject,
+            days,
+            &out,
+            ledger.ledger.as_deref(),
+            overwrite,
+        ),
         Command::Hbs(HbsCommand::Issue {
             state,
             ca,
@@ -1205,9 +1395,19 @@ fn main() -> ExitCode {
             profile,
             days,
             out,
+            ledger,
         }) => hbs_cmd::Subject::from_args(csr.as_deref(), public.as_deref(), subject.as_deref())
             .and_then(|subject| {
-                hbs_cmd::issue(&state, &ca, subject, profile, days, &out, overwrite)
+                let request = hbs_cmd::Issue {
+                    state: &state,
+                    ca_cert: &ca,
+                    subject,
+                    profile,
+                    days,
+                    out: &out,
+                    ledger: ledger.ledger.as_deref(),
+                };
+                hbs_cmd::issue(&request, overwrite)
             }),
         Command::Csr(CsrCommand::Create {
             key,

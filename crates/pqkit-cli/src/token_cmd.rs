@@ -69,6 +69,7 @@ pub(crate) fn init(
     kdf_memory_kib: u32,
     kdf_passes: u32,
     max_pin_attempts: u32,
+    ledger: Option<String>,
 ) -> Result<()> {
     let dir = dir.map_or_else(
         || {
@@ -86,6 +87,22 @@ pub(crate) fn init(
             lanes: 1,
         },
         max_pin_attempts,
+        // The ledger is the token's from now on, whoever's module opens it: recorded as
+        // resolved here (--ledger, else $PQKIT_HBS_LEDGER, else this user's default).
+        ledger: Some(
+            match pqkit_hbs::ledger::LedgerSpec::resolve(ledger.as_deref())
+                .map_err(|e| Failure::usage(format!("--ledger: {e}")))?
+            {
+                pqkit_hbs::ledger::LedgerSpec::Sqlite(p) if p.is_relative() => {
+                    std::env::current_dir()
+                        .about("the current directory")?
+                        .join(p)
+                        .display()
+                        .to_string()
+                }
+                spec => spec.to_string(),
+            },
+        ),
     };
     let path = Config::path();
     let mut config = Config::load_from(&path).about(path.display())?;

@@ -285,6 +285,68 @@ fn bench_boundary_json() {
     }
 }
 
+/// `bench ledger`: the state file alone, the SQLite ledger and an etcd cluster of 3 members
+/// started for the run (one and two signers), each row's rate from rounds of whole keys; the
+/// JSON validates, and the ledger rows carry their cost beside the state file alone.
+#[test]
+fn bench_ledger_json() {
+    assert!(
+        pqkit_bench::etcd::binary().is_some(),
+        "no etcd binary: install Debian's etcd-server (or set PQKIT_ETCD)"
+    );
+    let dir = scratch("bench-ledger");
+    let v = json(&[
+        "bench",
+        "ledger",
+        "--json",
+        "--preset",
+        "L1_H5_W4",
+        "--reserve",
+        "8",
+        "--signers",
+        "2",
+        "--min-time",
+        "0.05",
+        "--dir",
+        dir.to_str().expect("utf-8"),
+    ]);
+    assert_eq!(v["kind"], "ledger");
+    assert_eq!(v["capacity"], 32);
+    let rows = v["rows"].as_array().expect("rows");
+    let names: Vec<(&str, u64)> = rows
+        .iter()
+        .map(|r| {
+            (
+                r["ledger"].as_str().expect("ledger"),
+                r["signers"].as_u64().expect("signers"),
+            )
+        })
+        .collect();
+    assert_eq!(
+        names,
+        [
+            ("none (in-memory signer)", 1),
+            ("none (state file only)", 1),
+            ("SQLite", 1),
+            ("etcd", 1),
+            ("etcd", 2)
+        ]
+    );
+    for r in rows {
+        assert!(r["signatures"].as_u64().is_some_and(|n| n > 0), "{r}");
+        assert!(
+            r["signatures_per_sec"].as_f64().is_some_and(|x| x > 0.0),
+            "{r}"
+        );
+    }
+    for r in &rows[2..4] {
+        assert!(r["ledger_percent"].is_number(), "{r}");
+    }
+    assert!(rows[4]["ledger_percent"].is_null());
+    // The scratch directory is the run's own and is removed after it.
+    assert_eq!(std::fs::read_dir(&dir).expect("dir").count(), 0);
+}
+
 /// `bench handshake --preset m4-paper`: the paper's rows by label, BIKE-L1's key share the
 /// paper's byte for byte, HQC-1's 8/48 bytes smaller than round-3 HQC-128's; FFDHE-3072 and
 /// the classical rows run; the JSON validates.

@@ -148,11 +148,13 @@ fn write_seed_corpus() {
     std::fs::create_dir_all(&dir).expect("dir");
     let level = (&pqkit_hbs::params::LMS[0], &pqkit_hbs::params::OTS[3]);
     let state = dir.join("hss");
-    let mut hss =
-        pqkit_hbs::state::StatefulKey::create(&state, &[level, level], 1).expect("create");
+    let ledger = || pqkit_hbs::ledger::hazmat::in_memory();
+    let mut hss = pqkit_hbs::state::StatefulKey::create(&state, &[level, level], ledger(), 1)
+        .expect("create");
     let xmss = pqkit_hbs::state::StatefulKey::create_xmss(
         &dir.join("xmss"),
         pqkit_hbs::xmss::by_name("XMSS-SHA2_10_256").expect("xmss"),
+        ledger(),
         1,
     )
     .expect("create");

@@ -884,7 +884,13 @@ fn hss_signatures_interoperate_with_the_bouncy_castle_oracle() {
         };
         let d = dir.join(format!("{hash}-{n}"));
         std::fs::create_dir_all(&d).expect("mkdir");
-        let mut key = StatefulKey::create(&d.join("k.hss"), &[level(8), level(4)], 2).expect("key");
+        let mut key = StatefulKey::create(
+            &d.join("k.hss"),
+            &[level(8), level(4)],
+            pqkit_hbs::ledger::hazmat::in_memory(),
+            2,
+        )
+        .expect("key");
         let pk = key.public_key().to_bytes();
         bc_verifies(bc, "HSS", &d, &pk, |msg| key.sign(msg).expect("sign"));
 

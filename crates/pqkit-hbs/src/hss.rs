@@ -118,6 +118,12 @@ impl HssSigner {
         1u64.checked_shl(bits).unwrap_or(u64::MAX)
     }
 
+    /// Height of the top tree, h_0: each of its one-time keys covers capacity / 2^h_0
+    /// signatures.
+    pub fn top_height(&self) -> u8 {
+        self.levels[0].0.h
+    }
+
     /// The public key.
     pub fn public_key(&self) -> HssPublicKey {
         HssPublicKey {

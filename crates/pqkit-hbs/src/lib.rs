@@ -8,9 +8,11 @@
 //! - [`xmss`]: XMSS and XMSS^MT (RFC 8391, SP 800-208): sets, signing, verification.
 //! - [`public`]: any scheme's public key, and its SubjectPublicKeyInfo (RFC 9802).
 //! - [`signer`]: an in-memory signer of any scheme.
+//! - [`ledger`]: the reservation ledger (SQLite, etcd) that a state file cannot roll back.
 //! - [`state`]: the key on disk: reserve before signing, fsync + rename, one signer at a time.
 
 pub mod hss;
+pub mod ledger;
 pub mod lms;
 pub mod params;
 pub mod preset;

@@ -735,6 +735,12 @@ impl XmssSigner {
         saved(&self.cache, &self.trees, &self.upcoming)
     }
 
+    /// Height of each layer's tree, h/d: a top-layer one-time key covers capacity / 2^(h/d)
+    /// signatures (XMSS: one).
+    pub fn top_height(&self) -> u8 {
+        self.params.tree_height()
+    }
+
     /// Number of signatures, 2^h.
     pub fn capacity(&self) -> u64 {
         self.params.signatures()

@@ -109,6 +109,11 @@ fn xmss_mt_paces_its_next_trees() {
     assert!(worst <= 3, "worst signature computed {worst} leaves");
 }
 
+/// The test's reservation ledger, in its scratch directory.
+fn ledger(dir: &std::path::Path) -> pqkit_hbs::ledger::Ledger {
+    pqkit_hbs::ledger::Ledger::sqlite(&dir.join("ledger.sqlite3")).expect("ledger")
+}
+
 #[test]
 fn reopening_takes_the_trees_from_the_cache() {
     let _turn = serial();
@@ -116,7 +121,9 @@ fn reopening_takes_the_trees_from_the_cache() {
     let l = level("LMS_SHA256_M24_H5", "LMOTS_SHA256_N24_W4");
     let (id, seed) = ([8u8; 16], [9u8; 24]);
     let path = dir.join("key.hss");
-    let mut key = StatefulKey::create_from_seed(&path, &[l; 2], id, &seed, 2).expect("create");
+    let mut key = pqkit_hbs::state::NewKey::hss_from_seed(&path, &[l; 2], id, &seed, 2)
+        .and_then(|k| k.commit(ledger(&dir)))
+        .expect("create");
     let pk = key.public_key();
     // The uncached reference: the same key in memory.
     let mut reference = HssSigner::generate(&[l; 2], id, &seed, 1).expect("reference");
@@ -129,7 +136,7 @@ fn reopening_takes_the_trees_from_the_cache() {
     // Reopened with the cache: no leaf computed to open, and across the bottom tree boundary
     // (counter 32) no signature computes more than one leaf: the next tree's progress was
     // saved too.
-    let (leaves, key) = counted(|| StatefulKey::open(&path, 2));
+    let (leaves, key) = counted(|| StatefulKey::open(&path, ledger(&dir), 2));
     let mut key = key.expect("open");
     assert_eq!(leaves, 0, "open computed {leaves} leaves");
     for i in 30..40u8 {
@@ -145,7 +152,7 @@ fn reopening_takes_the_trees_from_the_cache() {
     let mid = bytes.len() / 2;
     bytes[mid] ^= 1;
     std::fs::write(&cache, &bytes).expect("damage");
-    let (leaves, key) = counted(|| StatefulKey::open(&path, 2));
+    let (leaves, key) = counted(|| StatefulKey::open(&path, ledger(&dir), 2));
     let mut key = key.expect("open");
     assert!(
         leaves >= 64,
@@ -158,9 +165,9 @@ fn reopening_takes_the_trees_from_the_cache() {
 
     // Another key's cache (a valid file, MACed under the other key) is ignored too.
     let other = dir.join("other.hss");
-    drop(StatefulKey::create(&other, &[l; 2], 1).expect("other"));
+    drop(StatefulKey::create(&other, &[l; 2], ledger(&dir), 1).expect("other"));
     std::fs::copy(dir.join("other.hss.cache"), &cache).expect("copy");
-    let (leaves, key) = counted(|| StatefulKey::open(&path, 2));
+    let (leaves, key) = counted(|| StatefulKey::open(&path, ledger(&dir), 2));
     let mut key = key.expect("open");
     assert!(leaves >= 64, "another key's cache was used");
     assert_eq!(key.sign(b"y").expect("sign"), expect(41, b"y"));
@@ -174,11 +181,11 @@ fn xmss_reopens_from_the_cache() {
     let dir = scratch("xmss-cache");
     let path = dir.join("key.xmss");
     let p = by_name("XMSS-SHA2_10_192").expect("set");
-    let mut key = StatefulKey::create_xmss(&path, p, 2).expect("create");
+    let mut key = StatefulKey::create_xmss(&path, p, ledger(&dir), 2).expect("create");
     let pk = key.public_key();
     let first = key.sign(b"a").expect("sign");
     drop(key);
-    let (leaves, key) = counted(|| StatefulKey::open(&path, 2));
+    let (leaves, key) = counted(|| StatefulKey::open(&path, ledger(&dir), 2));
     let mut key = key.expect("open");
     assert_eq!(leaves, 0);
     assert_eq!(key.public_key(), pk);

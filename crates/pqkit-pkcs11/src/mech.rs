@@ -30,6 +30,61 @@ pub const CKA_PQKIT_PKCS8: CK_ATTRIBUTE_TYPE = CKA_VENDOR_DEFINED | PQKIT | 0x01
 /// Internal; never returned and never accepted from a caller.
 pub const CKA_PQKIT_STATE_FILE: CK_ATTRIBUTE_TYPE = CKA_VENDOR_DEFINED | PQKIT | 0x02;
 
+/// Why a stateful key (HSS, XMSS, XMSS^MT) refused to sign: vendor-defined return values
+/// (CKR_VENDOR_DEFINED | "PQK" << 8 | n), one per cause, so that a caller can tell them apart
+/// ([`state_refusal`] gives each its message). No signature was made.
+pub const CKR_PQKIT_STATE_ROLLED_BACK: CK_RV = CKR_VENDOR_DEFINED | PQKIT | 0x01;
+/// The state file is not where it was last written (copied, moved, restored in a new file).
+pub const CKR_PQKIT_STATE_MOVED: CK_RV = CKR_VENDOR_DEFINED | PQKIT | 0x02;
+/// The state file has a second name (a hard link) or is a symbolic link.
+pub const CKR_PQKIT_STATE_LINKED: CK_RV = CKR_VENDOR_DEFINED | PQKIT | 0x03;
+/// The state file is damaged (checksum, format, or secrets that do not give its public key).
+pub const CKR_PQKIT_STATE_DAMAGED: CK_RV = CKR_VENDOR_DEFINED | PQKIT | 0x04;
+/// The state file is missing.
+pub const CKR_PQKIT_STATE_MISSING: CK_RV = CKR_VENDOR_DEFINED | PQKIT | 0x05;
+/// The reservation ledger has no record of the key, or the key is recorded in another ledger
+/// (a lost or replaced ledger), or it was written before ledgers.
+pub const CKR_PQKIT_STATE_NOT_IN_LEDGER: CK_RV = CKR_VENDOR_DEFINED | PQKIT | 0x06;
+/// The reservation ledger cannot be reached or written (or an etcd lease lapsed).
+pub const CKR_PQKIT_LEDGER_UNREACHABLE: CK_RV = CKR_VENDOR_DEFINED | PQKIT | 0x07;
+/// The state file could not be written (a full disk, a read-only directory).
+pub const CKR_PQKIT_STATE_UNWRITABLE: CK_RV = CKR_VENDOR_DEFINED | PQKIT | 0x08;
+/// Another signer held the key longer than C_Sign waits, or moved its mark meanwhile.
+pub const CKR_PQKIT_STATE_BUSY: CK_RV = CKR_VENDOR_DEFINED | PQKIT | 0x09;
+
+/// The message of a stateful key's refusal ([`CKR_PQKIT_STATE_ROLLED_BACK`] and the rest, and
+/// CKR_KEY_EXHAUSTED); `None` for any other value.
+pub fn state_refusal(rv: CK_RV) -> Option<&'static str> {
+    Some(match rv {
+        CKR_KEY_EXHAUSTED => "every one-time key of the key has been used",
+        CKR_PQKIT_STATE_ROLLED_BACK => {
+            "the key's state file is older than what the reservation ledger records (a \
+             restored backup, a leftover temporary file moved into place, or an older copy): \
+             signing would reuse one-time keys"
+        }
+        CKR_PQKIT_STATE_MOVED => {
+            "the key's state file is not where it was last written (copied, moved or restored)"
+        }
+        CKR_PQKIT_STATE_LINKED => {
+            "the key's state file has a second name (a hard link) or is a symbolic link"
+        }
+        CKR_PQKIT_STATE_DAMAGED => "the key's state file is damaged",
+        CKR_PQKIT_STATE_MISSING => "the key's state file is missing from the token",
+        CKR_PQKIT_STATE_NOT_IN_LEDGER => {
+            "the reservation ledger has no record of the key (a lost or another ledger, or a \
+             key from before ledgers)"
+        }
+        CKR_PQKIT_LEDGER_UNREACHABLE => {
+            "the reservation ledger of the token's stateful keys cannot be reached or written"
+        }
+        CKR_PQKIT_STATE_UNWRITABLE => {
+            "the key's state file cannot be written (a full disk or a read-only directory)"
+        }
+        CKR_PQKIT_STATE_BUSY => "another signer holds the key",
+        _ => return None,
+    })
+}
+
 /// CKA_EC_PARAMS of the curves pqkit offers: the DER of the named curve's OID (RFC 5480 §2.1.1).
 pub const EC_PARAMS: [(&str, &[u8]); 3] = [
     ("ECDSA-P256", &[6, 8, 0x2a, 0x86, 0x48, 0xce, 0x3d, 3, 1, 7]),

@@ -216,6 +216,7 @@ mod tests {
                 lanes: 1,
             },
             max_pin_attempts: 3,
+            ledger: None,
         };
         crate::store::Store::init(&dir.join("t"), "t", b"so-pin-1", Some(b"1234"), &options)
             .unwrap();

@@ -28,6 +28,7 @@ use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 
 use aws_lc_rs::aead::{AES_256_GCM, Aad, LessSafeKey, NONCE_LEN, Nonce, UnboundKey};
+use pqkit_hbs::ledger::{Ledger, LedgerError, LedgerSpec};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 use zeroize::Zeroizing;
@@ -67,6 +68,9 @@ pub enum StoreError {
     /// Argon2id parameters or a label the token cannot take.
     #[error("{0}")]
     Invalid(&'static str),
+    /// The reservation ledger of the token's stateful keys failed.
+    #[error(transparent)]
+    Ledger(#[from] LedgerError),
 }
 
 fn io_err(path: &Path) -> impl Fn(io::Error) -> StoreError + '_ {
@@ -147,6 +151,10 @@ struct Header {
     user: Option<Sealed>,
     failed_so: u32,
     failed_user: u32,
+    /// The reservation ledger of the token's stateful keys (a `--ledger` value); absent:
+    /// `$PQKIT_HBS_LEDGER`, else the default SQLite ledger of the user running the module.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    ledger: Option<String>,
 }
 
 /// Who logs in (PKCS#11 CKU_SO / CKU_USER).
@@ -214,6 +222,9 @@ pub struct InitOptions {
     pub kdf: Kdf,
     /// Failed logins in a row that lock a PIN.
     pub max_pin_attempts: u32,
+    /// The reservation ledger of the token's stateful keys (`etcd://…` or an SQLite path);
+    /// `None`: `$PQKIT_HBS_LEDGER` or the default, resolved where the module runs.
+    pub ledger: Option<String>,
 }
 
 impl Default for InitOptions {
@@ -221,6 +232,7 @@ impl Default for InitOptions {
         Self {
             kdf: Kdf::default(),
             max_pin_attempts: 10,
+            ledger: None,
         }
     }
 }
@@ -357,6 +369,9 @@ impl Store {
             check_pin(pin)?;
         }
         options.kdf.check()?;
+        if let Some(spec) = &options.ledger {
+            LedgerSpec::parse(spec)?;
+        }
         if label.len() > 32 {
             // CK_TOKEN_INFO.label is 32 bytes: a longer label could not be found by its name.
             return Err(StoreError::Invalid("a token label is at most 32 bytes"));
@@ -402,6 +417,7 @@ impl Store {
                 .transpose()?,
             failed_so: 0,
             failed_user: 0,
+            ledger: options.ledger.clone(),
         };
         store.write_header(&header)?;
         Ok(store)
@@ -427,6 +443,17 @@ impl Store {
     /// The directory of stateful keys' state files.
     pub fn hbs_dir(&self) -> PathBuf {
         self.dir.join("hbs")
+    }
+
+    /// Opens the reservation ledger of the token's stateful keys: the one `token.json` names,
+    /// else `$PQKIT_HBS_LEDGER`, else the default SQLite ledger (pqkit-hbs `LedgerSpec`).
+    ///
+    /// # Errors
+    /// [`StoreError::Ledger`]: a ledger that cannot be reached or opened; header errors.
+    pub fn ledger(&self) -> Result<Ledger, StoreError> {
+        let header = self.read_header()?;
+        let spec = LedgerSpec::resolve(header.ledger.as_deref())?;
+        Ok(Ledger::open(&spec)?)
     }
 
     fn header_path(&self) -> PathBuf {
@@ -741,6 +768,7 @@ mod tests {
                 lanes: 1,
             },
             max_pin_attempts: 3,
+            ledger: None,
         }
     }
 

@@ -17,7 +17,7 @@ use cryptoki_sys::*;
 use pqkit_core::catalogue;
 use pqkit_core::prehash::{Hasher, PreHash};
 use pqkit_core::sig::{Family, MuHasher, SigningKey, SigningRandomness, VerifyingKey};
-use pqkit_hbs::state::{SealKey, StateError, StatefulKey};
+use pqkit_hbs::state::{NewKey, SealKey, StateError, StatefulKey};
 use sha2::Digest;
 use zeroize::Zeroizing;
 
@@ -85,6 +85,7 @@ fn store_rv(e: StoreError) -> Rv {
         StoreError::Invalid(_) => CKR_ARGUMENTS_BAD,
         StoreError::Token(..) => CKR_TOKEN_NOT_RECOGNIZED,
         StoreError::Io(..) | StoreError::Corrupt(..) => CKR_DEVICE_ERROR,
+        StoreError::Ledger(_) => mech::CKR_PQKIT_LEDGER_UNREACHABLE,
     }
 }
 
@@ -101,10 +102,33 @@ fn core_rv(e: pqkit_core::Error) -> Rv {
     }
 }
 
+/// A stateful key's refusal as its own return value (see [`mech::state_refusal`]).
 fn state_rv(e: StateError) -> Rv {
     match e {
         StateError::Hbs(pqkit_hbs::Error::Exhausted) => CKR_KEY_EXHAUSTED,
-        _ => CKR_DEVICE_ERROR,
+        StateError::BehindLedger { .. } => mech::CKR_PQKIT_STATE_ROLLED_BACK,
+        StateError::NotWhereRecorded { .. } | StateError::OriginalExists { .. } => {
+            mech::CKR_PQKIT_STATE_MOVED
+        }
+        StateError::HardLinked { .. } | StateError::SymbolicLink(..) => {
+            mech::CKR_PQKIT_STATE_LINKED
+        }
+        StateError::Corrupt(..) | StateError::Sealed(_) | StateError::Hbs(_) => {
+            mech::CKR_PQKIT_STATE_DAMAGED
+        }
+        StateError::Io(_, e) if e.kind() == std::io::ErrorKind::NotFound => {
+            mech::CKR_PQKIT_STATE_MISSING
+        }
+        StateError::NotInLedger { .. }
+        | StateError::OtherLedger { .. }
+        | StateError::Unregistered { .. } => mech::CKR_PQKIT_STATE_NOT_IN_LEDGER,
+        StateError::Ledger(_) => mech::CKR_PQKIT_LEDGER_UNREACHABLE,
+        StateError::Locked(..) | StateError::Conflict { .. } | StateError::InUse(_) => {
+            mech::CKR_PQKIT_STATE_BUSY
+        }
+        StateError::Io(..) | StateError::Exists(_) | StateError::Backwards { .. } => {
+            mech::CKR_PQKIT_STATE_UNWRITABLE
+        }
     }
 }
 
@@ -169,10 +193,9 @@ impl Default for SignParams {
 enum OpKey {
     Sign(Arc<SigningKey>),
     Verify(VerifyingKey),
-    /// A stateful key's state file and its signature size.
-    /// A stateful key's state file, its signature size, and the key its secrets are sealed
-    /// under (derived from the token's data key).
-    HbsSign(PathBuf, usize, Zeroizing<[u8; 32]>),
+    /// A stateful key's state file, its signature size, the key its secrets are sealed under
+    /// (derived from the token's data key), and its token (whose ledger records it).
+    HbsSign(PathBuf, usize, Zeroizing<[u8; 32]>, Store),
     HbsVerify(pqkit_hbs::public::PublicKey),
 }
 
@@ -504,7 +527,12 @@ impl Module {
             let status = pqkit_hbs::state::status(&path).map_err(state_rv)?;
             let data_key = self.user_key(slot).ok_or(CKR_USER_NOT_LOGGED_IN)?;
             let seal = Zeroizing::new(data_key.derive(&state_seal_label(file)));
-            return Ok(OpKey::HbsSign(path, status.signature_len, seal));
+            return Ok(OpKey::HbsSign(
+                path,
+                status.signature_len,
+                seal,
+                store.clone(),
+            ));
         }
         let der = attrs
             .get(&mech::CKA_PQKIT_PKCS8)
@@ -939,7 +967,7 @@ impl Module {
                     _ => alg.signature_size,
                 }
             }
-            OpKey::HbsSign(_, len, _) => *len,
+            OpKey::HbsSign(_, len, ..) => *len,
             _ => return Err(CKR_OPERATION_NOT_INITIALIZED),
         })
     }
@@ -1030,14 +1058,23 @@ impl Module {
             return Err(CKR_USER_NOT_LOGGED_IN);
         }
         let stateful = matches!(m.key_type, CKK_HSS | CKK_XMSS | CKK_XMSSMT);
-        let (public_attrs, private_attrs) = if stateful {
+        // A stateful key's state file and ledger record, removed again when its objects
+        // cannot be stored: a key no object names must not be left to sign.
+        let (public_attrs, private_attrs, new_key) = if stateful {
             if !self.session(session)?.rw {
                 return Err(CKR_SESSION_READ_ONLY);
             }
             let data_key = self.user_key(slot).ok_or(CKR_USER_NOT_LOGGED_IN)?.clone();
-            generate_stateful(m, &public, &private, &store, &data_key)?
+            let (a, b, key) = generate_stateful(m, &public, &private, &store, &data_key)?;
+            (a, b, Some(key))
         } else {
-            generate(m, &public, &private)?
+            let (a, b) = generate(m, &public, &private)?;
+            (a, b, None)
+        };
+        let discard = |key: Option<StatefulKey>| {
+            if let Some(key) = key {
+                let _ = key.discard();
+            }
         };
         let (mut public_attrs, mut private_attrs) =
             (merge(public_attrs, &public), merge(private_attrs, &private));
@@ -1047,11 +1084,18 @@ impl Module {
             public_attrs.insert(CKA_TOKEN, boolean(true));
             private_attrs.insert(CKA_TOKEN, boolean(true));
         }
-        let pub_h = self.insert(session, public_attrs)?;
+        let pub_h = match self.insert(session, public_attrs) {
+            Ok(h) => h,
+            Err(e) => {
+                discard(new_key);
+                return Err(e);
+            }
+        };
         let priv_h = match self.insert(session, private_attrs) {
             Ok(h) => h,
             Err(e) => {
                 let _ = self.destroy_object(session, pub_h);
+                discard(new_key);
                 return Err(e);
             }
         };
@@ -1354,7 +1398,7 @@ fn generate_stateful(
     private: &Attributes,
     store: &Store,
     data_key: &DataKey,
-) -> Result<(Attributes, Attributes)> {
+) -> Result<(Attributes, Attributes, StatefulKey)> {
     let mut both = public.clone();
     both.extend(private.iter().map(|(k, v)| (*k, v.clone())));
     let id = store.new_id();
@@ -1362,21 +1406,22 @@ fn generate_stateful(
     let path = store.hbs_dir().join(&file);
     let threads = std::thread::available_parallelism().map_or(1, usize::from);
     let seal = SealKey::new(data_key.derive(&state_seal_label(file.as_bytes())));
-    let key = match m.key_type {
-        CKK_HSS => StatefulKey::create_sealed(&path, &hss_levels(&both)?, threads, &seal),
+    let new = match m.key_type {
+        CKK_HSS => NewKey::hss(&path, &hss_levels(&both)?, threads),
         _ => {
             let oid = get_ulong(&both, CKA_PARAMETER_SET)?.ok_or(CKR_TEMPLATE_INCOMPLETE)?;
             let oid = u32::try_from(oid).map_err(|_| CKR_ATTRIBUTE_VALUE_INVALID)?;
             let params = pqkit_hbs::xmss::by_oid(oid, m.key_type == CKK_XMSSMT)
                 .map_err(|_| CKR_ATTRIBUTE_VALUE_INVALID)?;
-            StatefulKey::create_xmss_sealed(&path, params, threads, &seal)
+            NewKey::xmss(&path, params, threads)
         }
     }
     .map_err(state_rv)?;
+    let ledger = store.ledger().map_err(store_rv)?;
+    let key = new.sealed(&seal).commit(ledger).map_err(state_rv)?;
     let pk = key.public_key();
     let spki = pk.to_spki_der().map_err(|_| CKR_FUNCTION_FAILED)?;
     let remaining = key.status().remaining;
-    drop(key);
     let mut public: Attributes = [
         (CKA_CLASS, ulong(CKO_PUBLIC_KEY)),
         (CKA_KEY_TYPE, ulong(m.key_type)),
@@ -1413,7 +1458,7 @@ fn generate_stateful(
             );
         }
     }
-    Ok((public, private))
+    Ok((public, private, key))
 }
 
 /// A private key from C_CreateObject: CKA_PQKIT_PKCS8, or CKA_KEY_TYPE + CKA_PARAMETER_SET with
@@ -1638,11 +1683,11 @@ pub(crate) fn finish_sign(op: Operation) -> Result<Vec<u8>> {
     let rnd = params.hedge.randomness();
     let op = mech.sign.ok_or(CKR_MECHANISM_INVALID)?;
     match key {
-        OpKey::HbsSign(path, _, seal) => {
+        OpKey::HbsSign(path, _, seal, store) => {
             let Acc::Buffer(message) = acc else {
                 return Err(CKR_GENERAL_ERROR);
             };
-            sign_stateful(&path, &message, &SealKey::new(*seal))
+            sign_stateful(&path, &message, &SealKey::new(*seal), &store)
         }
         OpKey::Sign(key) => {
             let alg = key.algorithm();
@@ -1753,12 +1798,18 @@ pub(crate) fn finish_verify(op: Operation, signature: &[u8]) -> Result<()> {
 
 /// Signs with a stateful key: opens its state file (waiting while another signer, in this
 /// process or another, holds it), reserves the next index on disk, signs, and releases it.
-fn sign_stateful(path: &std::path::Path, message: &[u8], seal: &SealKey) -> Result<Vec<u8>> {
+fn sign_stateful(
+    path: &std::path::Path,
+    message: &[u8],
+    seal: &SealKey,
+    store: &Store,
+) -> Result<Vec<u8>> {
     static IN_PROCESS: Mutex<()> = Mutex::new(());
     let _one = IN_PROCESS.lock().unwrap_or_else(|p| p.into_inner());
     let deadline = Instant::now() + STATE_LOCK_PATIENCE;
     let mut key = loop {
-        match StatefulKey::open_sealed(path, 1, seal) {
+        let ledger = store.ledger().map_err(store_rv)?;
+        match StatefulKey::open_sealed(path, ledger, 1, seal) {
             Ok(k) => break k,
             Err(StateError::Locked(..)) if Instant::now() < deadline => continue,
             Err(e) => return Err(state_rv(e)),

@@ -271,9 +271,13 @@ fn hss_in_the_token_counts_down_and_stops_at_exhaustion() {
     for entry in std::fs::read_dir(&hbs).unwrap().flatten() {
         if entry.path().extension().is_some_and(|e| e == "state") {
             states += 1;
-            let err = pqkit_hbs::state::StatefulKey::open(&entry.path(), 1)
-                .err()
-                .unwrap();
+            let err = pqkit_hbs::state::StatefulKey::open(
+                &entry.path(),
+                pqkit_hbs::ledger::hazmat::in_memory(),
+                1,
+            )
+            .err()
+            .unwrap();
             assert!(
                 matches!(
                     err,

@@ -106,6 +106,9 @@ fn absolute(path: &Path) -> PathBuf {
 pub struct PendingOutput {
     dest: PathBuf,
     target: Target,
+    /// What [`PendingOutput::prepare`] wrote (kept for standard output and devices, which are
+    /// written by [`PendingOutput::place`]); `None` before.
+    pending: Option<Vec<u8>>,
 }
 
 #[derive(Debug)]
@@ -137,6 +140,7 @@ impl PendingOutput {
             return Ok(Self {
                 dest: path.to_path_buf(),
                 target: Target::Stdout,
+                pending: None,
             });
         }
         match std::fs::symlink_metadata(path) {
@@ -168,6 +172,7 @@ impl PendingOutput {
                         return Ok(Self {
                             dest: path.to_path_buf(),
                             target: Target::Device,
+                            pending: None,
                         });
                     }
                     _ if overwrite == Overwrite::Refuse => {
@@ -188,6 +193,7 @@ impl PendingOutput {
                 overwrite,
                 sensitivity,
             },
+            pending: None,
         })
     }
 
@@ -201,46 +207,84 @@ impl PendingOutput {
     /// # Errors
     /// [`Error::Io`]; [`Error::Exists`] when the destination appeared since the claim.
     pub fn commit(mut self, bytes: &[u8]) -> Result<(), Error> {
+        self.prepare(bytes)?;
+        self.place()
+    }
+
+    /// Writes `bytes` to the temporary file and fsyncs it, without putting it in place: what
+    /// can fail for lack of room fails here. [`PendingOutput::place`] then puts it in place
+    /// (standard output and devices are written then).
+    ///
+    /// # Errors
+    /// [`Error::Io`]; an output prepared twice.
+    pub fn prepare(&mut self, bytes: &[u8]) -> Result<(), Error> {
         let dest = self.dest.clone();
         match &mut self.target {
+            Target::Stdout | Target::Device => {
+                if self.pending.is_some() {
+                    return Err(Error::io(
+                        &dest,
+                        std::io::Error::other("output already prepared"),
+                    ));
+                }
+                self.pending = Some(bytes.to_vec());
+                Ok(())
+            }
+            Target::File { file, .. } => {
+                let mut f = file.take().ok_or_else(|| {
+                    Error::io(&dest, std::io::Error::other("output already prepared"))
+                })?;
+                self.pending = Some(Vec::new());
+                f.write_all(bytes)
+                    .and_then(|()| f.sync_all())
+                    .map_err(|e| Error::io(&dest, e))
+            }
+        }
+    }
+
+    /// Puts a prepared output in place: by a hard link that fails if the name appeared, or
+    /// with [`Overwrite::Replace`] by an atomic rename.
+    ///
+    /// # Errors
+    /// [`Error::Io`]; [`Error::Exists`] when the destination appeared since the claim; an
+    /// output not prepared.
+    pub fn place(mut self) -> Result<(), Error> {
+        let dest = self.dest.clone();
+        let bytes = self
+            .pending
+            .take()
+            .ok_or_else(|| Error::io(&dest, std::io::Error::other("output not prepared")))?;
+        match &self.target {
             Target::Stdout => {
                 let mut out = std::io::stdout().lock();
-                out.write_all(bytes)
+                out.write_all(&bytes)
                     .and_then(|()| out.flush())
                     .map_err(|e| Error::io(Path::new("standard output"), e))
             }
             Target::Device => OpenOptions::new()
                 .write(true)
                 .open(&dest)
-                .and_then(|mut f| f.write_all(bytes))
+                .and_then(|mut f| f.write_all(&bytes))
                 .map_err(|e| Error::io(&dest, e)),
             Target::File {
                 tmp,
-                file,
                 overwrite,
                 sensitivity,
-            } => {
-                let mut f = file.take().ok_or_else(|| {
-                    Error::io(&dest, std::io::Error::other("output already committed"))
-                })?;
-                f.write_all(bytes)
-                    .and_then(|()| f.sync_all())
-                    .map_err(|e| Error::io(&dest, e))?;
-                drop(f);
-                match overwrite {
-                    Overwrite::Replace => {
-                        std::fs::rename(&*tmp, &dest).map_err(|e| Error::io(&dest, e))
+                ..
+            } => match overwrite {
+                Overwrite::Replace => std::fs::rename(tmp, &dest).map_err(|e| Error::io(&dest, e)),
+                Overwrite::Refuse => match std::fs::hard_link(tmp, &dest) {
+                    Ok(()) => Ok(()),
+                    Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
+                        Err(Error::Exists(dest.display().to_string()))
                     }
-                    Overwrite::Refuse => match std::fs::hard_link(&*tmp, &dest) {
-                        Ok(()) => Ok(()),
-                        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
-                            Err(Error::Exists(dest.display().to_string()))
-                        }
-                        // A file system without hard links: create the name exclusively.
-                        Err(_) => write_exclusive(&dest, bytes, *sensitivity),
-                    },
-                }
-            }
+                    // A file system without hard links: create the name exclusively.
+                    Err(_) => {
+                        let written = std::fs::read(tmp).map_err(|e| Error::io(&dest, e))?;
+                        write_exclusive(&dest, &written, *sensitivity)
+                    }
+                },
+            },
         }
     }
 }

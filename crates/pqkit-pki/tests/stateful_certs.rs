@@ -6,6 +6,7 @@
 use std::path::PathBuf;
 
 use der::{Decode, Encode};
+use pqkit_hbs::ledger::hazmat::in_memory;
 use pqkit_hbs::params::{LMS, OTS};
 use pqkit_hbs::public::{HSS_OID, PublicKey, XMSS_MT_OID};
 use pqkit_hbs::state::StatefulKey;
@@ -25,7 +26,8 @@ fn an_hss_root_issues_a_firmware_signing_certificate() {
     let dir = scratch("hss-ca");
     // LMS_SHA256_M32_H5 / LMOTS_SHA256_N32_W8, two levels.
     let level = (&LMS[0], &OTS[3]);
-    let mut ca = StatefulKey::create(&dir.join("ca.hss"), &[level, level], 2).expect("CA key");
+    let mut ca =
+        StatefulKey::create(&dir.join("ca.hss"), &[level, level], in_memory(), 2).expect("CA key");
     let root = stateful::issue_self_signed(&CertRequest::new(Profile::RootCa, "HSS root"), &mut ca)
         .expect("root");
     cert::verify_signed_by(&root, &root).expect("the root verifies under itself");
@@ -81,7 +83,8 @@ fn an_hss_root_issues_a_firmware_signing_certificate() {
     let at = bad.len() / 3;
     bad[at] ^= 1;
     assert!(cert::verify_signed_by(&bad, &root).is_err());
-    let mut other = StatefulKey::create(&dir.join("other.hss"), &[level], 1).expect("other");
+    let mut other =
+        StatefulKey::create(&dir.join("other.hss"), &[level], in_memory(), 1).expect("other");
     let other_root =
         stateful::issue_self_signed(&CertRequest::new(Profile::RootCa, "other"), &mut other)
             .expect("other root");

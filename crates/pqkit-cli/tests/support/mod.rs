@@ -7,9 +7,18 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
-/// The `pqkit` binary under test.
+/// The `pqkit` binary under test, its stateful keys' reservations recorded in a ledger of
+/// this test process under the target directory (`PQKIT_HBS_LEDGER`), not the user's.
 pub(crate) fn pqkit() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_pqkit"))
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_pqkit"));
+    cmd.env("PQKIT_HBS_LEDGER", test_ledger());
+    cmd
+}
+
+/// This test process's reservation ledger (an SQLite file under the target directory).
+pub(crate) fn test_ledger() -> PathBuf {
+    PathBuf::from(env!("CARGO_TARGET_TMPDIR"))
+        .join(format!("hbs-ledger-{}.sqlite3", std::process::id()))
 }
 
 /// A fresh directory under the target directory for this test.

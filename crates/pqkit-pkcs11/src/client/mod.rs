@@ -648,7 +648,10 @@ fn rv_name(rv: cryptoki_sys::CK_RV) -> String {
         cryptoki_sys::CKR_USER_NOT_LOGGED_IN => "CKR_USER_NOT_LOGGED_IN: give the PIN".into(),
         cryptoki_sys::CKR_KEY_HANDLE_INVALID => "CKR_KEY_HANDLE_INVALID".into(),
         cryptoki_sys::CKR_DEVICE_ERROR => "CKR_DEVICE_ERROR".into(),
-        other => format!("CK_RV {other:#x}"),
+        other => match mech::state_refusal(other) {
+            Some(why) => format!("{why} (CK_RV {other:#x})"),
+            None => format!("CK_RV {other:#x}"),
+        },
     }
 }
 

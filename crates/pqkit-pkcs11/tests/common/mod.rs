@@ -35,7 +35,8 @@ pub fn module_path() -> PathBuf {
         .unwrap_or_else(|| panic!("libpqkit_pkcs11.so not built: looked for {candidates:?}"))
 }
 
-/// Argon2id light enough for tests (the default costs 64 MiB per login).
+/// Argon2id light enough for tests (the default costs 64 MiB per login); stateful keys'
+/// reservations in a ledger of this test process, not the user's.
 pub fn fast(attempts: u32) -> InitOptions {
     InitOptions {
         kdf: Kdf {
@@ -44,6 +45,12 @@ pub fn fast(attempts: u32) -> InitOptions {
             lanes: 1,
         },
         max_pin_attempts: attempts,
+        ledger: Some(
+            std::env::temp_dir()
+                .join(format!("pqkit-p11-ledger-{}.sqlite3", std::process::id()))
+                .display()
+                .to_string(),
+        ),
     }
 }
 
