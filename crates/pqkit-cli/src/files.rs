@@ -202,8 +202,17 @@ pub(crate) fn read_pem(path: &Path, label: &'static str) -> Result<Vec<u8>> {
 
 /// The SPKI DER of a private key file.
 fn public_of_private(path: &Path) -> Result<Vec<u8>> {
-    if let Some(key) = token_key(path) {
-        return Ok(key?.spki().to_vec());
+    if let Some(text) = path.to_str().filter(|t| pqkit_pkcs11::client::is_uri(t)) {
+        // The public-key object, read without a PIN; else the private key's own
+        // CKA_PUBLIC_KEY_INFO, which needs the login.
+        let options = PKCS11.get().cloned().unwrap_or_default();
+        return match pqkit_pkcs11::client::public_key_info(text, &options) {
+            Ok(spki) => Ok(spki),
+            Err(public) => match token_key(path) {
+                Some(Ok(key)) => Ok(key.spki().to_vec()),
+                _ => Err(Failure::from(public).about(pqkit_pkcs11::client::redacted(text))),
+            },
+        };
     }
     let der = pem::read_private_key(path)?;
     let spki = match key::pkcs8_algorithm(&der).about(path.display())? {

@@ -230,6 +230,10 @@ enum TokenCommand {
         /// Failed logins in a row that lock a PIN.
         #[arg(long, default_value_t = 10)]
         max_pin_attempts: u32,
+        /// The shortest PIN the token takes, in bytes (4 to 255): a copied token directory can
+        /// be attacked offline, each guess costing one Argon2id.
+        #[arg(long, default_value_t = 8, value_parser = clap::value_parser!(u32).range(4..=255))]
+        min_pin_len: u32,
         /// The reservation ledger of the token's stateful keys (an SQLite file or
         /// etcd://HOST:PORT,…), recorded in the token (default: $PQKIT_HBS_LEDGER, else the
         /// default ledger of the user the module runs as).
@@ -1329,6 +1333,7 @@ fn main() -> ExitCode {
                     kdf_memory_kib,
                     kdf_passes,
                     max_pin_attempts,
+                    min_pin_len,
                     ledger,
                 } => token_cmd::init(
                     &label,
@@ -1338,6 +1343,7 @@ fn main() -> ExitCode {
                     kdf_memory_kib,
                     kdf_passes,
                     max_pin_attempts,
+                    min_pin_len,
                     ledger,
                 ),
                 TokenCommand::List { token } => token_cmd::list(token.as_deref(), &options),

@@ -69,6 +69,7 @@ pub(crate) fn init(
     kdf_memory_kib: u32,
     kdf_passes: u32,
     max_pin_attempts: u32,
+    min_pin_len: u32,
     ledger: Option<String>,
 ) -> Result<()> {
     let dir = dir.map_or_else(
@@ -87,6 +88,7 @@ pub(crate) fn init(
             lanes: 1,
         },
         max_pin_attempts,
+        min_pin_len,
         // The ledger is the token's from now on, whoever's module opens it: recorded as
         // resolved here (--ledger, else $PQKIT_HBS_LEDGER, else this user's default).
         ledger: Some(
@@ -231,6 +233,19 @@ pub(crate) fn list(token: Option<&str>, options: &Options) -> Result<()> {
                 }
             }
             writeln!(out, "{}", line.trim_end())?;
+        }
+        // pqkit's own tokens: what the directory shows wrong beyond what the module lists.
+        if let Ok(config) = Config::load() {
+            for store in config
+                .slots
+                .iter()
+                .filter_map(|s| Store::open(&s.dir).ok())
+                .filter(|s| s.info().is_ok_and(|i| i.label == label))
+            {
+                for problem in store.problems() {
+                    writeln!(out, "  problem: {problem}")?;
+                }
+            }
         }
     }
     if let Some(t) = token
@@ -445,13 +460,16 @@ fn raw_generate(
     Ok(())
 }
 
+/// The `pkcs11:` URI of an object (RFC 7512: each value percent-encoded; the id every byte).
 fn uri_of(token: &str, label: &str, id: Option<Vec<u8>>) -> String {
     let id = id.map(|i| {
         let escaped: String = i.iter().map(|b| format!("%{b:02X}")).collect();
         format!(";id={escaped}")
     });
     format!(
-        "pkcs11:token={token};object={label}{}",
+        "pkcs11:token={};object={}{}",
+        client::percent_encode(token.as_bytes()),
+        client::percent_encode(label.as_bytes()),
         id.unwrap_or_default()
     )
 }
@@ -523,7 +541,11 @@ pub(crate) fn bench_keys(
     let name = format!("PKCS#11 {token} via {module_name}{remote}");
     let source = move |alg: &'static pqkit_core::sig::SignatureAlgorithm| {
         let label = format!("bench-{}", alg.name);
-        let key_uri = format!("pkcs11:token={token};object={label}");
+        let key_uri = format!(
+            "pkcs11:token={};object={}",
+            client::percent_encode(token.as_bytes()),
+            client::percent_encode(label.as_bytes())
+        );
         let open = || client::TokenKey::open(&key_uri, &options);
         let key = match open() {
             Ok(k) => k,

@@ -450,7 +450,7 @@ fn bench_boundary_through_a_token_json() {
     let dir = scratch("bench-token");
     let env = |cmd: &mut std::process::Command| {
         cmd.env("PQKIT_PKCS11_CONF", dir.join("pkcs11.json"))
-            .env("PQKIT_PKCS11_PIN", "1234")
+            .env("PQKIT_PKCS11_PIN", "12345678")
             .env_remove("PQKIT_PKCS11_MODULE");
     };
     let mut init = support::token_init("bench", &dir.join("token"));

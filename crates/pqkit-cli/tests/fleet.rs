@@ -44,8 +44,14 @@ fn signatures(out: &Path) -> Vec<(String, PathBuf)> {
                         .map(|(m, _)| m)
                 })?
                 .to_owned();
-            // An interrupted output may be empty (killed before the write).
-            (e.metadata().ok()?.len() > 0).then(|| (message, e.path()))
+            // An interrupted output may be empty (killed before the write), or the final file's
+            // second name (killed between the hard link that placed it and the unlink).
+            let meta = e.metadata().ok()?;
+            let temporary = name.starts_with('.');
+            {
+                use std::os::unix::fs::MetadataExt;
+                (meta.len() > 0 && !(temporary && meta.nlink() > 1)).then(|| (message, e.path()))
+            }
         })
         .collect()
 }

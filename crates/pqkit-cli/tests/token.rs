@@ -12,7 +12,7 @@ use support::*;
 
 fn with_token<'a>(cmd: &'a mut Command, dir: &Path) -> &'a mut Command {
     cmd.env("PQKIT_PKCS11_CONF", dir.join("pkcs11.json"))
-        .env("PQKIT_PKCS11_PIN", "1234")
+        .env("PQKIT_PKCS11_PIN", "12345678")
         .env_remove("PQKIT_PKCS11_MODULE")
 }
 
@@ -190,7 +190,7 @@ fn softhsm_and_p11_kit_keys_serve_go_and_pqkit_clients() {
         let mut c = Command::new(cmd.get_program());
         c.args(cmd.get_args())
             .env("SOFTHSM2_CONF", &conf)
-            .env("PQKIT_PKCS11_PIN", "1234")
+            .env("PQKIT_PKCS11_PIN", "12345678")
             .env("PQKIT_PKCS11_CONF", dir.join("pkcs11.json"));
         c
     };
@@ -202,7 +202,7 @@ fn softhsm_and_p11_kit_keys_serve_go_and_pqkit_clients() {
         "--so-pin",
         "87654321",
         "--pin",
-        "1234",
+        "12345678",
     ])));
     let module = softhsm.to_str().expect("path");
     run_ok(&mut shsm(pqkit().args([
@@ -541,10 +541,26 @@ fn tools_sign_with_keys_held_by_another_process() {
         c.args(cmd.get_args())
             .env("PQKIT_PKCS11_REMOTE", &socket)
             .env("PQKIT_PKCS11_CONF", dir.join("no-such-config.json"))
-            .env("PQKIT_PKCS11_PIN", "1234")
+            .env("PQKIT_PKCS11_PIN", "12345678")
             .env_remove("PQKIT_PKCS11_MODULE");
         c
     };
+    // A socket nothing answers on is named as such.
+    let nobody = dir.join("nobody.sock");
+    let out = pqkit()
+        .args(["token", "list"])
+        .env("PQKIT_PKCS11_REMOTE", &nobody)
+        .env("PQKIT_PKCS11_CONF", dir.join("no-such-config.json"))
+        .env_remove("PQKIT_PKCS11_MODULE")
+        .output()
+        .expect("run");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(3), "{stderr}");
+    assert!(
+        stderr.contains(&nobody.display().to_string())
+            && stderr.contains("no `pqkit token serve` answers"),
+        "{stderr}"
+    );
     std::fs::write(dir.join("doc.txt"), b"signed in another process").expect("write");
     for alg in ["ML-DSA-65", "SLH-DSA-SHA2-128f"] {
         let out = run_ok(&mut remote(pqkit().args([
@@ -581,9 +597,10 @@ fn tools_sign_with_keys_held_by_another_process() {
         .expect("utf-8")
         .trim()
         .to_owned();
-    run_ok(&mut remote(
-        pqkit().args(["pubkey", &uri, "-o"]).arg(dir.join("fw.pub")),
-    ));
+    // The public key needs no PIN: the public object is read without a login.
+    let mut no_pin = remote(pqkit().args(["pubkey", &uri, "-o"]).arg(dir.join("fw.pub")));
+    no_pin.env_remove("PQKIT_PKCS11_PIN");
+    run_ok(&mut no_pin);
     run_ok(&mut remote(
         pqkit()
             .args(["hbs", "sign", "--state", &uri, "-o"])
@@ -620,8 +637,8 @@ fn token_mistakes_are_refused_before_they_cost() {
     let args: Vec<_> = two.get_args().map(|a| a.to_owned()).collect();
     let mut two = pqkit();
     for a in &args {
-        two.arg(if a == "1234" {
-            std::ffi::OsStr::new("5678")
+        two.arg(if a == "12345678" {
+            std::ffi::OsStr::new("56785678")
         } else {
             a.as_os_str()
         });

@@ -445,6 +445,7 @@ pub(crate) unsafe extern "C" fn C_GetTokenInfo(
             flags,
             sessions,
             rw_sessions,
+            min_pin_len,
         } = execute(Call::TokenInfo { slot })?
         else {
             return Err(CKR_DEVICE_ERROR);
@@ -461,7 +462,7 @@ pub(crate) unsafe extern "C" fn C_GetTokenInfo(
             ulMaxRwSessionCount: CK_EFFECTIVELY_INFINITE,
             ulRwSessionCount: rw_sessions,
             ulMaxPinLen: 255,
-            ulMinPinLen: 4,
+            ulMinPinLen: min_pin_len.max(4),
             ulTotalPublicMemory: CK_UNAVAILABLE_INFORMATION,
             ulFreePublicMemory: CK_UNAVAILABLE_INFORMATION,
             ulTotalPrivateMemory: CK_UNAVAILABLE_INFORMATION,
@@ -930,6 +931,18 @@ pub(crate) unsafe extern "C" fn C_SignInit(
 ///
 /// # Safety
 /// As [`write_bytes`].
+/// `result`, after ending the session's sign (or verify) operation when it is an error other
+/// than CKR_BUFFER_TOO_SMALL: a failed C_Sign, C_SignUpdate, C_SignFinal, C_Verify… ends it
+/// (PKCS#11 3.2 §5.13, §5.15).
+fn ending_on_error<T>(session: CK_SESSION_HANDLE, verify: bool, result: Result<T>) -> Result<T> {
+    if let Err(rv) = &result
+        && *rv != CKR_BUFFER_TOO_SMALL
+    {
+        let _ = execute(Call::EndOperation { session, verify });
+    }
+    result
+}
+
 unsafe fn sign_into(
     session: CK_SESSION_HANDLE,
     data: Option<&[u8]>,
@@ -968,10 +981,16 @@ pub(crate) unsafe extern "C" fn C_Sign(
     sig_len: *mut CK_ULONG,
 ) -> CK_RV {
     guard(|| {
-        // SAFETY: forwarded contract.
-        let data = unsafe { bytes(data, len) }?;
-        // SAFETY: forwarded contract.
-        unsafe { sign_into(session, Some(data), sig, sig_len) }
+        ending_on_error(
+            session,
+            false,
+            (|| {
+                // SAFETY: forwarded contract.
+                let data = unsafe { bytes(data, len) }?;
+                // SAFETY: forwarded contract.
+                unsafe { sign_into(session, Some(data), sig, sig_len) }
+            })(),
+        )
     })
 }
 
@@ -985,14 +1004,20 @@ pub(crate) unsafe extern "C" fn C_SignUpdate(
     len: CK_ULONG,
 ) -> CK_RV {
     guard(|| {
-        // SAFETY: forwarded contract.
-        let data = unsafe { bytes(data, len) }?;
-        execute(Call::Update {
+        ending_on_error(
             session,
-            verify: false,
-            data: data.to_vec(),
-        })?
-        .unit()
+            false,
+            (|| {
+                // SAFETY: forwarded contract.
+                let data = unsafe { bytes(data, len) }?;
+                execute(Call::Update {
+                    session,
+                    verify: false,
+                    data: data.to_vec(),
+                })?
+                .unit()
+            })(),
+        )
     })
 }
 
@@ -1005,8 +1030,11 @@ pub(crate) unsafe extern "C" fn C_SignFinal(
     sig: *mut CK_BYTE,
     sig_len: *mut CK_ULONG,
 ) -> CK_RV {
-    // SAFETY: forwarded contract.
-    guard(|| unsafe { sign_into(session, None, sig, sig_len) })
+    guard(|| {
+        // SAFETY: forwarded contract.
+        let result = unsafe { sign_into(session, None, sig, sig_len) };
+        ending_on_error(session, false, result)
+    })
 }
 
 /// C_VerifyInit (§5.13.1).
@@ -1034,14 +1062,20 @@ pub(crate) unsafe extern "C" fn C_Verify(
     sig_len: CK_ULONG,
 ) -> CK_RV {
     guard(|| {
-        // SAFETY: forwarded contract.
-        let (data, sig) = unsafe { (bytes(data, len)?, bytes(sig, sig_len)?) };
-        execute(Call::Verify {
+        ending_on_error(
             session,
-            data: Some(data.to_vec()),
-            signature: sig.to_vec(),
-        })?
-        .unit()
+            true,
+            (|| {
+                // SAFETY: forwarded contract.
+                let (data, sig) = unsafe { (bytes(data, len)?, bytes(sig, sig_len)?) };
+                execute(Call::Verify {
+                    session,
+                    data: Some(data.to_vec()),
+                    signature: sig.to_vec(),
+                })?
+                .unit()
+            })(),
+        )
     })
 }
 
@@ -1055,14 +1089,20 @@ pub(crate) unsafe extern "C" fn C_VerifyUpdate(
     len: CK_ULONG,
 ) -> CK_RV {
     guard(|| {
-        // SAFETY: forwarded contract.
-        let data = unsafe { bytes(data, len) }?;
-        execute(Call::Update {
+        ending_on_error(
             session,
-            verify: true,
-            data: data.to_vec(),
-        })?
-        .unit()
+            true,
+            (|| {
+                // SAFETY: forwarded contract.
+                let data = unsafe { bytes(data, len) }?;
+                execute(Call::Update {
+                    session,
+                    verify: true,
+                    data: data.to_vec(),
+                })?
+                .unit()
+            })(),
+        )
     })
 }
 
@@ -1076,14 +1116,20 @@ pub(crate) unsafe extern "C" fn C_VerifyFinal(
     len: CK_ULONG,
 ) -> CK_RV {
     guard(|| {
-        // SAFETY: forwarded contract.
-        let sig = unsafe { bytes(sig, len) }?;
-        execute(Call::Verify {
+        ending_on_error(
             session,
-            data: None,
-            signature: sig.to_vec(),
-        })?
-        .unit()
+            true,
+            (|| {
+                // SAFETY: forwarded contract.
+                let sig = unsafe { bytes(sig, len) }?;
+                execute(Call::Verify {
+                    session,
+                    data: None,
+                    signature: sig.to_vec(),
+                })?
+                .unit()
+            })(),
+        )
     })
 }
 

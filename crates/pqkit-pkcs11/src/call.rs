@@ -152,6 +152,11 @@ pub(crate) enum Call {
         #[serde(with = "serde_bytes")]
         data: Option<Vec<u8>>,
     },
+    /// Ends the sign (or verify) operation after an error (PKCS#11 3.2 §5.13, §5.15).
+    EndOperation {
+        session: u64,
+        verify: bool,
+    },
     Verify {
         session: u64,
         #[serde(with = "serde_bytes")]
@@ -204,6 +209,8 @@ pub(crate) enum Reply {
         flags: u64,
         sessions: u64,
         rw_sessions: u64,
+        #[serde(default)]
+        min_pin_len: u64,
     },
     SessionInfo {
         slot: u64,
@@ -240,6 +247,7 @@ impl Call {
             | C::SignatureLen { session }
             | C::Update { session, .. }
             | C::Sign { session, .. }
+            | C::EndOperation { session, .. }
             | C::Verify { session, .. }
             | C::GenerateKeyPair { session, .. }
             | C::CiphertextLen { session, .. }
@@ -318,6 +326,7 @@ pub(crate) fn dispatch(call: Call) -> Result<Reply> {
             flags: f.flags,
             sessions: f.sessions as u64,
             rw_sessions: f.rw_sessions as u64,
+            min_pin_len: f.min_pin_len,
         }),
         C::InitToken {
             slot,
@@ -387,6 +396,10 @@ pub(crate) fn dispatch(call: Call) -> Result<Reply> {
             let op = token::with(|m| m.take_operation(session, false, data))?;
             token::finish_sign(op).map(Reply::Bytes)
         }
+        C::EndOperation { session, verify } => unit(token::with(|m| {
+            m.end_operation(session, verify);
+            Ok(())
+        })),
         C::Verify {
             session,
             data,

@@ -24,4 +24,4 @@ pub mod remote;
 pub mod store;
 mod token;
 
-pub use token::ecdsa_raw_to_der;
+pub use token::{MAX_BUFFERED, ecdsa_raw_to_der};

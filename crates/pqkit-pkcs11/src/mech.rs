@@ -217,6 +217,8 @@ pub struct Mechanism {
 
 const SV: CK_FLAGS = CKF_SIGN | CKF_VERIFY;
 const GEN: CK_FLAGS = CKF_GENERATE_KEY_PAIR;
+/// Curves over F_p named by OID, points uncompressed (PKCS#11 3.2 §6.3.1 flags).
+const ECF: CK_FLAGS = CKF_EC_F_P | CKF_EC_OID | CKF_EC_UNCOMPRESS;
 
 const fn m(
     ty: CK_MECHANISM_TYPE,
@@ -308,26 +310,26 @@ const BASE: &[Mechanism] = &[
     ),
     m(CKM_PQKIT_FALCON, CKK_PQKIT_FALCON, SV, (512, 1024), ONE),
     // Classical, for hybrid and classical chains (PKCS#11 3.2 §6.3, §6.5).
-    m(CKM_EC_KEY_PAIR_GEN, CKK_EC, GEN, EC, None),
-    m(CKM_ECDSA, CKK_EC, SV, EC, Some(SignOp::EcdsaDigest)),
+    m(CKM_EC_KEY_PAIR_GEN, CKK_EC, GEN | ECF, EC, None),
+    m(CKM_ECDSA, CKK_EC, SV | ECF, EC, Some(SignOp::EcdsaDigest)),
     m(
         CKM_ECDSA_SHA256,
         CKK_EC,
-        SV,
+        SV | ECF,
         EC,
         Some(SignOp::EcdsaHash(PreHash::Sha256)),
     ),
     m(
         CKM_ECDSA_SHA384,
         CKK_EC,
-        SV,
+        SV | ECF,
         EC,
         Some(SignOp::EcdsaHash(PreHash::Sha384)),
     ),
     m(
         CKM_ECDSA_SHA512,
         CKK_EC,
-        SV,
+        SV | ECF,
         EC,
         Some(SignOp::EcdsaHash(PreHash::Sha512)),
     ),

@@ -11,8 +11,9 @@
 //! 0600; who may connect is whoever may open it (the same user). Each connection is one
 //! application: it may act only in the sessions it opened, which are closed when it goes away;
 //! at most [`MAX_CONNECTIONS`] are served at once, and a message's memory grows with the bytes
-//! that arrive. Logins are per slot, as in one process: while one application is logged in, a
-//! session another opens on that slot is logged in too (PKCS#11 3.2 §5.6.9).
+//! that arrive. Logins are per connection: an application logged in opens nothing to another
+//! connected to the same token (each must log in with the PIN itself); within one connection
+//! they are per slot, as in one process (PKCS#11 3.2 §5.6.9).
 
 use std::io::{self, Read, Write};
 use std::os::unix::net::{UnixListener, UnixStream};
@@ -47,7 +48,9 @@ pub(crate) fn connect(path: &Path) -> Result<()> {
     if c.is_some() {
         return Err(CKR_CRYPTOKI_ALREADY_INITIALIZED);
     }
-    *c = Some(UnixStream::connect(path).map_err(|_| CKR_DEVICE_ERROR)?);
+    // Nothing listening (`pqkit token serve` not running, a stale socket): the token is absent,
+    // not broken.
+    *c = Some(UnixStream::connect(path).map_err(|_| CKR_TOKEN_NOT_PRESENT)?);
     REMOTE.store(true, std::sync::atomic::Ordering::Release);
     Ok(())
 }
@@ -141,6 +144,9 @@ pub fn serve(listener: UnixListener) -> io::Result<()> {
 /// may act only in a session this connection opened (another application's handle is
 /// CKR_SESSION_HANDLE_INVALID), and C_CloseAllSessions closes only this connection's.
 fn handle(mut stream: UnixStream) {
+    // Each connection an application of its own: its logins open nothing to another's.
+    static APPS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+    crate::token::set_app(APPS.fetch_add(1, std::sync::atomic::Ordering::Relaxed));
     // (session, slot) of the sessions this connection opened.
     let mut sessions: Vec<(u64, u64)> = Vec::new();
     while let Ok(body) = read_frame(&mut stream) {
@@ -217,6 +223,7 @@ mod tests {
             },
             max_pin_attempts: 3,
             ledger: None,
+            min_pin_len: 4,
         };
         crate::store::Store::init(&dir.join("t"), "t", b"so-pin-1", Some(b"1234"), &options)
             .unwrap();
@@ -256,6 +263,49 @@ mod tests {
         assert!(
             call(&mut a, &Call::SessionInfo { session }).is_ok(),
             "b closed a's session"
+        );
+        // a logs in; b's sessions on the same token stay public, and b must log in itself.
+        let state = |c: &mut UnixStream, session| match call(c, &Call::SessionInfo { session }) {
+            Ok(Reply::SessionInfo { state, .. }) => state,
+            other => panic!("{other:?}"),
+        };
+        assert!(
+            call(
+                &mut a,
+                &Call::Login {
+                    session,
+                    user: CKU_USER,
+                    pin: b"1234".to_vec()
+                }
+            )
+            .is_ok()
+        );
+        assert_eq!(state(&mut a, session), CKS_RW_USER_FUNCTIONS);
+        let Ok(Reply::Ulong(theirs)) = call(&mut b, &Call::OpenSession { slot: 0, flags }) else {
+            panic!("open")
+        };
+        assert_eq!(
+            state(&mut b, theirs),
+            CKS_RW_PUBLIC_SESSION,
+            "a's login opened b's session"
+        );
+        assert!(
+            call(
+                &mut b,
+                &Call::Login {
+                    session: theirs,
+                    user: CKU_USER,
+                    pin: b"1234".to_vec()
+                }
+            )
+            .is_ok()
+        );
+        assert_eq!(state(&mut b, theirs), CKS_RW_USER_FUNCTIONS);
+        assert!(call(&mut b, &Call::Logout { session: theirs }).is_ok());
+        assert_eq!(
+            state(&mut a, session),
+            CKS_RW_USER_FUNCTIONS,
+            "b logged a out"
         );
         // A header announcing 64 MiB, then nothing: the server waits for bytes, allocating none
         // beyond what arrives, and lets go when the connection closes.

@@ -36,7 +36,10 @@ use zeroize::Zeroizing;
 /// Size of the token's data key and of each PIN-derived key, in bytes (AES-256).
 pub const KEY_SIZE: usize = 32;
 const OBJECT_MAGIC: &[u8; 14] = b"PQKIT-P11-OBJ\0";
-const OBJECT_VERSION: u8 = 1;
+/// Version 2: public objects carry an HMAC under a key derived from the data key.
+const OBJECT_VERSION: u8 = 2;
+/// Version 1: public objects with a checksum only (read; authenticated at the first login).
+const OBJECT_VERSION_1: u8 = 1;
 const HEADER_VERSION: u32 = 1;
 /// Largest object file read, in bytes (a certificate chain or an SLH-DSA key is far smaller).
 const MAX_OBJECT_SIZE: u64 = 16 << 20;
@@ -62,9 +65,10 @@ pub enum StoreError {
     /// The directory has no token, or already has one.
     #[error("{0}: {1}")]
     Token(PathBuf, &'static str),
-    /// A PIN outside 4..=255 bytes.
-    #[error("a PIN must be 4 to 255 bytes")]
-    PinLength,
+    /// A PIN shorter than the token's minimum or longer than 255 bytes (not counted as a
+    /// failed login).
+    #[error("a PIN of this token must be {0} to 255 bytes")]
+    PinLength(u32),
     /// Argon2id parameters or a label the token cannot take.
     #[error("{0}")]
     Invalid(&'static str),
@@ -100,16 +104,27 @@ impl Default for Kdf {
     }
 }
 
+/// The bounds of the Argon2id parameters a token takes, when made and whenever `token.json`
+/// is read: a copied-in header cannot make a login take hours or allocate without bound.
+pub const KDF_MEMORY_KIB: std::ops::RangeInclusive<u32> = 1024..=(4 << 20);
+/// Passes over memory (t).
+pub const KDF_PASSES: std::ops::RangeInclusive<u32> = 1..=32;
+/// Lanes (p).
+pub const KDF_LANES: std::ops::RangeInclusive<u32> = 1..=16;
+
 impl Kdf {
-    /// Checks the parameters: at least 1 MiB of memory, one pass and one lane, and what
-    /// Argon2id itself accepts.
+    /// Checks the parameters: memory 1 MiB to 4 GiB, 1 to 32 passes, 1 to 16 lanes
+    /// ([`KDF_MEMORY_KIB`], [`KDF_PASSES`], [`KDF_LANES`]), and what Argon2id itself accepts.
     ///
     /// # Errors
     /// [`StoreError::Invalid`].
     pub fn check(&self) -> Result<(), StoreError> {
-        if self.memory_kib < 1024 || self.passes == 0 || self.lanes == 0 {
+        if !KDF_MEMORY_KIB.contains(&self.memory_kib)
+            || !KDF_PASSES.contains(&self.passes)
+            || !KDF_LANES.contains(&self.lanes)
+        {
             return Err(StoreError::Invalid(
-                "Argon2id needs at least 1024 KiB of memory, 1 pass and 1 lane",
+                "Argon2id takes 1024 KiB to 4 GiB of memory, 1 to 32 passes and 1 to 16 lanes",
             ));
         }
         argon2::Params::new(self.memory_kib, self.passes, self.lanes, Some(KEY_SIZE))
@@ -155,6 +170,17 @@ struct Header {
     /// `$PQKIT_HBS_LEDGER`, else the default SQLite ledger of the user running the module.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     ledger: Option<String>,
+    /// The shortest PIN this token takes, in bytes (tokens made before it was recorded: 4).
+    #[serde(default = "legacy_min_pin_len")]
+    min_pin_len: u32,
+    /// Whether every public object carries its tag (false for tokens of an earlier pqkit until
+    /// the first user login tags them).
+    #[serde(default)]
+    public_authenticated: bool,
+}
+
+fn legacy_min_pin_len() -> u32 {
+    4
 }
 
 /// Who logs in (PKCS#11 CKU_SO / CKU_USER).
@@ -181,6 +207,8 @@ pub struct TokenInfo {
     pub failed_so: u32,
     /// Failures that lock a PIN.
     pub max_pin_attempts: u32,
+    /// The shortest PIN the token takes, in bytes.
+    pub min_pin_len: u32,
 }
 
 /// The token's data key, unsealed by a login. Zeroized on drop.
@@ -225,7 +253,14 @@ pub struct InitOptions {
     /// The reservation ledger of the token's stateful keys (`etcd://…` or an SQLite path);
     /// `None`: `$PQKIT_HBS_LEDGER` or the default, resolved where the module runs.
     pub ledger: Option<String>,
+    /// The shortest PIN the token takes, in bytes ([`DEFAULT_MIN_PIN_LEN`]; at least 4).
+    pub min_pin_len: u32,
 }
+
+/// The shortest PIN a new token takes by default, in bytes: a copied token directory can be
+/// attacked offline at Argon2id's cost per guess, and 10^4 guesses of a 4-digit PIN cost
+/// minutes.
+pub const DEFAULT_MIN_PIN_LEN: u32 = 8;
 
 impl Default for InitOptions {
     fn default() -> Self {
@@ -233,15 +268,20 @@ impl Default for InitOptions {
             kdf: Kdf::default(),
             max_pin_attempts: 10,
             ledger: None,
+            min_pin_len: DEFAULT_MIN_PIN_LEN,
         }
     }
 }
 
-fn check_pin(pin: &[u8]) -> Result<(), StoreError> {
-    if (4..=255).contains(&pin.len()) {
+/// A PIN of `min..=255` bytes.
+fn check_pin(pin: &[u8], min: u32) -> Result<(), StoreError> {
+    let min = usize::try_from(min).unwrap_or(usize::MAX);
+    if (min..=255).contains(&pin.len()) {
         Ok(())
     } else {
-        Err(StoreError::PinLength)
+        Err(StoreError::PinLength(
+            u32::try_from(min).unwrap_or(u32::MAX),
+        ))
     }
 }
 
@@ -364,9 +404,12 @@ impl Store {
         user_pin: Option<&[u8]>,
         options: &InitOptions,
     ) -> Result<Self, StoreError> {
-        check_pin(so_pin)?;
+        if !(4..=255).contains(&options.min_pin_len) {
+            return Err(StoreError::Invalid("the shortest PIN is 4 to 255 bytes"));
+        }
+        check_pin(so_pin, options.min_pin_len)?;
         if let Some(pin) = user_pin {
-            check_pin(pin)?;
+            check_pin(pin, options.min_pin_len)?;
         }
         options.kdf.check()?;
         if let Some(spec) = &options.ledger {
@@ -418,6 +461,8 @@ impl Store {
             failed_so: 0,
             failed_user: 0,
             ledger: options.ledger.clone(),
+            min_pin_len: options.min_pin_len,
+            public_authenticated: true,
         };
         store.write_header(&header)?;
         Ok(store)
@@ -490,6 +535,19 @@ impl Store {
         if header.version != HEADER_VERSION {
             return Err(StoreError::Corrupt(path, "unknown header version"));
         }
+        if header.kdf.check().is_err() {
+            return Err(StoreError::Corrupt(
+                path,
+                "Argon2id parameters out of bounds (1024 KiB to 4 GiB, 1 to 32 passes, 1 to 16 \
+                 lanes)",
+            ));
+        }
+        if !(4..=255).contains(&header.min_pin_len) {
+            return Err(StoreError::Corrupt(
+                path,
+                "a shortest PIN outside 4 to 255 bytes",
+            ));
+        }
         Ok(header)
     }
 
@@ -511,6 +569,7 @@ impl Store {
             failed_user: h.failed_user,
             failed_so: h.failed_so,
             max_pin_attempts: h.max_pin_attempts,
+            min_pin_len: h.min_pin_len,
         })
     }
 
@@ -531,15 +590,24 @@ impl Store {
         if failed >= h.max_pin_attempts {
             return Err(StoreError::PinLocked);
         }
-        let key = unseal_data_key(&h.kdf, pin, sealed);
+        // A PIN of a length no PIN of this token has is not a guess worth counting.
+        check_pin(pin, h.min_pin_len)?;
+        // Ok(None) is a wrong PIN; an Argon2id that cannot run (no memory) is not counted.
+        let key = unseal_data_key(&h.kdf, pin, sealed)?;
         let counter = match role {
             Role::SecurityOfficer => &mut h.failed_so,
             Role::User => &mut h.failed_user,
         };
         match key {
             Some(key) => {
-                if *counter != 0 {
-                    *counter = 0;
+                let mut changed = *counter != 0;
+                *counter = 0;
+                if role == Role::User && !h.public_authenticated {
+                    self.authenticate_public_objects(&key)?;
+                    h.public_authenticated = true;
+                    changed = true;
+                }
+                if changed {
                     self.write_header(&h)?;
                 }
                 Ok(key)
@@ -563,9 +631,9 @@ impl Store {
     /// # Errors
     /// [`StoreError::PinLength`], I/O errors.
     pub fn set_pin(&self, role: Role, key: &DataKey, pin: &[u8]) -> Result<(), StoreError> {
-        check_pin(pin)?;
         let _lock = self.lock()?;
         let mut h = self.read_header()?;
+        check_pin(pin, h.min_pin_len)?;
         let sealed = seal_data_key(&h.kdf, pin, &key.0)?;
         match role {
             Role::SecurityOfficer => {
@@ -602,6 +670,7 @@ impl Store {
             user: None,
             failed_so: 0,
             failed_user: 0,
+            public_authenticated: true,
             ..h
         };
         self.write_header(&header)
@@ -630,6 +699,56 @@ impl Store {
         Ok(ids)
     }
 
+    /// What is wrong in the token's directory, as far as it can be seen without the PIN:
+    /// object files that do not decode (or whose public attributes fail their checksum),
+    /// state files of stateful keys that are damaged or not pqkit's, and temporary files left
+    /// by writes that did not finish (a killed process). One line each, naming the file.
+    pub fn problems(&self) -> Vec<String> {
+        let mut out = Vec::new();
+        if let Ok(ids) = self.object_ids() {
+            for id in ids {
+                if let Err(e) = self.read_object(id, None) {
+                    out.push(format!("damaged object: {e}"));
+                }
+            }
+        }
+        let hbs = self.hbs_dir();
+        if let Ok(entries) = fs::read_dir(&hbs) {
+            let mut states: Vec<PathBuf> = entries
+                .flatten()
+                .map(|e| e.path())
+                .filter(|p| p.extension().is_some_and(|e| e == "state"))
+                .collect();
+            states.sort();
+            for state in states {
+                if let Err(e) = pqkit_hbs::state::inspect(&state) {
+                    out.push(format!("damaged stateful key: {e}"));
+                }
+                for left in pqkit_hbs::state::leftovers(&state) {
+                    out.push(format!(
+                        "{}: a temporary file of a write that did not finish (the key's next \
+                         signature removes it)",
+                        left.display()
+                    ));
+                }
+            }
+        }
+        for dir in [self.dir.clone(), self.dir.join("objects")] {
+            if let Ok(entries) = fs::read_dir(&dir) {
+                for e in entries.flatten() {
+                    let name = e.file_name().to_string_lossy().into_owned();
+                    if name.starts_with('.') && name.ends_with(".tmp") {
+                        out.push(format!(
+                            "{}: a temporary file of a write that did not finish",
+                            e.path().display()
+                        ));
+                    }
+                }
+            }
+        }
+        out
+    }
+
     /// A fresh object id (random, not in use).
     pub fn new_id(&self) -> u64 {
         loop {
@@ -648,7 +767,19 @@ impl Store {
         head
     }
 
-    /// Writes object `id` atomically: sealed under `key` when `private`.
+    /// The tag of a public object: HMAC-SHA-256 under a key derived from the data key, over
+    /// the object's header and attributes — only a logged-in user can make one.
+    fn public_tag(key: &DataKey, content: &[u8]) -> [u8; 32] {
+        let k = Zeroizing::new(key.derive(b"pqkit-pkcs11 public object v2"));
+        let hmac = aws_lc_rs::hmac::Key::new(aws_lc_rs::hmac::HMAC_SHA256, &k[..]);
+        let mut out = [0u8; 32];
+        out.copy_from_slice(aws_lc_rs::hmac::sign(&hmac, content).as_ref());
+        out
+    }
+
+    /// Writes object `id` atomically: sealed under the data key when `private`; a public one
+    /// with its checksum and its tag under the data key (a public object cannot be written,
+    /// nor replaced unseen, without a login).
     ///
     /// # Errors
     /// I/O errors (the old object, if any, is unchanged).
@@ -656,28 +787,34 @@ impl Store {
         &self,
         id: u64,
         attrs: &Attributes,
-        private: Option<&DataKey>,
+        private: bool,
+        key: &DataKey,
     ) -> Result<(), StoreError> {
-        let head = Self::object_header(id, private.is_some());
+        let head = Self::object_header(id, private);
         let plain = encode_attributes(attrs);
         let mut out = head.clone();
-        match private {
-            Some(key) => out.extend_from_slice(&seal(&key.0, &head, &plain)),
-            None => {
-                out.extend_from_slice(&plain);
-                let sum = Sha256::digest(&out);
-                out.extend_from_slice(&sum);
-            }
+        if private {
+            out.extend_from_slice(&seal(&key.0, &head, &plain));
+        } else {
+            out.extend_from_slice(&plain);
+            let tag = Self::public_tag(key, &out);
+            let sum = Sha256::digest(&out);
+            out.extend_from_slice(&sum);
+            out.extend_from_slice(&tag);
         }
         write_atomic(&self.object_path(id), &out)
     }
 
     /// Reads object `id`. Returns `Ok(None)` for a private object when `key` is `None` (not
-    /// logged in).
+    /// logged in). A public object's checksum is checked always, its tag when `key` is given
+    /// (logged in): without a login a public object replaced by someone who can write the
+    /// directory cannot be told from the token's own.
     ///
     /// # Errors
-    /// [`StoreError::Corrupt`] for a damaged, truncated or moved file, or a private object that
-    /// does not open under `key`; I/O errors.
+    /// [`StoreError::Corrupt`] for a damaged, truncated or moved file, a private object that
+    /// does not open under `key`, a public object whose tag is not the data key's (replaced)
+    /// or that an earlier pqkit wrote after the token's public objects were authenticated;
+    /// I/O errors.
     pub fn read_object(
         &self,
         id: u64,
@@ -693,7 +830,8 @@ impl Store {
         if bytes.len() < head_len || !bytes.starts_with(OBJECT_MAGIC) {
             return Err(corrupt("not an object file"));
         }
-        if bytes[OBJECT_MAGIC.len()] != OBJECT_VERSION {
+        let version = bytes[OBJECT_MAGIC.len()];
+        if version != OBJECT_VERSION && version != OBJECT_VERSION_1 {
             return Err(corrupt("unknown object version"));
         }
         let private = match bytes[OBJECT_MAGIC.len() + 1] {
@@ -711,17 +849,50 @@ impl Store {
             };
             open(&key.0, head, body).ok_or(corrupt("sealed object does not open (damaged)"))?
         } else {
-            let (content, sum) = bytes
-                .split_at_checked(bytes.len().saturating_sub(32))
+            let trailer = if version == OBJECT_VERSION { 64 } else { 32 };
+            let (content, rest) = bytes
+                .split_at_checked(bytes.len().saturating_sub(trailer))
                 .filter(|(c, _)| c.len() >= head_len)
                 .ok_or(corrupt("truncated"))?;
-            if Sha256::digest(content).as_slice() != sum {
+            if Sha256::digest(content).as_slice() != &rest[..32] {
                 return Err(corrupt("checksum mismatch"));
+            }
+            if let Some(key) = key {
+                if version == OBJECT_VERSION_1 {
+                    return Err(corrupt(
+                        "a public object without a tag, written after the token's public objects \
+                         were authenticated (planted?)",
+                    ));
+                }
+                let tag = Self::public_tag(key, content);
+                if aws_lc_rs::constant_time::verify_slices_are_equal(&tag, &rest[32..]).is_err() {
+                    return Err(corrupt(
+                        "a public object this token's user did not write (replaced?)",
+                    ));
+                }
             }
             Zeroizing::new(content[head_len..].to_vec())
         };
         let attrs = decode_attributes(&plain).ok_or(corrupt("attributes do not decode"))?;
         Ok(Some((private, attrs)))
+    }
+
+    /// Tags the public objects an earlier pqkit wrote without one (version 1), once, at the
+    /// first user login after the upgrade; from then on an untagged public object is refused.
+    fn authenticate_public_objects(&self, key: &DataKey) -> Result<(), StoreError> {
+        for id in self.object_ids()? {
+            let path = self.object_path(id);
+            let Ok(bytes) = fs::read(&path) else {
+                continue;
+            };
+            if bytes.get(OBJECT_MAGIC.len()) == Some(&OBJECT_VERSION_1)
+                && bytes.get(OBJECT_MAGIC.len() + 1) == Some(&0)
+                && let Ok(Some((false, attrs))) = self.read_object(id, None)
+            {
+                self.write_object(id, &attrs, false, key)?;
+            }
+        }
+        Ok(())
     }
 
     /// Removes object `id`.
@@ -746,13 +917,18 @@ fn seal_data_key(kdf: &Kdf, pin: &[u8], data_key: &[u8; KEY_SIZE]) -> Result<Sea
     })
 }
 
-fn unseal_data_key(kdf: &Kdf, pin: &[u8], sealed: &Sealed) -> Option<DataKey> {
-    let salt = hex::decode(&sealed.salt).ok()?;
-    let body = hex::decode(&sealed.key).ok()?;
-    let kek = kdf.derive(pin, &salt).ok()?;
-    let plain = open(&kek, b"pqkit token data key", &body)?;
-    let key: [u8; KEY_SIZE] = plain.as_slice().try_into().ok()?;
-    Some(DataKey(Zeroizing::new(key)))
+/// The data key sealed under `pin`: `Ok(None)` for a PIN that does not open it; an error when
+/// Argon2id cannot run (a login that could not try the PIN counts no failure).
+fn unseal_data_key(kdf: &Kdf, pin: &[u8], sealed: &Sealed) -> Result<Option<DataKey>, StoreError> {
+    let header = || StoreError::Corrupt(PathBuf::from("token.json"), "a sealed data key");
+    let salt = hex::decode(&sealed.salt).map_err(|_| header())?;
+    let body = hex::decode(&sealed.key).map_err(|_| header())?;
+    let kek = kdf.derive(pin, &salt)?;
+    let Some(plain) = open(&kek, b"pqkit token data key", &body) else {
+        return Ok(None);
+    };
+    let key: [u8; KEY_SIZE] = plain.as_slice().try_into().map_err(|_| header())?;
+    Ok(Some(DataKey(Zeroizing::new(key))))
 }
 
 #[cfg(test)]
@@ -769,6 +945,7 @@ mod tests {
             },
             max_pin_attempts: 3,
             ledger: None,
+            min_pin_len: 4,
         }
     }
 
@@ -810,6 +987,115 @@ mod tests {
         fs::remove_dir_all(dir).unwrap();
     }
 
+    /// A PIN shorter than the token's minimum is refused without counting; a header whose
+    /// Argon2id parameters are out of bounds (copied in: `passes` 2^32 − 1 would hang a login,
+    /// a huge `memory_kib` fail it) is damaged, and no login attempt is counted.
+    #[test]
+    fn short_pins_and_unbounded_kdf_parameters_count_no_attempt() {
+        let dir = temp("bounds");
+        let options = InitOptions {
+            min_pin_len: 8,
+            ..fast()
+        };
+        assert!(matches!(
+            Store::init(&dir, "t", b"so-pin-1", Some(b"1234"), &options),
+            Err(StoreError::PinLength(8))
+        ));
+        let store = Store::init(&dir, "t", b"so-pin-12", Some(b"12345678"), &options).unwrap();
+        for _ in 0..5 {
+            assert!(matches!(
+                store.login(Role::User, b"1234"),
+                Err(StoreError::PinLength(8))
+            ));
+        }
+        assert_eq!(store.info().unwrap().failed_user, 0);
+        assert_eq!(store.info().unwrap().min_pin_len, 8);
+        let header = dir.join("token.json");
+        let good = fs::read_to_string(&header).unwrap();
+        for (field, value) in [("passes", "4294967295"), ("memory_kib", "4294967295")] {
+            let mut v: serde_json::Value = serde_json::from_str(&good).unwrap();
+            v["kdf"][field] = serde_json::from_str(value).unwrap();
+            fs::write(&header, v.to_string()).unwrap();
+            let start = std::time::Instant::now();
+            assert!(matches!(
+                store.login(Role::User, b"12345678"),
+                Err(StoreError::Corrupt(..))
+            ));
+            assert!(start.elapsed() < std::time::Duration::from_secs(2));
+        }
+        fs::write(&header, &good).unwrap();
+        assert_eq!(store.info().unwrap().failed_user, 0);
+        assert!(store.login(Role::User, b"12345678").is_ok());
+        fs::remove_dir_all(dir).unwrap();
+    }
+
+    /// A public object rewritten by someone who can write the directory but has no PIN — its
+    /// attributes changed and its checksum recomputed — reads as before without a login (the
+    /// limit), and is refused once the user is logged in: its tag is not the data key's. An
+    /// untagged (version 1) object is tagged at the first login of a token an earlier pqkit
+    /// made, and refused when planted later.
+    #[test]
+    fn a_replaced_public_object_is_refused_when_logged_in() {
+        let dir = temp("replaced");
+        let store = Store::init(
+            &dir,
+            "t",
+            b"so-pin-1",
+            Some(b"12345678"),
+            &InitOptions {
+                min_pin_len: 8,
+                ..fast()
+            },
+        )
+        .unwrap();
+        let key = store.login(Role::User, b"12345678").unwrap();
+        let id = store.new_id();
+        let attrs: Attributes = [(3u64, b"ca".to_vec()), (0x11, vec![1; 32])].into();
+        store.write_object(id, &attrs, false, &key).unwrap();
+        assert!(store.read_object(id, Some(&key)).is_ok());
+        let path = store.object_path(id);
+        let good = fs::read(&path).unwrap();
+        let head_len = OBJECT_MAGIC.len() + 2 + 8;
+        let forged_attrs: Attributes = [(3u64, b"ca".to_vec()), (0x11, vec![2; 32])].into();
+        let mut forged = good[..head_len].to_vec();
+        forged.extend_from_slice(&encode_attributes(&forged_attrs));
+        let sum = Sha256::digest(&forged);
+        forged.extend_from_slice(&sum);
+        forged.extend_from_slice(&good[good.len() - 32..]);
+        fs::write(&path, &forged).unwrap();
+        assert_eq!(
+            store.read_object(id, None).unwrap().unwrap().1,
+            forged_attrs,
+            "without a login the checksum is all there is"
+        );
+        assert!(matches!(
+            store.read_object(id, Some(&key)),
+            Err(StoreError::Corrupt(_, why)) if why.contains("did not write")
+        ));
+        // An untagged object planted in a token whose public objects are tagged: refused.
+        let mut planted = good[..head_len].to_vec();
+        planted[OBJECT_MAGIC.len()] = OBJECT_VERSION_1;
+        planted.extend_from_slice(&encode_attributes(&forged_attrs));
+        let sum = Sha256::digest(&planted);
+        planted.extend_from_slice(&sum);
+        fs::write(&path, &planted).unwrap();
+        assert!(store.read_object(id, Some(&key)).is_err());
+        // A token of an earlier pqkit: its untagged objects are tagged at the first login.
+        let mut header: serde_json::Value =
+            serde_json::from_slice(&fs::read(dir.join("token.json")).unwrap()).unwrap();
+        header
+            .as_object_mut()
+            .unwrap()
+            .remove("public_authenticated");
+        fs::write(dir.join("token.json"), header.to_string()).unwrap();
+        let key = store.login(Role::User, b"12345678").unwrap();
+        assert_eq!(
+            store.read_object(id, Some(&key)).unwrap().unwrap().1,
+            forged_attrs
+        );
+        fs::remove_dir_all(dir).unwrap();
+    }
+
     #[test]
     fn damage_to_one_object_loses_no_other() {
         let dir = temp("damage");
@@ -818,9 +1104,7 @@ mod tests {
         let attrs: Attributes = [(3u64, b"label".to_vec()), (0x11, vec![7; 40])].into();
         let ids: Vec<u64> = (0..4).map(|_| store.new_id()).collect();
         for (i, id) in ids.iter().enumerate() {
-            store
-                .write_object(*id, &attrs, (i % 2 == 0).then_some(&key))
-                .unwrap();
+            store.write_object(*id, &attrs, i % 2 == 0, &key).unwrap();
         }
         // A flipped byte in every position of object 0 (private) and 1 (public), and every
         // truncation: each is an error, and the other objects still read.

@@ -25,9 +25,29 @@ use crate::config::Config;
 use crate::mech::{self, Mechanism, SignOp};
 use crate::store::{Attributes, DataKey, Role, Store, StoreError};
 
+thread_local! {
+    /// The application this thread's calls come from: a `pqkit token serve` connection, or 0
+    /// for the process that loaded the module.
+    static APP: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
+}
+
+/// Marks this thread's calls as application `app`'s (sessions it opens are its, and so is a
+/// login in them).
+pub(crate) fn set_app(app: u64) {
+    APP.with(|a| a.set(app));
+}
+
+fn current_app() -> u64 {
+    APP.with(std::cell::Cell::get)
+}
+
 /// A PKCS#11 return value other than CKR_OK.
 pub(crate) type Rv = CK_RV;
 pub(crate) type Result<T> = std::result::Result<T, Rv>;
+
+/// The largest message kept whole for a multi-part operation, in bytes (see
+/// [`Module::update`]); a single-part C_Sign passes its message as given.
+pub const MAX_BUFFERED: usize = 256 << 20;
 
 /// How long C_Sign waits for another process that holds a stateful key's lock.
 const STATE_LOCK_PATIENCE: Duration = Duration::from_secs(30);
@@ -81,7 +101,7 @@ fn store_rv(e: StoreError) -> Rv {
         StoreError::PinIncorrect => CKR_PIN_INCORRECT,
         StoreError::PinLocked => CKR_PIN_LOCKED,
         StoreError::UserPinNotInitialized => CKR_USER_PIN_NOT_INITIALIZED,
-        StoreError::PinLength => CKR_PIN_LEN_RANGE,
+        StoreError::PinLength(_) => CKR_PIN_LEN_RANGE,
         StoreError::Invalid(_) => CKR_ARGUMENTS_BAD,
         StoreError::Token(..) => CKR_TOKEN_NOT_RECOGNIZED,
         StoreError::Io(..) | StoreError::Corrupt(..) => CKR_DEVICE_ERROR,
@@ -218,6 +238,8 @@ pub(crate) struct Operation {
 
 struct Session {
     slot: usize,
+    /// The application that opened it (a `pqkit token serve` connection; 0 in process).
+    app: u64,
     rw: bool,
     find: Option<Vec<CK_OBJECT_HANDLE>>,
     sign: Option<Operation>,
@@ -227,7 +249,9 @@ struct Session {
 struct Slot {
     dir: PathBuf,
     store: Option<Store>,
-    login: Option<(Role, DataKey)>,
+    /// Who is logged in, per application: one application's login opens nothing to another
+    /// (`pqkit token serve` serves several).
+    logins: HashMap<u64, (Role, DataKey)>,
 }
 
 /// The whole module state.
@@ -275,7 +299,7 @@ pub(crate) fn initialize() -> Result<()> {
         .map(|s| Slot {
             store: Store::open(&s.dir).ok(),
             dir: s.dir,
-            login: None,
+            logins: HashMap::new(),
         })
         .collect();
     *guard = Some(Module {
@@ -306,6 +330,7 @@ pub(crate) struct TokenFacts {
     pub(crate) flags: CK_FLAGS,
     pub(crate) sessions: usize,
     pub(crate) rw_sessions: usize,
+    pub(crate) min_pin_len: u64,
 }
 
 impl Module {
@@ -361,6 +386,7 @@ impl Module {
             flags,
             sessions: mine.clone().count(),
             rw_sessions: mine.filter(|s| s.rw).count(),
+            min_pin_len: u64::from(info.min_pin_len),
         })
     }
 
@@ -375,7 +401,7 @@ impl Module {
             .map_err(store_rv)?;
         self.forget_slot_objects(slot_index);
         if let Some(slot) = self.slots.get_mut(slot_index) {
-            slot.login = None;
+            slot.logins.clear();
         }
         Ok(())
     }
@@ -407,7 +433,13 @@ impl Module {
         self.store(id)?;
         let slot = usize::try_from(id).map_err(|_| CKR_SLOT_ID_INVALID)?;
         let rw = flags & CKF_RW_SESSION != 0;
-        if !rw && matches!(self.slots[slot].login, Some((Role::SecurityOfficer, _))) {
+        let app = current_app();
+        if !rw
+            && matches!(
+                self.slots[slot].logins.get(&app),
+                Some((Role::SecurityOfficer, _))
+            )
+        {
             return Err(CKR_SESSION_READ_WRITE_SO_EXISTS);
         }
         let handle = self.next_session;
@@ -416,6 +448,7 @@ impl Module {
             handle,
             Session {
                 slot,
+                app,
                 rw,
                 find: None,
                 sign: None,
@@ -444,8 +477,12 @@ impl Module {
                 self.handles.remove(&p);
             }
         }
-        if !self.sessions.values().any(|s| s.slot == session.slot) {
-            self.slots[session.slot].login = None;
+        if !self
+            .sessions
+            .values()
+            .any(|s| s.slot == session.slot && s.app == session.app)
+        {
+            self.slots[session.slot].logins.remove(&session.app);
             self.keys.clear();
         }
         Ok(())
@@ -473,8 +510,8 @@ impl Module {
         h: CK_SESSION_HANDLE,
     ) -> Result<(CK_SLOT_ID, CK_STATE, CK_FLAGS)> {
         let s = self.session(h)?;
-        let (slot, rw) = (s.slot, s.rw);
-        let state = match (&self.slots[slot].login, rw) {
+        let (slot, rw, app) = (s.slot, s.rw, s.app);
+        let state = match (self.slots[slot].logins.get(&app), rw) {
             (Some((Role::SecurityOfficer, _)), _) => CKS_RW_SO_FUNCTIONS,
             (Some((Role::User, _)), true) => CKS_RW_USER_FUNCTIONS,
             (Some((Role::User, _)), false) => CKS_RO_USER_FUNCTIONS,
@@ -500,32 +537,42 @@ impl Module {
         pin: &[u8],
     ) -> Result<()> {
         let (slot, store) = self.session_store(h)?;
+        let app = self.session(h)?.app;
         let role = match user {
             CKU_SO => Role::SecurityOfficer,
             CKU_USER => Role::User,
             CKU_CONTEXT_SPECIFIC => return Err(CKR_OPERATION_NOT_INITIALIZED),
             _ => return Err(CKR_USER_TYPE_INVALID),
         };
-        match &self.slots[slot].login {
+        match self.slots[slot].logins.get(&app) {
             Some((r, _)) if *r == role => return Err(CKR_USER_ALREADY_LOGGED_IN),
             Some(_) => return Err(CKR_USER_ANOTHER_ALREADY_LOGGED_IN),
             None => {}
         }
-        if role == Role::SecurityOfficer && self.sessions.values().any(|s| s.slot == slot && !s.rw)
+        if role == Role::SecurityOfficer
+            && self
+                .sessions
+                .values()
+                .any(|s| s.slot == slot && s.app == app && !s.rw)
         {
             return Err(CKR_SESSION_READ_ONLY_EXISTS);
         }
         let key = store.login(role, pin).map_err(store_rv)?;
-        self.slots[slot].login = Some((role, key));
+        self.slots[slot].logins.insert(app, (role, key));
         Ok(())
     }
 
     /// The signing key of a private-key object (decoded once while logged in).
-    fn private_op_key(&mut self, attrs: &Attributes, store: &Store, slot: usize) -> Result<OpKey> {
+    fn private_op_key(
+        &mut self,
+        attrs: &Attributes,
+        store: &Store,
+        session: CK_SESSION_HANDLE,
+    ) -> Result<OpKey> {
         if let Some(file) = attrs.get(&mech::CKA_PQKIT_STATE_FILE) {
             let path = store.hbs_dir().join(String::from_utf8_lossy(file).as_ref());
             let status = pqkit_hbs::state::status(&path).map_err(state_rv)?;
-            let data_key = self.user_key(slot).ok_or(CKR_USER_NOT_LOGGED_IN)?;
+            let data_key = self.user_key(session).ok_or(CKR_USER_NOT_LOGGED_IN)?;
             let seal = Zeroizing::new(data_key.derive(&state_seal_label(file)));
             return Ok(OpKey::HbsSign(
                 path,
@@ -554,10 +601,13 @@ impl Module {
     /// C_Logout.
     pub(crate) fn logout(&mut self, h: CK_SESSION_HANDLE) -> Result<()> {
         self.keys.clear();
-        let slot = self.session(h)?.slot;
+        let (slot, app) = {
+            let s = self.session(h)?;
+            (s.slot, s.app)
+        };
         self.slots[slot]
-            .login
-            .take()
+            .logins
+            .remove(&app)
             .map(|_| ())
             .ok_or(CKR_USER_NOT_LOGGED_IN)
     }
@@ -565,7 +615,8 @@ impl Module {
     /// C_InitPIN: the SO sets the user PIN.
     pub(crate) fn init_pin(&mut self, h: CK_SESSION_HANDLE, pin: &[u8]) -> Result<()> {
         let (slot, store) = self.session_store(h)?;
-        let Some((Role::SecurityOfficer, key)) = &self.slots[slot].login else {
+        let app = self.session(h)?.app;
+        let Some((Role::SecurityOfficer, key)) = self.slots[slot].logins.get(&app) else {
             return Err(CKR_USER_NOT_LOGGED_IN);
         };
         store.set_pin(Role::User, key, pin).map_err(store_rv)
@@ -577,16 +628,19 @@ impl Module {
         if !self.session(h)?.rw {
             return Err(CKR_SESSION_READ_ONLY);
         }
+        let app = self.session(h)?.app;
         let role = self.slots[slot]
-            .login
-            .as_ref()
+            .logins
+            .get(&app)
             .map_or(Role::User, |(r, _)| *r);
         let key = store.login(role, old).map_err(store_rv)?;
         store.set_pin(role, &key, new).map_err(store_rv)
     }
 
-    fn user_key(&self, slot: usize) -> Option<&DataKey> {
-        match &self.slots[slot].login {
+    /// The data key of the user logged in for `session`'s application, if one is.
+    fn user_key(&self, session: CK_SESSION_HANDLE) -> Option<&DataKey> {
+        let s = self.sessions.get(&session)?;
+        match self.slots.get(s.slot)?.logins.get(&s.app) {
             Some((Role::User, key)) => Some(key),
             _ => None,
         }
@@ -610,7 +664,7 @@ impl Module {
         match self.places.get(&h).copied() {
             Some(Place::Token(s, id)) if s == slot => {
                 let store = self.slots[slot].store.as_ref().ok_or(CKR_DEVICE_REMOVED)?;
-                match store.read_object(id, self.user_key(slot)) {
+                match store.read_object(id, self.user_key(session)) {
                     Ok(Some((_, attrs))) => Ok(attrs),
                     Ok(None) => Err(CKR_OBJECT_HANDLE_INVALID),
                     Err(StoreError::Io(_, e)) if e.kind() == std::io::ErrorKind::NotFound => {
@@ -624,7 +678,7 @@ impl Module {
                     .session_objects
                     .get(&h)
                     .ok_or(CKR_OBJECT_HANDLE_INVALID)?;
-                if flag(&o.attrs, CKA_PRIVATE, false) && self.user_key(slot).is_none() {
+                if flag(&o.attrs, CKA_PRIVATE, false) && self.user_key(session).is_none() {
                     return Err(CKR_OBJECT_HANDLE_INVALID);
                 }
                 Ok(o.attrs.clone())
@@ -633,7 +687,8 @@ impl Module {
         }
     }
 
-    /// Stores a new object; token objects need a read/write session, private ones a user login.
+    /// Stores a new object; token objects need a read/write session and a user login (public
+    /// ones too: their tag is made with the data key), session objects a login when private.
     fn insert(
         &mut self,
         session: CK_SESSION_HANDLE,
@@ -642,13 +697,17 @@ impl Module {
         let s = self.session(session)?;
         let (slot, rw) = (s.slot, s.rw);
         let private = flag(&attrs, CKA_PRIVATE, false);
-        if private && self.user_key(slot).is_none() {
+        if private && self.user_key(session).is_none() {
             return Err(CKR_USER_NOT_LOGGED_IN);
         }
         if flag(&attrs, CKA_TOKEN, false) {
             if !rw {
                 return Err(CKR_SESSION_READ_ONLY);
             }
+            let key = self
+                .user_key(session)
+                .ok_or(CKR_USER_NOT_LOGGED_IN)?
+                .clone();
             let store = self.slots[slot].store.clone().ok_or(CKR_DEVICE_REMOVED)?;
             let id = attrs
                 .get(&mech::CKA_PQKIT_STATE_FILE)
@@ -661,7 +720,7 @@ impl Module {
                 })
                 .unwrap_or_else(|| store.new_id());
             store
-                .write_object(id, &attrs, if private { self.user_key(slot) } else { None })
+                .write_object(id, &attrs, private, &key)
                 .map_err(store_rv)?;
             Ok(self.handle_for(Place::Token(slot, id)))
         } else {
@@ -791,8 +850,12 @@ impl Module {
                 }
                 let store = self.slots[slot].store.clone().ok_or(CKR_DEVICE_REMOVED)?;
                 let private = flag(&attrs, CKA_PRIVATE, false);
+                let key = self
+                    .user_key(session)
+                    .ok_or(CKR_USER_NOT_LOGGED_IN)?
+                    .clone();
                 store
-                    .write_object(id, &attrs, if private { self.user_key(slot) } else { None })
+                    .write_object(id, &attrs, private, &key)
                     .map_err(store_rv)
             }
             _ => {
@@ -823,13 +886,13 @@ impl Module {
         let mut found = Vec::new();
         // A damaged object is skipped: the others stay usable.
         for id in store.object_ids().map_err(store_rv)? {
-            if let Ok(Some((_, attrs))) = store.read_object(id, self.user_key(slot))
+            if let Ok(Some((_, attrs))) = store.read_object(id, self.user_key(session))
                 && matches(&attrs, &template)
             {
                 found.push(self.handle_for(Place::Token(slot, id)));
             }
         }
-        let logged_in = self.user_key(slot).is_some();
+        let logged_in = self.user_key(session).is_some();
         let mut session_found: Vec<_> = self
             .session_objects
             .iter()
@@ -920,10 +983,7 @@ impl Module {
         let (attrs, store) = self.key_for(session, h, m, usage)?;
         let class = get_ulong(&attrs, CKA_CLASS)?;
         let key = match (class, verify) {
-            (Some(CKO_PRIVATE_KEY), false) => {
-                let slot = self.session(session)?.slot;
-                self.private_op_key(&attrs, &store, slot)?
-            }
+            (Some(CKO_PRIVATE_KEY), false) => self.private_op_key(&attrs, &store, session)?,
             (Some(CKO_PUBLIC_KEY), true) => public_op_key(&attrs)?,
             _ => return Err(CKR_KEY_TYPE_INCONSISTENT),
         };
@@ -972,7 +1032,22 @@ impl Module {
         })
     }
 
+    /// Ends the session's sign or verify operation, if one is active: a C_Sign, C_SignUpdate,
+    /// C_Verify… that fails ends it (PKCS#11 3.2 §5.13, §5.15), CKR_BUFFER_TOO_SMALL aside.
+    pub(crate) fn end_operation(&mut self, session: CK_SESSION_HANDLE, verify: bool) {
+        if let Ok(s) = self.session(session) {
+            if verify {
+                s.verify = None;
+            } else {
+                s.sign = None;
+            }
+        }
+    }
+
     /// Feeds data to the session's sign or verify operation (C_SignUpdate / C_VerifyUpdate).
+    /// A message the mechanism must see whole (SLH-DSA, Falcon, LMS/HSS, XMSS: the message is
+    /// hashed twice or after a randomizer) is kept in memory up to [`MAX_BUFFERED`] bytes.
+    /// An error ends the operation.
     pub(crate) fn update(
         &mut self,
         session: CK_SESSION_HANDLE,
@@ -981,6 +1056,14 @@ impl Module {
     ) -> Result<()> {
         let s = self.session(session)?;
         let slot = if verify { &mut s.verify } else { &mut s.sign };
+        let result = Self::feed(slot, data);
+        if result.is_err() {
+            *slot = None;
+        }
+        result
+    }
+
+    fn feed(slot: &mut Option<Operation>, data: &[u8]) -> Result<()> {
         let op = slot.as_mut().ok_or(CKR_OPERATION_NOT_INITIALIZED)?;
         op.multi_part = true;
         if let Acc::Buffer(buffered) = &op.acc
@@ -1007,8 +1090,12 @@ impl Module {
             Some(SignOp::Digest | SignOp::Mu | SignOp::EcdsaDigest)
         ) {
             // A digest or μ is one value, not a stream (PKCS#11 3.2 §6.67.6).
-            *slot = None;
             return Err(CKR_FUNCTION_NOT_SUPPORTED);
+        }
+        if let Acc::Buffer(b) = &op.acc
+            && b.len().saturating_add(data.len()) > MAX_BUFFERED
+        {
+            return Err(CKR_DATA_LEN_RANGE);
         }
         op.acc.update(data);
         Ok(())
@@ -1053,8 +1140,8 @@ impl Module {
         if public.keys().chain(private.keys()).any(|t| internal(*t)) {
             return Err(CKR_ATTRIBUTE_TYPE_INVALID);
         }
-        let (slot, store) = self.session_store(session)?;
-        if self.user_key(slot).is_none() {
+        let (_, store) = self.session_store(session)?;
+        if self.user_key(session).is_none() {
             return Err(CKR_USER_NOT_LOGGED_IN);
         }
         let stateful = matches!(m.key_type, CKK_HSS | CKK_XMSS | CKK_XMSSMT);
@@ -1064,7 +1151,10 @@ impl Module {
             if !self.session(session)?.rw {
                 return Err(CKR_SESSION_READ_ONLY);
             }
-            let data_key = self.user_key(slot).ok_or(CKR_USER_NOT_LOGGED_IN)?.clone();
+            let data_key = self
+                .user_key(session)
+                .ok_or(CKR_USER_NOT_LOGGED_IN)?
+                .clone();
             let (a, b, key) = generate_stateful(m, &public, &private, &store, &data_key)?;
             (a, b, Some(key))
         } else {
@@ -1173,8 +1263,67 @@ impl ObjectView {
                 return Err(CKR_ATTRIBUTE_SENSITIVE);
             }
         }
-        Ok(self.attrs.get(&t).cloned())
+        match self.attrs.get(&t) {
+            Some(v) => Ok(Some(v.clone())),
+            None => Ok(default_attribute(class, t)),
+        }
     }
+}
+
+/// The value of an attribute of `class` that the object does not store: the defaults of
+/// PKCS#11 3.2 §4.4 (storage objects), §4.6–§4.9 (certificates, keys) — CK_FALSE for the
+/// usages a key does not have, empty for absent dates, names and lists,
+/// CK_UNAVAILABLE_INFORMATION for a generation mechanism nobody recorded — so that a
+/// consumer asking for every attribute of the class (pkcs11-tool, libp11) gets an answer;
+/// `None` for an attribute the class does not have (CKR_ATTRIBUTE_TYPE_INVALID).
+fn default_attribute(class: CK_OBJECT_CLASS, t: CK_ATTRIBUTE_TYPE) -> Option<Vec<u8>> {
+    let key = matches!(class, CKO_PUBLIC_KEY | CKO_PRIVATE_KEY | CKO_SECRET_KEY);
+    Some(match t {
+        // Every storage object (§4.4).
+        CKA_TOKEN | CKA_PRIVATE | CKA_COPYABLE => boolean(false),
+        CKA_MODIFIABLE | CKA_DESTROYABLE => boolean(true),
+        CKA_LABEL => Vec::new(),
+        // Every key (§4.7).
+        CKA_ID | CKA_START_DATE | CKA_END_DATE | CKA_ALLOWED_MECHANISMS if key => Vec::new(),
+        CKA_DERIVE | CKA_LOCAL if key => boolean(false),
+        CKA_KEY_GEN_MECHANISM if key => ulong(CK_UNAVAILABLE_INFORMATION),
+        // Public keys (§4.8).
+        CKA_SUBJECT if matches!(class, CKO_PUBLIC_KEY | CKO_PRIVATE_KEY) => Vec::new(),
+        CKA_ENCRYPT | CKA_VERIFY | CKA_VERIFY_RECOVER | CKA_WRAP | CKA_TRUSTED
+        | CKA_ENCAPSULATE
+            if class == CKO_PUBLIC_KEY =>
+        {
+            boolean(false)
+        }
+        // Private keys (§4.9).
+        CKA_DECRYPT
+        | CKA_SIGN
+        | CKA_SIGN_RECOVER
+        | CKA_UNWRAP
+        | CKA_WRAP_WITH_TRUSTED
+        | CKA_ALWAYS_AUTHENTICATE
+        | CKA_DECAPSULATE
+            if class == CKO_PRIVATE_KEY =>
+        {
+            boolean(false)
+        }
+        // Certificates (§4.6).
+        CKA_TRUSTED if class == CKO_CERTIFICATE => boolean(false),
+        CKA_CERTIFICATE_CATEGORY | CKA_JAVA_MIDP_SECURITY_DOMAIN if class == CKO_CERTIFICATE => {
+            ulong(0)
+        }
+        CKA_START_DATE
+        | CKA_END_DATE
+        | CKA_URL
+        | CKA_HASH_OF_SUBJECT_PUBLIC_KEY
+        | CKA_HASH_OF_ISSUER_PUBLIC_KEY
+        | CKA_ID
+            if class == CKO_CERTIFICATE =>
+        {
+            Vec::new()
+        }
+        _ => return None,
+    })
 }
 
 fn matches(attrs: &Attributes, template: &Attributes) -> bool {

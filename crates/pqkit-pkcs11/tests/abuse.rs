@@ -394,6 +394,80 @@ fn stateful_key_survives_sigkill() {
         seen.len(),
         start.elapsed()
     );
+    // Reproducer 2 through the token: a C_Sign reservation rewrites the state file's counter
+    // in place, so no kill leaves a temporary state file to be moved over the key's.
+    let hbs = fixture().dir.join("main").join("hbs");
+    let leftovers: Vec<_> = std::fs::read_dir(&hbs)
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| n.contains(".state.tmp-"))
+        .collect();
+    assert!(leftovers.is_empty(), "temporary state files: {leftovers:?}");
+}
+
+fn state_files(hbs: &std::path::Path) -> std::collections::BTreeSet<std::path::PathBuf> {
+    std::fs::read_dir(hbs)
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|e| e == "state"))
+        .collect()
+}
+
+/// Reproducer 3 and its neighbours through the token: a hard link to a stateful key's state
+/// file, an older state written back into it (`cp`, same inode), the state in a new file, a
+/// damaged file and a missing one each refuse C_Sign with a return value of their own, each
+/// with its own message; the key signs again once its file is back.
+#[test]
+fn each_state_refusal_has_its_own_return_value() {
+    use pqkit_pkcs11::mech::{self, state_refusal};
+    let t = token();
+    // A logged-in session held for the test: the raw calls below are in it.
+    let _s = t.user_session();
+    let hbs = fixture().dir.join("main").join("hbs");
+    let before = state_files(&hbs);
+    let (_public, private) = generate_hss(&t, &[5], 4, "hss-refusals");
+    let path = state_files(&hbs)
+        .difference(&before)
+        .next()
+        .expect("the new key's state file")
+        .clone();
+    sign_hss(&t, private, b"one").unwrap();
+    let old = std::fs::read(&path).unwrap();
+    for _ in 0..3 {
+        sign_hss(&t, private, b"more").unwrap();
+    }
+    let live = std::fs::read(&path).unwrap();
+    let mut seen = Vec::new();
+    let mut refused = |what: &str, rv: u64| {
+        assert_eq!(sign_hss(&t, private, b"evil"), Err(rv), "{what}");
+        seen.push(rv);
+    };
+    // A hard link raced against the key: refused while the second name exists.
+    let link = path.with_extension("grab");
+    std::fs::hard_link(&path, &link).unwrap();
+    refused("a hard link", mech::CKR_PQKIT_STATE_LINKED);
+    std::fs::remove_file(&link).unwrap();
+    // The older state written back into the live file: same inode, path and creation time.
+    std::fs::write(&path, &old).unwrap();
+    refused("an older state", mech::CKR_PQKIT_STATE_ROLLED_BACK);
+    // The live state in a new file: not where the key was recorded.
+    std::fs::remove_file(&path).unwrap();
+    std::fs::write(&path, &live).unwrap();
+    refused("a new file", mech::CKR_PQKIT_STATE_MOVED);
+    // Damaged, then missing.
+    let mut damaged = live.clone();
+    damaged[20] ^= 1;
+    std::fs::write(&path, &damaged).unwrap();
+    refused("a damaged file", mech::CKR_PQKIT_STATE_DAMAGED);
+    std::fs::remove_file(&path).unwrap();
+    refused("a missing file", mech::CKR_PQKIT_STATE_MISSING);
+    let messages: std::collections::BTreeSet<&str> = seen
+        .iter()
+        .map(|rv| state_refusal(*rv).expect("a message"))
+        .collect();
+    assert_eq!(messages.len(), seen.len(), "one message per refusal");
 }
 
 /// Two processes sign with one stateful key at the same time, 100 signatures each: every

@@ -140,6 +140,27 @@ fn pkcs11_tool_lists_and_signs_by_mechanism_number() {
         ],
     )
     .unwrap();
+    // Keys of the stateful and KEM types beside the rest: every attribute pkcs11-tool asks
+    // of any of them has an answer (PKCS#11 3.2's defaults), so the listing warns of nothing.
+    let _hss = generate_hss(&t, &[5], 4, "tool-hss");
+    let _kem = generate(
+        &s,
+        cryptoki::object::KeyType::ML_KEM,
+        cryptoki_sys::CKP_ML_KEM_768,
+        "tool-kem",
+    );
+    for login in [false, true] {
+        let mut args = vec!["--token-label", "main", "--list-objects"];
+        if login {
+            args.extend(["--login", "--pin", USER_PIN]);
+        }
+        let objects = tool(&args);
+        assert!(
+            !objects.contains("warning:") && !objects.contains("error:"),
+            "pkcs11-tool --list-objects (login {login}) warned:\n{objects}"
+        );
+        assert_eq!(objects.contains("Private Key Object"), login, "{objects}");
+    }
     let objects = tool(&[
         "--token-label",
         "main",

@@ -218,7 +218,16 @@ fn a_private_key_never_shows_its_secret() {
 fn wrong_pins_are_refused_then_locked() {
     let t = fresh_token("lockout", 3);
     let s = t.session();
-    let wrong = AuthPin::from("0000");
+    // Shorter than the token's shortest PIN (8): refused, and not an attempt.
+    for _ in 0..5 {
+        assert_eq!(
+            rv(s.login(UserType::User, Some(&AuthPin::from("1234")))
+                .unwrap_err()),
+            RvError::PinLenRange
+        );
+    }
+    assert_eq!(t.module.get_token_info(t.slot).unwrap().min_pin_length(), 8);
+    let wrong = AuthPin::from("00000000");
     assert_eq!(
         rv(s.login(UserType::User, Some(&wrong)).unwrap_err()),
         RvError::PinIncorrect
@@ -240,9 +249,13 @@ fn wrong_pins_are_refused_then_locked() {
     assert!(info.user_pin_locked());
     // The SO sets a new user PIN; the user logs in with it.
     s.login(UserType::So, Some(&AuthPin::from(SO_PIN))).unwrap();
-    s.init_pin(&AuthPin::from("56789")).unwrap();
+    assert_eq!(
+        rv(s.init_pin(&AuthPin::from("5678")).unwrap_err()),
+        RvError::PinLenRange
+    );
+    s.init_pin(&AuthPin::from("56789012")).unwrap();
     s.logout().unwrap();
-    s.login(UserType::User, Some(&AuthPin::from("56789")))
+    s.login(UserType::User, Some(&AuthPin::from("56789012")))
         .unwrap();
 }
 
@@ -398,4 +411,40 @@ fn eddsa_and_xmss_keys_sign_in_the_token() {
         assert_eq!(pk.counter(&sig).unwrap(), i);
     }
     assert_eq!(keys_remaining(&t, k), 1021);
+}
+
+/// A multi-part SLH-DSA signature keeps the message whole (it is hashed twice), at most
+/// `MAX_BUFFERED` bytes: one more is CKR_DATA_LEN_RANGE, and that error, like any but
+/// CKR_BUFFER_TOO_SMALL, ends the operation (PKCS#11 3.2 §5.13).
+#[test]
+fn multi_part_buffers_are_bounded_and_errors_end_the_operation() {
+    let t = token();
+    let s = t.user_session();
+    let (_public, private) = generate(
+        &s,
+        KeyType::SLH_DSA,
+        cryptoki_sys::CKP_SLH_DSA_SHA2_128F,
+        "bounded",
+    );
+    let mech = Mechanism::SlhDsa(SignAdditionalContext::new(HedgeType::Preferred, None));
+    s.sign_init(&mech, private).unwrap();
+    let chunk = vec![0u8; 16 << 20];
+    for _ in 0..pqkit_pkcs11::MAX_BUFFERED / chunk.len() {
+        s.sign_update(&chunk).unwrap();
+    }
+    assert!(matches!(
+        s.sign_update(&[0]),
+        Err(Error::Pkcs11(RvError::DataLenRange, _))
+    ));
+    assert!(
+        matches!(
+            s.sign_final(),
+            Err(Error::Pkcs11(RvError::OperationNotInitialized, _))
+        ),
+        "the failed update ended the operation"
+    );
+    // A new C_SignInit starts afresh (no CKR_OPERATION_ACTIVE).
+    s.sign_init(&mech, private).unwrap();
+    s.sign_update(b"part").unwrap();
+    s.sign_final().unwrap();
 }

@@ -215,7 +215,7 @@ pub(crate) fn build_gotls(dir: &Path, toolchain: &str) -> PathBuf {
 pub(crate) fn token_init(label: &str, dir: &Path) -> Command {
     let mut cmd = pqkit();
     cmd.args([
-        "token", "init", "--label", label, "--so-pin", "87654321", "--pin", "1234",
+        "token", "init", "--label", label, "--so-pin", "87654321", "--pin", "12345678",
     ])
     .args(["--kdf-memory-kib", "1024", "--kdf-passes", "1", "--dir"])
     .arg(dir);

@@ -3,11 +3,15 @@
 //!
 //! - `/pqkit/hbs/v1/ledger-id`: the cluster's ledger id, 32 hex digits, created once by a
 //!   transaction that succeeds only while the key does not exist.
-//! - `/pqkit/hbs/v1/records/<record>`: a key range's mark, in decimal. A reservation is one
-//!   transaction: if the record's mod revision is still the one read (or, for a new record, its
-//!   create revision is 0), put the new mark and `signers/<record>/<lease>` (who holds the
-//!   range, attached to this signer's lease); otherwise read the mark that won. A quorum has
-//!   committed it when the call returns.
+//! - `/pqkit/hbs/v1/records/<record>`: a key range's mark, in decimal, zero-padded to 20
+//!   digits (so that etcd's byte-wise comparison of values is the numeric one). A reservation
+//!   is one transaction: if the record's mod revision is still the one read (or, for a new
+//!   record, its create revision is 0), put the new mark and `signers/<record>/<lease>` (who
+//!   holds the range, attached to this signer's lease); otherwise read the mark that won. A
+//!   quorum has committed it when the call returns. Several reservations of one signer are
+//!   sent together, each moving the mark from its predecessor's end: applied in order they all
+//!   succeed in one round trip; one the leader applies early fails, writes nothing, and is
+//!   taken again.
 //! - Each ledger holds one lease (its TTL from `?ttl=`, default 10 s), kept alive every third of
 //!   its TTL in the background. A keep-alive answered at time t with TTL s proves the lease
 //!   alive until t + s; [`Backend::live_check`] compares both the monotonic and the wall clock
@@ -60,6 +64,11 @@ pub(crate) struct Etcd {
 
 fn record_key(record: &RecordId) -> String {
     format!("{PREFIX}records/{}", record.to_hex())
+}
+
+/// A mark as stored: 20 decimal digits, so that byte order is numeric order.
+fn mark_text(mark: u64) -> String {
+    format!("{mark:020}")
 }
 
 impl Etcd {
@@ -203,7 +212,7 @@ impl Etcd {
             (Some(v), Some(&(seen, rev))) if seen == v => {
                 Compare::mod_revision(key.clone(), CompareOp::Equal, rev)
             }
-            (Some(v), _) => Compare::value(key.clone(), CompareOp::Equal, v.to_string()),
+            (Some(v), _) => Compare::value(key.clone(), CompareOp::Equal, mark_text(v)),
         };
         let txn = Txn::new()
             .when([compare])
@@ -324,7 +333,7 @@ impl Backend for Etcd {
             self.lease.cast_unsigned()
         );
         let change = vec![
-            TxnOp::put(record_key(record), to.to_string(), None),
+            TxnOp::put(record_key(record), mark_text(to), None),
             TxnOp::put(
                 holder,
                 format!("{note}: {}..{to}", from.unwrap_or(0)),
@@ -350,6 +359,96 @@ impl Backend for Etcd {
             });
         }
         Ok(out)
+    }
+
+    fn advance_chain(
+        &mut self,
+        record: &RecordId,
+        from: u64,
+        ends: &[u64],
+        note: &str,
+    ) -> Vec<Option<Advance>> {
+        if ends.len() < 2 {
+            return ends
+                .first()
+                .map(|&end| vec![self.advance(record, Some(from), end, note).ok()])
+                .unwrap_or_default();
+        }
+        // One transaction per advance, each moving the mark from its predecessor's value, all in
+        // flight at once: one the leader applies before its predecessor fails (nothing is
+        // written) and is taken again by the caller — no one-time key is skipped for it.
+        let key = record_key(record);
+        let holder = format!(
+            "{PREFIX}signers/{}/{:x}",
+            record.to_hex(),
+            self.lease.cast_unsigned()
+        );
+        let mut prev = from;
+        let txns: Vec<Txn> = ends
+            .iter()
+            .map(|&end| {
+                let txn = Txn::new()
+                    .when([Compare::value(
+                        key.clone(),
+                        CompareOp::Equal,
+                        mark_text(prev),
+                    )])
+                    .and_then([
+                        TxnOp::put(key.clone(), mark_text(end), None),
+                        TxnOp::put(
+                            holder.clone(),
+                            format!("{note}: {prev}..{end}"),
+                            Some(PutOptions::new().with_lease(self.lease)),
+                        ),
+                    ])
+                    .or_else([TxnOp::get(key.clone(), None)]);
+                prev = end;
+                txn
+            })
+            .collect();
+        self.revisions.remove(record);
+        let client = self.client.clone();
+        let answers: Vec<Option<etcd_client::TxnResponse>> = self.runtime.block_on(async move {
+            let mut tasks = Vec::with_capacity(txns.len());
+            for txn in txns {
+                let mut c = client.clone();
+                tasks.push(tokio::spawn(async move {
+                    tokio::time::timeout(ATTEMPT, c.txn(txn)).await
+                }));
+            }
+            let mut out = Vec::with_capacity(tasks.len());
+            for t in tasks {
+                out.push(match t.await {
+                    Ok(Ok(Ok(r))) => Some(r),
+                    _ => None,
+                });
+            }
+            out
+        });
+        let mut out = Vec::with_capacity(answers.len());
+        for answer in answers {
+            let Some(r) = answer else {
+                out.push(None);
+                continue;
+            };
+            if r.succeeded() {
+                out.push(Some(Advance::Done));
+                continue;
+            }
+            let now = r
+                .op_responses()
+                .into_iter()
+                .find_map(|r| match r {
+                    TxnOpResponse::Get(g) => Some(g),
+                    _ => None,
+                })
+                .and_then(|g| g.kvs().first().map(|kv| kv.value().to_vec()));
+            out.push(match now {
+                Some(text) => self.mark(&text).ok().map(|m| Advance::Moved(Some(m))),
+                None => Some(Advance::Moved(None)),
+            });
+        }
+        out
     }
 
     fn forget(&mut self, record: &RecordId, expect: u64) -> Result<Advance, LedgerError> {

@@ -313,6 +313,36 @@ pub(crate) trait Backend: Send {
     ) -> Result<Advance, LedgerError>;
     /// Removes a record whose mark is still `expect` (a key removed before it ever signed).
     fn forget(&mut self, record: &RecordId, expect: u64) -> Result<Advance, LedgerError>;
+    /// Advances chained from `from`: `from → ends[0] → ends[1] → …`, each recording the range
+    /// from its predecessor's value to its own. A backend with latency to hide sends them
+    /// together; answers come in order, each on its own: [`Advance::Done`] means that range is
+    /// recorded (and disjoint from every other range recorded), `None` that the outcome is
+    /// unknown (the call failed), anything else that the range was not recorded.
+    fn advance_chain(
+        &mut self,
+        record: &RecordId,
+        from: u64,
+        ends: &[u64],
+        note: &str,
+    ) -> Vec<Option<Advance>> {
+        let mut out = Vec::with_capacity(ends.len());
+        let mut prev = from;
+        for &end in ends {
+            match self.advance(record, Some(prev), end, note) {
+                Ok(Advance::Done) => out.push(Some(Advance::Done)),
+                Ok(moved) => {
+                    out.push(Some(moved));
+                    break;
+                }
+                Err(_) => {
+                    out.push(None);
+                    break;
+                }
+            }
+            prev = end;
+        }
+        out
+    }
     /// Every record, by name.
     fn records(&mut self) -> Result<Vec<Record>, LedgerError>;
     /// Whether this signer may still sign from ranges it reserved, as a check that does not
@@ -439,6 +469,21 @@ impl Ledger {
             });
         }
         self.backend.advance(record, from, to, note)
+    }
+
+    /// Advances chained from `from` through `ends` (each at least its predecessor), sent
+    /// together where the ledger has latency to hide (etcd); see `Backend::advance_chain`.
+    pub(crate) fn advance_chain(
+        &mut self,
+        record: &RecordId,
+        from: u64,
+        ends: &[u64],
+        note: &str,
+    ) -> Vec<Option<Advance>> {
+        if ends.first().is_some_and(|e| *e < from) || ends.windows(2).any(|w| w[1] < w[0]) {
+            return vec![None];
+        }
+        self.backend.advance_chain(record, from, ends, note)
     }
 
     /// Removes the record of a key range that never signed: only while its mark is `expect`.

@@ -357,8 +357,11 @@ pub struct StatefulKey {
     ahead: bool,
 }
 
-/// How many batches [`StatefulKey::set_ahead`] keeps reserved beyond the one being signed.
+/// How many batches [`StatefulKey::set_ahead`] keeps reserved beyond the one being signed:
+/// with a ledger of one signer (a local write each), and with a shared one (a round trip to the
+/// cluster each, several sent together).
 const AHEAD: usize = 2;
+const AHEAD_SHARED: usize = 4;
 
 /// The files a key keeps beside its state file: `<state>.lock` and `<state>.cache`. No other
 /// output may be written there.
@@ -1033,11 +1036,12 @@ impl StatefulKey {
         self.batch = count.max(1);
     }
 
-    /// With `on`, a thread of this key's reserves the next batches (two beyond the one being
-    /// signed) while [`StatefulKey::sign`] signs, so that the state file's and the ledger's
-    /// writes take no time from signing when a batch takes longer to sign than to reserve. Up
-    /// to three batches are skipped when the key is dropped; an error of a reservation made
-    /// ahead is returned by the signature that needs its values.
+    /// With `on`, threads of this key's reserve the next batches (two beyond the one being
+    /// signed; four on a shared ledger, sent to the cluster together) while
+    /// [`StatefulKey::sign`] signs, so that the state file's and the ledger's writes take no
+    /// time from signing when a batch takes longer to sign than to reserve. Up to three batches
+    /// (five) are skipped when the key is dropped; an error of a reservation made ahead is
+    /// returned by the signature that needs its values.
     pub fn set_ahead(&mut self, on: bool) {
         self.ahead = on;
     }
@@ -1071,7 +1075,12 @@ impl StatefulKey {
                 std::io::Error::other("the reservation thread died"),
             )
         })?;
-        while worker.outstanding <= AHEAD {
+        let depth = if self.binding.shared {
+            AHEAD_SHARED
+        } else {
+            AHEAD
+        };
+        while worker.outstanding <= depth {
             worker.request(batch);
         }
         worker.next().unwrap_or(Err(crate::Error::Exhausted.into()))
@@ -1092,8 +1101,13 @@ impl StatefulKey {
             // after the mark. Either way the values left in the current one are given up.
             self.next = range.start;
             self.current_end = range.end;
+            let depth = if self.binding.shared {
+                AHEAD_SHARED
+            } else {
+                AHEAD
+            };
             if let Some(worker) = self.worker.as_mut()
-                && worker.outstanding < AHEAD
+                && worker.outstanding < depth
                 && self.reserved_end < self.binding.end
             {
                 worker.request(self.batch);

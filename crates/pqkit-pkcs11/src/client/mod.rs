@@ -65,6 +65,13 @@ pub enum ClientError {
     /// Reading the PIN failed.
     #[error("PIN: {0}")]
     Pin(String),
+    /// pqkit's module forwards to `pqkit token serve` and nothing answers on its socket.
+    #[error(
+        "{}: no `pqkit token serve` answers on this socket (start it, or unset \
+         PQKIT_PKCS11_REMOTE / the configuration's \"remote\")",
+        .0.display()
+    )]
+    ServerUnreachable(PathBuf),
 }
 
 /// A parsed RFC 7512 URI (the attributes pqkit uses).
@@ -113,6 +120,23 @@ pub fn redacted(uri: &str) -> String {
 /// Whether `s` is a `pkcs11:` URI rather than a file name.
 pub fn is_uri(s: &str) -> bool {
     s.starts_with("pkcs11:")
+}
+
+/// `value` as a path attribute of a `pkcs11:` URI (RFC 7512 §2.3 `pk11-pchar`): unreserved
+/// characters and `:[]@!$'()*+,=` as they are, every other byte percent-encoded (so a `;`,
+/// `/`, `?`, `%` or space in a label cannot end the attribute or change its meaning).
+pub fn percent_encode(value: &[u8]) -> String {
+    use std::fmt::Write;
+    value
+        .iter()
+        .fold(String::with_capacity(value.len()), |mut out, &b| {
+            if b.is_ascii_alphanumeric() || b"-._~:[]@!$'()*+,=".contains(&b) {
+                out.push(char::from(b));
+            } else {
+                let _ = write!(out, "%{b:02X}");
+            }
+            out
+        })
 }
 
 fn percent_decode(s: &str) -> Result<Vec<u8>, ClientError> {
@@ -288,7 +312,21 @@ pub fn load_module(path: &Path) -> Result<Pkcs11, ClientError> {
             cryptoki::error::RvError::CryptokiAlreadyInitialized,
             _,
         )) => {}
-        Err(e) => return Err(e.into()),
+        Err(e) => {
+            // pqkit's own module in front of `pqkit token serve`: name the socket.
+            let pqkit = path
+                .file_name()
+                .is_some_and(|n| n.to_string_lossy().contains("pqkit_pkcs11"));
+            let socket = std::env::var_os("PQKIT_PKCS11_REMOTE")
+                .map(PathBuf::from)
+                .or_else(|| crate::config::Config::load().ok()?.remote);
+            if let (true, Some(socket)) = (pqkit, socket)
+                && std::os::unix::net::UnixStream::connect(&socket).is_err()
+            {
+                return Err(ClientError::ServerUnreachable(socket));
+            }
+            return Err(e.into());
+        }
     }
     Ok(module)
 }
@@ -463,6 +501,40 @@ fn spki_key_bytes(spki: &[u8]) -> Result<Vec<u8>, ClientError> {
         .as_bytes()
         .map(<[u8]>::to_vec)
         .ok_or_else(|| ClientError::PublicKey("unused bits".into()))
+}
+
+/// The SubjectPublicKeyInfo (DER) of the public-key object the URI names, read without a
+/// login: public objects need none, and no PIN is asked for or spent.
+///
+/// # Errors
+/// [`ClientError`]: a URI naming no object, no module or token, no public key that matches.
+pub fn public_key_info(uri: &str, options: &Options) -> Result<Vec<u8>, ClientError> {
+    let mut uri = Uri::parse(uri)?;
+    if uri.id.is_none() && uri.object.is_none() {
+        return Err(ClientError::Uri(
+            "name the key with object= (label) or id=".into(),
+        ));
+    }
+    uri.pin_value = None;
+    uri.pin_source = Some("none".to_owned());
+    let module_path = module_path(&uri, options)?;
+    let (_module, session) = open_session(&uri, options)?;
+    let slot = session.get_session_info()?.slot_id();
+    let public = one_object(
+        &session,
+        &selector(&uri, ObjectClass::PUBLIC_KEY),
+        "public key",
+    )?;
+    let key_type = match attribute(&session, public, AttributeType::KeyType) {
+        Some(Attribute::KeyType(t)) => t.into(),
+        _ => raw::RawModule::load(&module_path)
+            .and_then(|raw| raw.attribute(slot.id(), public.handle(), cryptoki_sys::CKA_KEY_TYPE))
+            .ok()
+            .and_then(|v| v.try_into().ok())
+            .map(cryptoki_sys::CK_KEY_TYPE::from_ne_bytes)
+            .ok_or_else(|| ClientError::PublicKey("the public key has no CKA_KEY_TYPE".into()))?,
+    };
+    spki_of(&session, public, key_type)
 }
 
 impl TokenKey {
@@ -823,6 +895,18 @@ mod tests {
             redacted("pkcs11:token=a?pin-value=1234&module-path=/m.so"),
             "pkcs11:token=a?pin-value=(hidden)&module-path=/m.so"
         );
+        // Printed URIs parse back to the same label and token, whatever they hold.
+        for label in ["a;b", "100% sure", "x/y?z", "é", "plain-label_1.0"] {
+            let uri = format!(
+                "pkcs11:token={};object={}",
+                percent_encode(b"my token"),
+                percent_encode(label.as_bytes())
+            );
+            let u = Uri::parse(&uri).unwrap();
+            assert_eq!(u.object.as_deref(), Some(label), "{uri}");
+            assert_eq!(u.token.as_deref(), Some("my token"), "{uri}");
+        }
+        assert_eq!(percent_encode(b"a;b c"), "a%3Bb%20c");
         for bad in [
             "file:x",
             "pkcs11:id=%zz",

@@ -17,7 +17,7 @@ use pqkit_core::sig::VerifyingKey;
 use pqkit_pkcs11::store::{InitOptions, Kdf, Store};
 
 pub const SO_PIN: &str = "so-secret";
-pub const USER_PIN: &str = "1234";
+pub const USER_PIN: &str = "12345678";
 
 /// The module built with the test binary: target/<profile>/deps/libpqkit_pkcs11.so (where
 /// `cargo test` leaves it), else target/<profile>/libpqkit_pkcs11.so.
@@ -51,6 +51,7 @@ pub fn fast(attempts: u32) -> InitOptions {
                 .display()
                 .to_string(),
         ),
+        ..InitOptions::default()
     }
 }
 
