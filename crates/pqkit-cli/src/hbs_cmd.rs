@@ -87,6 +87,7 @@ fn threads(requested: Option<usize>) -> usize {
 fn ledger_spec(given: Option<&str>) -> Result<LedgerSpec> {
     LedgerSpec::resolve(given).map_err(|e| match e {
         LedgerError::BadSpec { .. } => Failure::usage(format!("--ledger: {e}")),
+        LedgerError::NoDefault => Failure::usage(e.to_string()),
         other => Failure::other(other.to_string()),
     })
 }
@@ -358,7 +359,7 @@ pub(crate) fn status(state: &Path, json: bool, ledger: Option<&str>) -> Result<(
     if let (Some((bound, _)), Some(record)) = (info.ledger, info.record) {
         mark = ledger_spec(ledger)
             .map_err(|e| e.to_string())
-            .and_then(|spec| Ledger::open(&spec).map_err(|e| e.to_string()))
+            .and_then(|spec| Ledger::open_existing(&spec).map_err(|e| e.to_string()))
             .and_then(|mut l| {
                 where_ = l.name().to_owned();
                 if l.id() != bound {
@@ -389,20 +390,25 @@ pub(crate) fn status(state: &Path, json: bool, ledger: Option<&str>) -> Result<(
             "ledger_error": mark.as_ref().err(),
         });
         println!("{}", serde_json::to_string_pretty(&v)?);
+    } else if shared {
+        // A copy of a shared key keeps no counter: the ledger's mark is the key's.
+        println!(
+            "{}: a copy of a key shared through its ledger (one-time keys {}..{}, {} \
+             signatures); the ledger hands out ranges to every copy",
+            state.display(),
+            info.first,
+            info.end,
+            s.capacity,
+        );
     } else {
         println!(
-            "{}: {} used, {} remaining of {} signatures (one-time keys {}..{}){}",
+            "{}: {} used, {} remaining of {} signatures (one-time keys {}..{})",
             state.display(),
             s.used,
             s.remaining,
             s.capacity,
             info.first,
             info.end,
-            if shared {
-                " — shared: the ledger hands out ranges to every copy"
-            } else {
-                ""
-            }
         );
         match (&mark, info.ledger) {
             (_, None) => {
@@ -419,9 +425,9 @@ pub(crate) fn status(state: &Path, json: bool, ledger: Option<&str>) -> Result<(
     Ok(())
 }
 
-/// `pqkit hbs ledger`: the ledger's records.
+/// `pqkit hbs ledger`: the ledger's records (a ledger that is not there is not made).
 pub(crate) fn ledger(json: bool, ledger: Option<&str>) -> Result<()> {
-    let mut l = open_ledger(ledger)?;
+    let mut l = Ledger::open_existing(&ledger_spec(ledger)?)?;
     let records = l.records()?;
     if json {
         let rows: Vec<serde_json::Value> = records
@@ -468,7 +474,13 @@ pub(crate) fn pubkey(state: &Path, out: &Path, overwrite: Overwrite) -> Result<(
 /// or a move, and it is recorded in the ledger; `to` moves the counter past one-time keys the
 /// original may have used since, never below the ledger's mark. The risk is printed first,
 /// and nothing changes without `yes`.
-pub(crate) fn adopt(state: &Path, to: AdoptTo, yes: bool, ledger: Option<&str>) -> Result<()> {
+pub(crate) fn adopt(
+    state: &Path,
+    to: AdoptTo,
+    yes: bool,
+    ledger_lost: bool,
+    ledger: Option<&str>,
+) -> Result<()> {
     eprintln!("{ADOPT_WARNING}");
     let info = pqkit_hbs::state::inspect(state)?;
     let s = info.status;
@@ -503,7 +515,7 @@ pub(crate) fn adopt(state: &Path, to: AdoptTo, yes: bool, ledger: Option<&str>) 
             }
         )));
     }
-    let done = StatefulKey::adopt(state, open_ledger(ledger)?, to, threads(None))?;
+    let done = StatefulKey::adopt(state, open_ledger(ledger)?, to, ledger_lost, threads(None))?;
     if done.was.is_empty() {
         eprintln!("{}: adopted", state.display());
     } else {
@@ -574,9 +586,10 @@ pub(crate) fn sector(
         );
     }
     eprintln!(
-        "{}: split into {count} sectors recorded in {ledger_name}; it signs no more. Copy each \
-         sector file to one site only and run `pqkit hbs adopt --state FILE --yes` there; \
-         never copy one sector to two sites",
+        "{}: split into {count} sectors; it signs no more, and {ledger_name} records each sector \
+         as released. Move each sector file to one site only (never copy one to two sites; \
+         remove it here) and adopt it there into that site's ledger: `pqkit hbs adopt --state \
+         FILE --ledger LEDGER --yes`",
         state.display()
     );
     Ok(())

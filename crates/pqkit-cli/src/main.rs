@@ -766,6 +766,10 @@ enum HbsCommand {
         /// Adopt it (without --yes, only the warning is printed and nothing changes).
         #[arg(long)]
         yes: bool,
+        /// The ledger that records the key is lost for good: record it in this one (its old
+        /// record stays behind; a copy still recorded there could sign the same one-time keys).
+        #[arg(long)]
+        ledger_lost: bool,
         #[command(flatten)]
         ledger: LedgerArg,
     },
@@ -1371,12 +1375,13 @@ fn main() -> ExitCode {
             skip,
             skip_to,
             yes,
+            ledger_lost,
             ledger,
         }) => {
             let to = skip_to.map_or(pqkit_hbs::state::AdoptTo::Skip(skip), |n| {
                 pqkit_hbs::state::AdoptTo::At(n)
             });
-            hbs_cmd::adopt(&state, to, yes, ledger.ledger.as_deref())
+            hbs_cmd::adopt(&state, to, yes, ledger_lost, ledger.ledger.as_deref())
         }
         Command::Hbs(HbsCommand::Ca {
             state,

@@ -26,8 +26,9 @@ const SIGNERS: usize = 3;
 const FILES_PER_RUN: usize = 200;
 
 /// The signatures a directory of `pqkit hbs sign --out-dir` holds: `<message>.sig`, and the
-/// temporary files of outputs a kill interrupted (a signature written, not yet put in place).
-fn signatures(out: &Path) -> Vec<(String, PathBuf)> {
+/// temporary files of outputs a kill interrupted (a signature written, not yet put in place;
+/// flagged `true`: a kill during the write leaves it short).
+fn signatures(out: &Path) -> Vec<(String, PathBuf, bool)> {
     let Ok(entries) = std::fs::read_dir(out) else {
         return Vec::new();
     };
@@ -50,7 +51,8 @@ fn signatures(out: &Path) -> Vec<(String, PathBuf)> {
             let temporary = name.starts_with('.');
             {
                 use std::os::unix::fs::MetadataExt;
-                (meta.len() > 0 && !(temporary && meta.nlink() > 1)).then(|| (message, e.path()))
+                (meta.len() > 0 && !(temporary && meta.nlink() > 1))
+                    .then(|| (message, e.path(), temporary))
             }
         })
         .collect()
@@ -176,32 +178,48 @@ fn fleet(dir: &Path, preset: &str, spec: &str, target: usize, cluster: &Mutex<Cl
         kills.load(Ordering::Relaxed) > 0,
         "{preset}: no signer was killed"
     );
-    // Every signature verifies; no one-time key twice.
+    // Every signature verifies; no one-time key twice. A temporary file shorter than a
+    // signature is a write the kill cut short (at a page boundary): not a signature.
+    let all: Vec<_> = (0..runs.load(Ordering::Relaxed))
+        .flat_map(|run| signatures(&dir.join(format!("run-{run}"))))
+        .collect();
+    let full = all
+        .iter()
+        .filter(|(_, _, temporary)| !temporary)
+        .map(|(_, p, _)| std::fs::metadata(p).expect("signature").len())
+        .max()
+        .expect("a signature put in place");
     let mut used: HashMap<u64, PathBuf> = HashMap::new();
-    let mut total = 0;
-    for run in 0..runs.load(Ordering::Relaxed) {
-        for (message, sig_path) in signatures(&dir.join(format!("run-{run}"))) {
-            let sig = std::fs::read(&sig_path).expect("signature");
-            let msg = std::fs::read(messages.join(&message)).expect("message");
-            assert_eq!(
-                pk.verify(&msg, &sig),
-                Ok(()),
-                "{} does not verify",
+    let (mut total, mut torn) = (0, 0);
+    for (message, sig_path, temporary) in all {
+        let sig = std::fs::read(&sig_path).expect("signature");
+        if temporary && (sig.len() as u64) < full {
+            torn += 1;
+            continue;
+        }
+        let msg = std::fs::read(messages.join(&message)).expect("message");
+        let verified = pk.verify(&msg, &sig);
+        assert_eq!(
+            verified,
+            Ok(()),
+            "{} ({} bytes, one-time key {:?}) does not verify",
+            sig_path.display(),
+            sig.len(),
+            pk.counter(&sig)
+        );
+        let q = pk.counter(&sig).expect("counter");
+        if let Some(other) = used.insert(q, sig_path.clone()) {
+            panic!(
+                "{preset}: one-time key {q} used twice: {} and {}",
+                other.display(),
                 sig_path.display()
             );
-            let q = pk.counter(&sig).expect("counter");
-            if let Some(other) = used.insert(q, sig_path.clone()) {
-                panic!(
-                    "{preset}: one-time key {q} used twice: {} and {}",
-                    other.display(),
-                    sig_path.display()
-                );
-            }
-            total += 1;
         }
+        total += 1;
     }
     eprintln!(
-        "{preset}: {total} signatures from {} runs of {SIGNERS} signers ({} killed) in {:.1} s",
+        "{preset}: {total} signatures ({torn} more cut short) from {} runs of {SIGNERS} \
+         signers ({} killed) in {:.1} s",
         runs.load(Ordering::Relaxed),
         kills.load(Ordering::Relaxed),
         start.elapsed().as_secs_f64()

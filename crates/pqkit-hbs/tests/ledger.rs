@@ -130,7 +130,8 @@ fn hard_links_and_older_states_moved_back_are_refused() {
     ));
     // The live state back where it was: it signs on.
     std::fs::write(&path, &live).expect("restore");
-    StatefulKey::adopt(&path, dir.ledger(), AdoptTo::Skip(0), 1).expect("adopt the new inode");
+    StatefulKey::adopt(&path, dir.ledger(), AdoptTo::Skip(0), false, 1)
+        .expect("adopt the new inode");
     let mut key = StatefulKey::open(&path, dir.ledger(), 1).expect("open");
     let q = pk
         .counter(&key.sign(b"after").expect("sign"))
@@ -173,7 +174,7 @@ fn an_older_copy_from_before_ledgers_is_refused() {
         Err(StateError::Unregistered { next: 0, .. })
     ));
     // Adopting it where the ledger knows the key has handed out 3: refused without a skip past.
-    match StatefulKey::adopt(&path, dir.ledger(), AdoptTo::Skip(0), 1) {
+    match StatefulKey::adopt(&path, dir.ledger(), AdoptTo::Skip(0), false, 1) {
         Err(StateError::BehindLedger {
             next: 0,
             high_water: 3,
@@ -182,11 +183,11 @@ fn an_older_copy_from_before_ledgers_is_refused() {
         other => panic!("expected BehindLedger, got {other:?}"),
     }
     assert!(matches!(
-        StatefulKey::adopt(&path, dir.ledger(), AdoptTo::At(2), 1),
+        StatefulKey::adopt(&path, dir.ledger(), AdoptTo::At(2), false, 1),
         Err(StateError::BehindLedger { .. })
     ));
-    let adopted =
-        StatefulKey::adopt(&path, dir.ledger(), AdoptTo::At(3), 1).expect("adopt at the mark");
+    let adopted = StatefulKey::adopt(&path, dir.ledger(), AdoptTo::At(3), false, 1)
+        .expect("adopt at the mark");
     assert_eq!((adopted.next_before, adopted.next), (0, 3));
     let mut key = StatefulKey::open(&path, dir.ledger(), 1).expect("open");
     let pk = key.public_key();
@@ -195,7 +196,7 @@ fn an_older_copy_from_before_ledgers_is_refused() {
     // Never backwards.
     drop(key);
     assert!(matches!(
-        StatefulKey::adopt(&path, dir.ledger(), AdoptTo::At(1), 1),
+        StatefulKey::adopt(&path, dir.ledger(), AdoptTo::At(1), false, 1),
         Err(StateError::Backwards { .. })
     ));
 }
@@ -226,7 +227,14 @@ fn a_lost_or_another_ledger_is_named_and_adopt_binds_to_the_new_one() {
     let err = StatefulKey::open(&path, dir.ledger(), 1).expect_err("a lost ledger");
     assert!(matches!(err, StateError::OtherLedger { .. }), "{err}");
     assert!(err.to_string().contains("hbs adopt"), "{err}");
-    let adopted = StatefulKey::adopt(&path, dir.ledger(), AdoptTo::Skip(0), 1).expect("adopt here");
+    // Rebinding is refused unless the old ledger is declared lost: a copy still recorded
+    // there could sign the same one-time keys.
+    let err = StatefulKey::adopt(&path, dir.ledger(), AdoptTo::Skip(0), false, 1)
+        .expect_err("a rebinding not asked for");
+    assert!(matches!(err, StateError::LedgerChange { .. }), "{err}");
+    assert!(err.to_string().contains("--ledger-lost"), "{err}");
+    let adopted =
+        StatefulKey::adopt(&path, dir.ledger(), AdoptTo::Skip(0), true, 1).expect("adopt here");
     assert_eq!(adopted.high_water_before, None);
     assert!(adopted.was.iter().any(|w| w.contains("ledger")));
     let mut key = StatefulKey::open(&path, dir.ledger(), 1).expect("open");
@@ -298,6 +306,10 @@ fn key_generation_leaves_all_or_nothing() {
     assert!(path.exists());
 }
 
+/// Sectors: the key's state file spends what is left and signs no more; each sector is
+/// released — it signs nowhere until adopted, at one site, into that site's ledger — and the
+/// ledger of the machine that split the key records it as spent, so it cannot be adopted back
+/// there. Signatures from every sector verify under the one public key, ranges disjoint.
 #[test]
 fn sectors_sign_disjoint_ranges_under_one_public_key() {
     let dir = scratch("sectors");
@@ -327,17 +339,29 @@ fn sectors_sign_disjoint_ranges_under_one_public_key() {
             "the split key signs no more"
         );
         drop(key);
-        // A sector copied before it signed, adopted later in its place: behind its record.
+        // A copy of sector 1 before it is adopted anywhere.
         let copy = dir.join(format!("{name}.copy"));
         std::fs::copy(&outputs[0], &copy).expect("cp");
         let mut seen = vec![pk.counter(&first).expect("counter")];
-        for (out, range) in outputs.iter().zip(&ranges) {
-            let mut sector = StatefulKey::open(out, dir.ledger(), 2).expect("open sector");
+        for (i, (out, range)) in outputs.iter().zip(&ranges).enumerate() {
+            assert!(matches!(
+                StatefulKey::open(out, dir.ledger(), 1),
+                Err(StateError::Unadopted { .. })
+            ));
+            // Not back into the ledger that released it: spent there.
+            assert!(matches!(
+                StatefulKey::adopt(out, dir.ledger(), AdoptTo::Skip(0), false, 1),
+                Err(StateError::BehindLedger { .. })
+            ));
+            let site =
+                || Ledger::sqlite(&dir.1.join(format!("{name}-site{i}.sqlite3"))).expect("ledger");
+            StatefulKey::adopt(out, site(), AdoptTo::Skip(0), false, 1).expect("adopt at a site");
+            let mut sector = StatefulKey::open(out, site(), 2).expect("open sector");
             assert_eq!(sector.public_key(), pk);
             assert_eq!(sector.range(), range.clone());
-            for i in 0..3u8 {
-                let sig = sector.sign(&[i]).expect("sign");
-                assert_eq!(pk.verify(&[i], &sig), Ok(()));
+            for j in 0..3u8 {
+                let sig = sector.sign(&[j]).expect("sign");
+                assert_eq!(pk.verify(&[j], &sig), Ok(()));
                 let q = pk.counter(&sig).expect("counter");
                 assert!(range.contains(&q), "{q} outside {range:?}");
                 seen.push(q);
@@ -347,9 +371,12 @@ fn sectors_sign_disjoint_ranges_under_one_public_key() {
         unique.sort_unstable();
         unique.dedup();
         assert_eq!(unique.len(), seen.len(), "a counter value was used twice");
+        // The copy, adopted at the site that signs with sector 1 once that file is gone: behind
+        // the site's record.
         std::fs::remove_file(&outputs[0]).expect("rm");
+        let site0 = Ledger::sqlite(&dir.1.join(format!("{name}-site0.sqlite3"))).expect("ledger");
         assert!(matches!(
-            StatefulKey::adopt(&copy, dir.ledger(), AdoptTo::Skip(0), 1),
+            StatefulKey::adopt(&copy, site0, AdoptTo::Skip(0), false, 1),
             Err(StateError::BehindLedger { .. })
         ));
     }

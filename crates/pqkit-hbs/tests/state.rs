@@ -408,7 +408,7 @@ fn a_copied_restored_or_moved_state_file_refuses_to_sign_until_adopted() {
     assert!(why.contains("copy"), "{why}");
     // Adopting the copy while its original is still there, the same key, is refused.
     assert!(matches!(
-        StatefulKey::adopt(&copy, dir.ledger(), AdoptTo::Skip(0), 1),
+        StatefulKey::adopt(&copy, dir.ledger(), AdoptTo::Skip(0), false, 1),
         Err(StateError::OriginalExists { .. })
     ));
     // A backup taken now, restored after the original signed again, refuses too.
@@ -422,7 +422,7 @@ fn a_copied_restored_or_moved_state_file_refuses_to_sign_until_adopted() {
     not_where(StatefulKey::open(&path, dir.ledger(), 1));
     // Adopting it where it is, without moving past what the ledger saw: refused.
     assert!(matches!(
-        StatefulKey::adopt(&path, dir.ledger(), AdoptTo::Skip(0), 1),
+        StatefulKey::adopt(&path, dir.ledger(), AdoptTo::Skip(0), false, 1),
         Err(StateError::BehindLedger {
             next: 1,
             high_water: 2,
@@ -430,7 +430,8 @@ fn a_copied_restored_or_moved_state_file_refuses_to_sign_until_adopted() {
         })
     ));
     // Adopting the restored file with a skip past what the original used: no counter repeats.
-    let adopted = StatefulKey::adopt(&path, dir.ledger(), AdoptTo::Skip(5), 1).expect("adopt");
+    let adopted =
+        StatefulKey::adopt(&path, dir.ledger(), AdoptTo::Skip(5), false, 1).expect("adopt");
     assert_eq!((adopted.next_before, adopted.next), (1, 6));
     assert!(!adopted.was.is_empty());
     let mut key = StatefulKey::open(&path, dir.ledger(), 1).expect("adopted");
@@ -445,13 +446,14 @@ fn a_copied_restored_or_moved_state_file_refuses_to_sign_until_adopted() {
     std::fs::rename(&path, &moved).expect("mv");
     let why = not_where(StatefulKey::open(&moved, dir.ledger(), 1));
     assert!(why.contains("now at"), "{why}");
-    StatefulKey::adopt(&moved, dir.ledger(), AdoptTo::Skip(0), 1).expect("adopt after a move");
+    StatefulKey::adopt(&moved, dir.ledger(), AdoptTo::Skip(0), false, 1)
+        .expect("adopt after a move");
     let linked = dir.join("linked.hss");
     std::fs::hard_link(&moved, &linked).expect("ln");
     // A second hard link: no open, no adopt (the other name would keep the old inode).
     for result in [
         StatefulKey::open(&moved, dir.ledger(), 1).map(|_| ()),
-        StatefulKey::adopt(&moved, dir.ledger(), AdoptTo::Skip(0), 1).map(|_| ()),
+        StatefulKey::adopt(&moved, dir.ledger(), AdoptTo::Skip(0), false, 1).map(|_| ()),
     ] {
         assert!(
             matches!(result, Err(StateError::HardLinked { links: 2, .. })),
@@ -467,7 +469,7 @@ fn a_copied_restored_or_moved_state_file_refuses_to_sign_until_adopted() {
         std::os::unix::fs::symlink(&moved, &symlink).expect("ln -s");
         for result in [
             StatefulKey::open(&symlink, dir.ledger(), 1).map(|_| ()),
-            StatefulKey::adopt(&symlink, dir.ledger(), AdoptTo::Skip(0), 1).map(|_| ()),
+            StatefulKey::adopt(&symlink, dir.ledger(), AdoptTo::Skip(0), false, 1).map(|_| ()),
         ] {
             assert!(
                 matches!(result, Err(StateError::SymbolicLink(..))),

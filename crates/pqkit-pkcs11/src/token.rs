@@ -141,7 +141,9 @@ fn state_rv(e: StateError) -> Rv {
         }
         StateError::NotInLedger { .. }
         | StateError::OtherLedger { .. }
-        | StateError::Unregistered { .. } => mech::CKR_PQKIT_STATE_NOT_IN_LEDGER,
+        | StateError::Unregistered { .. }
+        | StateError::Unadopted { .. }
+        | StateError::LedgerChange { .. } => mech::CKR_PQKIT_STATE_NOT_IN_LEDGER,
         StateError::Ledger(_) => mech::CKR_PQKIT_LEDGER_UNREACHABLE,
         StateError::Locked(..) | StateError::Conflict { .. } | StateError::InUse(_) => {
             mech::CKR_PQKIT_STATE_BUSY

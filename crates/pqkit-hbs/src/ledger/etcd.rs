@@ -8,10 +8,7 @@
 //!   is one transaction: if the record's mod revision is still the one read (or, for a new
 //!   record, its create revision is 0), put the new mark and `signers/<record>/<lease>` (who
 //!   holds the range, attached to this signer's lease); otherwise read the mark that won. A
-//!   quorum has committed it when the call returns. Several reservations of one signer are
-//!   sent together, each moving the mark from its predecessor's end: applied in order they all
-//!   succeed in one round trip; one the leader applies early fails, writes nothing, and is
-//!   taken again.
+//!   quorum has committed it when the call returns.
 //! - Each ledger holds one lease (its TTL from `?ttl=`, default 10 s), kept alive every third of
 //!   its TTL in the background. A keep-alive answered at time t with TTL s proves the lease
 //!   alive until t + s; [`Backend::live_check`] compares both the monotonic and the wall clock
@@ -62,6 +59,24 @@ pub(crate) struct Etcd {
     revisions: HashMap<RecordId, (u64, i64)>,
 }
 
+/// An etcd client error in words: a gRPC status's code and message, or the innermost cause
+/// of a transport error ("Connection refused (os error 111)"), never a Debug dump.
+fn describe(e: &etcd_client::Error) -> String {
+    match e {
+        etcd_client::Error::GRpcStatus(status) => {
+            format!("{:?}: {}", status.code(), status.message())
+        }
+        etcd_client::Error::TransportError(t) => {
+            let mut cause: &dyn std::error::Error = t;
+            while let Some(inner) = cause.source() {
+                cause = inner;
+            }
+            format!("transport: {cause}")
+        }
+        other => other.to_string(),
+    }
+}
+
 fn record_key(record: &RecordId) -> String {
     format!("{PREFIX}records/{}", record.to_hex())
 }
@@ -94,7 +109,7 @@ impl Etcd {
                 tokio::time::timeout(PATIENCE, Client::connect(urls, Some(options))).await
             })
             .map_err(|_| unreachable("no member answered".to_owned()))?
-            .map_err(|e| unreachable(e.to_string()))?;
+            .map_err(|e| unreachable(describe(&e)))?;
         let mut me = Self {
             keeper: runtime.spawn(async {}),
             runtime,
@@ -143,7 +158,7 @@ impl Etcd {
                 .block_on(async { tokio::time::timeout(ATTEMPT, f(self.client.clone())).await });
             let why = match attempt {
                 Ok(Ok(v)) => return Ok(v),
-                Ok(Err(e)) => e.to_string(),
+                Ok(Err(e)) => describe(&e),
                 Err(_) => format!("no answer within {} s", ATTEMPT.as_secs()),
             };
             if start.elapsed() >= PATIENCE {
@@ -359,96 +374,6 @@ impl Backend for Etcd {
             });
         }
         Ok(out)
-    }
-
-    fn advance_chain(
-        &mut self,
-        record: &RecordId,
-        from: u64,
-        ends: &[u64],
-        note: &str,
-    ) -> Vec<Option<Advance>> {
-        if ends.len() < 2 {
-            return ends
-                .first()
-                .map(|&end| vec![self.advance(record, Some(from), end, note).ok()])
-                .unwrap_or_default();
-        }
-        // One transaction per advance, each moving the mark from its predecessor's value, all in
-        // flight at once: one the leader applies before its predecessor fails (nothing is
-        // written) and is taken again by the caller — no one-time key is skipped for it.
-        let key = record_key(record);
-        let holder = format!(
-            "{PREFIX}signers/{}/{:x}",
-            record.to_hex(),
-            self.lease.cast_unsigned()
-        );
-        let mut prev = from;
-        let txns: Vec<Txn> = ends
-            .iter()
-            .map(|&end| {
-                let txn = Txn::new()
-                    .when([Compare::value(
-                        key.clone(),
-                        CompareOp::Equal,
-                        mark_text(prev),
-                    )])
-                    .and_then([
-                        TxnOp::put(key.clone(), mark_text(end), None),
-                        TxnOp::put(
-                            holder.clone(),
-                            format!("{note}: {prev}..{end}"),
-                            Some(PutOptions::new().with_lease(self.lease)),
-                        ),
-                    ])
-                    .or_else([TxnOp::get(key.clone(), None)]);
-                prev = end;
-                txn
-            })
-            .collect();
-        self.revisions.remove(record);
-        let client = self.client.clone();
-        let answers: Vec<Option<etcd_client::TxnResponse>> = self.runtime.block_on(async move {
-            let mut tasks = Vec::with_capacity(txns.len());
-            for txn in txns {
-                let mut c = client.clone();
-                tasks.push(tokio::spawn(async move {
-                    tokio::time::timeout(ATTEMPT, c.txn(txn)).await
-                }));
-            }
-            let mut out = Vec::with_capacity(tasks.len());
-            for t in tasks {
-                out.push(match t.await {
-                    Ok(Ok(Ok(r))) => Some(r),
-                    _ => None,
-                });
-            }
-            out
-        });
-        let mut out = Vec::with_capacity(answers.len());
-        for answer in answers {
-            let Some(r) = answer else {
-                out.push(None);
-                continue;
-            };
-            if r.succeeded() {
-                out.push(Some(Advance::Done));
-                continue;
-            }
-            let now = r
-                .op_responses()
-                .into_iter()
-                .find_map(|r| match r {
-                    TxnOpResponse::Get(g) => Some(g),
-                    _ => None,
-                })
-                .and_then(|g| g.kvs().first().map(|kv| kv.value().to_vec()));
-            out.push(match now {
-                Some(text) => self.mark(&text).ok().map(|m| Advance::Moved(Some(m))),
-                None => Some(Advance::Moved(None)),
-            });
-        }
-        out
     }
 
     fn forget(&mut self, record: &RecordId, expect: u64) -> Result<Advance, LedgerError> {

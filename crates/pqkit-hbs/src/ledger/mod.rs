@@ -49,7 +49,10 @@ use sha2::{Digest, Sha256};
 #[derive(Debug, thiserror::Error)]
 pub enum LedgerError {
     /// The ledger could not be reached or opened: no reservation was made.
-    #[error("{ledger}: the reservation ledger cannot be reached ({why}); nothing was signed")]
+    #[error(
+        "{ledger}: the reservation ledger cannot be reached or written ({why}); nothing was \
+         signed"
+    )]
     Unreachable {
         /// The ledger.
         ledger: String,
@@ -77,13 +80,19 @@ pub enum LedgerError {
         ttl_s: u64,
     },
     /// A `--ledger` value that names no ledger.
-    #[error("{spec:?}: not a ledger ({why})")]
+    #[error("{spec}: not a ledger ({why})")]
     BadSpec {
         /// What was given.
         spec: String,
         /// Why it is refused.
         why: &'static str,
     },
+    /// No ledger was named and there is no home directory for the default one.
+    #[error(
+        "no ledger named and no default: neither XDG_STATE_HOME nor HOME names a directory \
+         (name the ledger with --ledger or PQKIT_HBS_LEDGER)"
+    )]
+    NoDefault,
     /// A mark would move backwards (a caller's bug; nothing was written).
     #[error("{ledger}: refusing to move record {record} back from {from} to {to}")]
     Backwards {
@@ -262,15 +271,21 @@ impl LedgerSpec {
 
     /// The default ledger: `$XDG_STATE_HOME/pqkit/hbs-ledger.sqlite3`, or
     /// `$HOME/.local/state/pqkit/hbs-ledger.sqlite3` (XDG Base Directory Specification).
-    pub fn default_local() -> Self {
-        let state_home = match std::env::var_os("XDG_STATE_HOME") {
-            Some(p) if !p.is_empty() && Path::new(&p).is_absolute() => PathBuf::from(p),
-            _ => std::env::var_os("HOME")
-                .map_or_else(|| PathBuf::from("."), PathBuf::from)
-                .join(".local")
-                .join("state"),
+    ///
+    /// # Errors
+    /// [`LedgerError::NoDefault`] when neither variable names an absolute directory (a ledger
+    /// in whatever directory a command runs in would be a different ledger each time).
+    pub fn default_local() -> Result<Self, LedgerError> {
+        let absolute = |v: Option<std::ffi::OsString>| {
+            v.filter(|p| !p.is_empty() && Path::new(p).is_absolute())
+                .map(PathBuf::from)
         };
-        Self::Sqlite(state_home.join("pqkit").join("hbs-ledger.sqlite3"))
+        let state_home = absolute(std::env::var_os("XDG_STATE_HOME"))
+            .or_else(|| absolute(std::env::var_os("HOME")).map(|h| h.join(".local").join("state")))
+            .ok_or(LedgerError::NoDefault)?;
+        Ok(Self::Sqlite(
+            state_home.join("pqkit").join("hbs-ledger.sqlite3"),
+        ))
     }
 
     /// `given` when set, else `$PQKIT_HBS_LEDGER` when set, else [`LedgerSpec::default_local`].
@@ -283,7 +298,7 @@ impl LedgerSpec {
         }
         match std::env::var("PQKIT_HBS_LEDGER") {
             Ok(s) if !s.is_empty() => Self::parse(&s),
-            _ => Ok(Self::default_local()),
+            _ => Self::default_local(),
         }
     }
 }
@@ -313,36 +328,6 @@ pub(crate) trait Backend: Send {
     ) -> Result<Advance, LedgerError>;
     /// Removes a record whose mark is still `expect` (a key removed before it ever signed).
     fn forget(&mut self, record: &RecordId, expect: u64) -> Result<Advance, LedgerError>;
-    /// Advances chained from `from`: `from → ends[0] → ends[1] → …`, each recording the range
-    /// from its predecessor's value to its own. A backend with latency to hide sends them
-    /// together; answers come in order, each on its own: [`Advance::Done`] means that range is
-    /// recorded (and disjoint from every other range recorded), `None` that the outcome is
-    /// unknown (the call failed), anything else that the range was not recorded.
-    fn advance_chain(
-        &mut self,
-        record: &RecordId,
-        from: u64,
-        ends: &[u64],
-        note: &str,
-    ) -> Vec<Option<Advance>> {
-        let mut out = Vec::with_capacity(ends.len());
-        let mut prev = from;
-        for &end in ends {
-            match self.advance(record, Some(prev), end, note) {
-                Ok(Advance::Done) => out.push(Some(Advance::Done)),
-                Ok(moved) => {
-                    out.push(Some(moved));
-                    break;
-                }
-                Err(_) => {
-                    out.push(None);
-                    break;
-                }
-            }
-            prev = end;
-        }
-        out
-    }
     /// Every record, by name.
     fn records(&mut self) -> Result<Vec<Record>, LedgerError>;
     /// Whether this signer may still sign from ranges it reserved, as a check that does not
@@ -396,6 +381,24 @@ impl Ledger {
                 why: "this build of pqkit-hbs has no etcd support (feature `etcd`)",
             }),
         }
+    }
+
+    /// Opens the ledger `spec` names, as [`Ledger::open`], but never creates one: an SQLite
+    /// file that is not there is [`LedgerError::Unreachable`] (for reading what a ledger
+    /// records: a mistyped path must not become a new, empty ledger).
+    ///
+    /// # Errors
+    /// As [`Ledger::open`].
+    pub fn open_existing(spec: &LedgerSpec) -> Result<Self, LedgerError> {
+        if let LedgerSpec::Sqlite(path) = spec
+            && std::fs::symlink_metadata(path).is_err()
+        {
+            return Err(LedgerError::Unreachable {
+                ledger: path.display().to_string(),
+                why: "there is no ledger there".to_owned(),
+            });
+        }
+        Self::open(spec)
     }
 
     /// Opens the SQLite ledger at `path`, creating it (0600, its directory 0700) when missing.
@@ -469,21 +472,6 @@ impl Ledger {
             });
         }
         self.backend.advance(record, from, to, note)
-    }
-
-    /// Advances chained from `from` through `ends` (each at least its predecessor), sent
-    /// together where the ledger has latency to hide (etcd); see `Backend::advance_chain`.
-    pub(crate) fn advance_chain(
-        &mut self,
-        record: &RecordId,
-        from: u64,
-        ends: &[u64],
-        note: &str,
-    ) -> Vec<Option<Advance>> {
-        if ends.first().is_some_and(|e| *e < from) || ends.windows(2).any(|w| w[1] < w[0]) {
-            return vec![None];
-        }
-        self.backend.advance_chain(record, from, ends, note)
     }
 
     /// Removes the record of a key range that never signed: only while its mark is `expect`.

@@ -54,6 +54,9 @@ pub(super) const SEALED: u8 = 0x80;
 /// Largest state file read, in bytes (a state file is under 400 bytes and a path).
 const MAX_STATE_SIZE: u64 = 128 << 10;
 const FLAG_SHARED: u8 = 1;
+/// The ledger id of a file no ledger records yet (a sector released by `split`): it signs
+/// only after `adopt`.
+pub(super) const UNBOUND: LedgerId = LedgerId([0; 16]);
 
 pub(super) fn hss_key(levels: &[Level], id: &Identifier, seed: &[u8]) -> Zeroizing<Vec<u8>> {
     let mut out = Zeroizing::new(Vec::with_capacity(128));
@@ -362,6 +365,7 @@ impl SlotWriter {
             return Err(StateError::NotWhereRecorded {
                 path: path.to_path_buf(),
                 why: "it was replaced while it was being opened".to_owned(),
+                ledger: String::from("its ledger"),
             });
         }
         Ok(Self {

@@ -51,7 +51,7 @@
 //! are meant). A signer stops when its lease lapses ([`crate::ledger::LedgerError::LeaseLapsed`]).
 //! **Sectors** ([`StatefulKey::split`], draft-ietf-pquip-hbs-state §6) serve sites that cannot
 //! share a ledger: the remaining range is spent in this file and split into files with disjoint
-//! ranges, each with its own record.
+//! ranges, released to be adopted, each at one site, into that site's ledger.
 //!
 //! One process at a time per state file: [`StatefulKey::open`] takes an exclusive lock on
 //! `<state>.lock` (flock) and a second opener gets [`StateError::Locked`] after retrying for
@@ -62,8 +62,9 @@
 //! What this cannot see: a whole file system or virtual machine rolled back to a snapshot
 //! that holds the SQLite ledger too (both come back older, consistent with each other): keep
 //! the ledger out of restorable snapshots, or use an etcd ledger, whose leases make a resumed
-//! signer stop. A lost ledger is seen ([`StateError::OtherLedger`]), and `adopt` then trusts
-//! the state file.
+//! signer stop; an etcd cluster restored from its own backup (its marks go back with it, and
+//! shared state files keep no counter). A lost ledger is seen ([`StateError::OtherLedger`]),
+//! and `adopt --ledger-lost` then trusts the state file.
 //!
 //! The trees are not secret and not state: `<state>.cache` keeps them so that opening a key
 //! computes no leaves. It is MACed with a key derived from the signing key; a cache that is
@@ -105,7 +106,10 @@ use reserve::{Reserver, Worker};
 #[derive(Debug, thiserror::Error)]
 pub enum StateError {
     /// Another process (or another key object here) holds the key.
-    #[error("{0}: the key is in use by another signer (lock {1} is held)")]
+    #[error(
+        "{0}: the key is in use by another signer (lock {1} is held); try again when it is done \
+         (a signer that died releases its lock)"
+    )]
     Locked(PathBuf, PathBuf),
     /// The state file exists already (keygen never overwrites a key).
     #[error("{0}: a state file exists already; refusing to overwrite a key")]
@@ -123,24 +127,26 @@ pub enum StateError {
         "{path}: this state file is not the one the key last wrote ({why}); a copy signs with \
          the same one-time keys as its original. If this is now the only copy and nothing has \
          signed with the key since this file was last written, run `pqkit hbs adopt --state \
-         {path}` (it explains the risk first)"
+         {path} --ledger {ledger}` (it explains the risk first)"
     )]
     NotWhereRecorded {
         /// The file opened.
         path: PathBuf,
         /// What differs.
         why: String,
+        /// The ledger it was opened with.
+        ledger: String,
     },
     /// The ledger records that the key handed out one-time keys beyond this file's counter:
     /// the file is older than the key (a restored backup, a leftover temporary file moved
     /// into place, a copy moved back).
     #[error(
         "{path}: this state file is older than the key: its next one-time key is {next}, but \
-         the ledger {ledger} records that one-time keys up to {high_water} have been handed \
+         the ledger {ledger} records that one-time keys below {high_water} have been handed \
          out. It is a restored backup, a leftover temporary file moved into place, or an older \
          copy; signing from it would use one-time keys a second time, so nothing was signed. If \
          it is now the key's only state file, move it past the mark: `pqkit hbs adopt --state \
-         {path} --skip-to {high_water}`"
+         {path} --ledger {ledger} --skip-to {high_water}`"
     )]
     BehindLedger {
         /// The state file.
@@ -156,7 +162,8 @@ pub enum StateError {
     #[error(
         "{path}: the ledger {ledger} has no record of this key, so it cannot tell whether this \
          file is the key's latest state; nothing was signed. If the ledger was lost and this is \
-         the key's only, latest state file, `pqkit hbs adopt --state {path}` records it again"
+         the key's only, latest state file, `pqkit hbs adopt --state {path} --ledger {ledger}` \
+         records it again"
     )]
     NotInLedger {
         /// The state file.
@@ -167,9 +174,10 @@ pub enum StateError {
     /// The file's reservations are recorded in another ledger than the one given.
     #[error(
         "{path}: this key's reservations are recorded in ledger {bound}, but {ledger} is ledger \
-         {given}: either the ledger was lost or replaced, or another ledger is named \
-         (`--ledger`, PQKIT_HBS_LEDGER); nothing was signed. Name the key's ledger; if it is \
-         lost, `pqkit hbs adopt --state {path}` records the key in this one"
+         {given}: either another ledger is named (`--ledger`, PQKIT_HBS_LEDGER) or the key's \
+         ledger was lost or replaced; nothing was signed. Name the key's ledger; only if it is \
+         lost for good, `pqkit hbs adopt --state {path} --ledger {ledger} --ledger-lost` records \
+         the key in this one"
     )]
     OtherLedger {
         /// The state file.
@@ -185,13 +193,44 @@ pub enum StateError {
     #[error(
         "{path}: written by an earlier pqkit, before reservations were recorded in a ledger \
          (its next one-time key is {next}); nothing was signed. If it is the key's only, latest \
-         state file, `pqkit hbs adopt --state {path}` records it"
+         state file, `pqkit hbs adopt --state {path} --ledger {ledger}` records it"
     )]
     Unregistered {
         /// The state file.
         path: PathBuf,
         /// Its counter.
         next: u64,
+        /// The ledger it was opened with.
+        ledger: String,
+    },
+    /// A sector (or a key released from its ledger) that no ledger records yet: it signs
+    /// where it is adopted.
+    #[error(
+        "{path}: a sector of a key, released by the machine that split it: it signs only once \
+         it is adopted at the one site that signs with it (`pqkit hbs adopt --state {path} \
+         --ledger LEDGER --yes`)"
+    )]
+    Unadopted {
+        /// The state file.
+        path: PathBuf,
+    },
+    /// `adopt` into another ledger than the one the key is recorded in, not asked for.
+    #[error(
+        "{path}: this key is recorded in ledger {bound}; adopting it into {ledger} would leave \
+         that record behind, and a copy still recorded there could sign the same one-time keys. \
+         Only if ledger {bound} is lost for good, give --ledger-lost{}",
+        if *.shared { " and --skip-to past every one-time key its signers could have used (its \
+                       mark)" } else { "" }
+    )]
+    LedgerChange {
+        /// The state file.
+        path: PathBuf,
+        /// The id of the ledger the key is recorded in.
+        bound: LedgerId,
+        /// The ledger given.
+        ledger: String,
+        /// Whether the key was shared (its file keeps no counter).
+        shared: bool,
     },
     /// The ledger's mark moved while this process reserved: another file of the same key
     /// signs through the same ledger.
@@ -359,7 +398,7 @@ pub struct StatefulKey {
 
 /// How many batches [`StatefulKey::set_ahead`] keeps reserved beyond the one being signed:
 /// with a ledger of one signer (a local write each), and with a shared one (a round trip to the
-/// cluster each, several sent together).
+/// cluster for all the batches asked for meanwhile).
 const AHEAD: usize = 2;
 const AHEAD_SHARED: usize = 4;
 
@@ -713,8 +752,14 @@ impl StatefulKey {
             return Err(StateError::Unregistered {
                 path: path.to_path_buf(),
                 next: parsed.next,
+                ledger: ledger.name().to_owned(),
             });
         };
+        if binding.ledger == file::UNBOUND {
+            return Err(StateError::Unadopted {
+                path: path.to_path_buf(),
+            });
+        }
         if binding.ledger != ledger.id() {
             return Err(StateError::OtherLedger {
                 path: path.to_path_buf(),
@@ -729,6 +774,7 @@ impl StatefulKey {
             return Err(StateError::NotWhereRecorded {
                 path: path.to_path_buf(),
                 why,
+                ledger: ledger.name().to_owned(),
             });
         }
         let record = binding.record();
@@ -793,14 +839,20 @@ impl StatefulKey {
     /// are used twice — which for LMS and XMSS can reveal enough to forge signatures. `to`
     /// moves past one-time keys that may have been used.
     ///
+    /// A key recorded in another ledger moves into `ledger` only with `ledger_lost` (its old
+    /// record stays behind: a copy still recorded there could sign the same one-time keys),
+    /// and a key that several signers shared only to a position given with [`AdoptTo::At`]
+    /// (its file keeps no counter).
+    ///
     /// # Errors
     /// [`StateError::BehindLedger`] when the counter would stay below the ledger's mark;
-    /// [`StateError::Backwards`]; [`StateError::OriginalExists`]; [`StateError::Locked`],
-    /// [`StateError::Corrupt`], ledger and I/O errors.
+    /// [`StateError::LedgerChange`]; [`StateError::Backwards`]; [`StateError::OriginalExists`];
+    /// [`StateError::Locked`], [`StateError::Corrupt`], ledger and I/O errors.
     pub fn adopt(
         path: &Path,
         mut ledger: Ledger,
         to: AdoptTo,
+        ledger_lost: bool,
         threads: usize,
     ) -> Result<Adoption, StateError> {
         let _lock = lock::lock(path)?;
@@ -808,6 +860,20 @@ impl StatefulKey {
         let (bytes, found, links) = file::read_state(path)?;
         file::one_name(path, links)?;
         let parsed = file::parse(path, &bytes, None)?;
+        // Moving a key out of the ledger that records it leaves that record behind: only when
+        // it is lost, said so; a shared key's file keeps no counter, so a position is needed.
+        if let Some(b) = &parsed.binding
+            && b.ledger != file::UNBOUND
+            && b.ledger != ledger.id()
+            && (!ledger_lost || (b.shared && !matches!(to, AdoptTo::At(_))))
+        {
+            return Err(StateError::LedgerChange {
+                path: path.to_path_buf(),
+                bound: b.ledger,
+                ledger: ledger.name().to_owned(),
+                shared: b.shared,
+            });
+        }
         // The file this one was copied from, still there and the same key: two live copies.
         if let Some(original) = parsed
             .location
@@ -818,7 +884,10 @@ impl StatefulKey {
             && let Ok(other) = file::parse(&original, &other, None)
             && other.key[MAGIC.len() + 1..] == parsed.key[MAGIC.len() + 1..]
             && other.range() == parsed.range()
-            && !parsed.binding.as_ref().is_some_and(|b| b.shared)
+            && !parsed
+                .binding
+                .as_ref()
+                .is_some_and(|b| b.shared || b.ledger == file::UNBOUND)
         {
             return Err(StateError::OriginalExists {
                 path: path.to_path_buf(),
@@ -834,7 +903,12 @@ impl StatefulKey {
         let (first, end) = parsed.range();
         let public = match &parsed.binding {
             Some(b) => {
-                if b.ledger != ledger.id() {
+                if b.ledger == file::UNBOUND {
+                    was.push(format!(
+                        "a sector released by the machine that split it, now recorded in {}",
+                        ledger.name()
+                    ));
+                } else if b.ledger != ledger.id() {
                     was.push(format!(
                         "it was recorded in ledger {}, now in {} ({})",
                         b.ledger,
@@ -1037,11 +1111,11 @@ impl StatefulKey {
     }
 
     /// With `on`, threads of this key's reserve the next batches (two beyond the one being
-    /// signed; four on a shared ledger, sent to the cluster together) while
-    /// [`StatefulKey::sign`] signs, so that the state file's and the ledger's writes take no
-    /// time from signing when a batch takes longer to sign than to reserve. Up to three batches
-    /// (five) are skipped when the key is dropped; an error of a reservation made ahead is
-    /// returned by the signature that needs its values.
+    /// signed; four on a shared ledger, where the batches asked for while the cluster answers
+    /// go to it in one transaction) while [`StatefulKey::sign`] signs, so that the state
+    /// file's and the ledger's writes take no time from signing when a batch takes longer to
+    /// sign than to reserve. Up to three batches (five) are skipped when the key is dropped; an
+    /// error of a reservation made ahead is returned by the signature that needs its values.
     pub fn set_ahead(&mut self, on: bool) {
         self.ahead = on;
     }
@@ -1124,9 +1198,12 @@ impl StatefulKey {
 
     /// Splits what is left of this file's range into `outputs.len()` sector files (new state
     /// files, none of which may exist) with disjoint ranges, starting at multiples of a top-level
-    /// one-time key's span where the ranges are large enough (draft-ietf-pquip-hbs-state §6):
-    /// each signs under the same public key and has its own record in this key's ledger. This
-    /// file's range is spent first, in the file and the ledger: it signs no more. Returns each
+    /// one-time key's span where the ranges are large enough (draft-ietf-pquip-hbs-state §6),
+    /// each signing under the same public key. This file's range is spent first, in the file
+    /// and the ledger: it signs no more. The sectors are released: this ledger records each as
+    /// spent, and each file signs only once adopted ([`StatefulKey::adopt`]) where it will sign,
+    /// in that site's ledger — so the machine that split the key keeps nothing that signs. A
+    /// sector copied to two sites is beyond what any ledger of either can see. Returns each
     /// sector's range.
     ///
     /// # Errors
@@ -1174,26 +1251,25 @@ impl StatefulKey {
         );
         let mut ranges = Vec::with_capacity(outputs.len());
         for (i, (out, range)) in outputs.iter().zip(bounds).enumerate() {
+            // Released: this ledger records the sector as spent (it signs no more here), and
+            // the file is in no ledger until it is adopted where it will sign.
             let binding = Binding {
                 public: public.clone(),
                 first: range.start,
                 end: range.end,
-                ledger: ledger.id(),
-                shared: ledger.shared(),
+                ledger: file::UNBOUND,
+                shared: false,
             };
             let record = binding.record();
-            let note = format!("sector {} of {n}: {}", i + 1, out.display());
+            let note = format!("sector {} of {n} released: {}", i + 1, out.display());
             let _sector_lock = lock::lock(out)?;
-            if ledger.advance(&record, None, range.start, &note)? != Advance::Done {
+            if ledger.advance(&record, None, range.end, &note)? != Advance::Done {
                 return Err(StateError::Conflict {
                     path: out.clone(),
                     ledger: ledger.name().to_owned(),
                 });
             }
-            if let Err(e) = file::persist_state(out, key, &binding, range.start, false) {
-                let _ = ledger.forget(&record, range.start);
-                return Err(e);
-            }
+            file::persist_state(out, key, &binding, range.start, false)?;
             ranges.push(range);
         }
         self.queued.clear();

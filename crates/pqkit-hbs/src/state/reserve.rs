@@ -129,62 +129,34 @@ impl LedgerPart {
         }
     }
 
-    /// Several reservations on a shared ledger at once (`counts`, in order): chained from the
-    /// mark last seen and sent together ([`Ledger`]'s `advance_chain`), so that one round trip
-    /// to the cluster reserves them all; one that was not recorded is taken again on its own.
+    /// The reservations waiting on a shared ledger (`counts`, in order), taken in one
+    /// transaction — one round trip to the cluster — and handed out as consecutive ranges of
+    /// their own sizes. What a signer holds stays bounded by how many it asks for ahead.
     fn take_shared_many(&mut self, counts: &[u64]) -> Vec<Result<Range<u64>, StateError>> {
         if counts.len() < 2 {
             return counts.iter().map(|&c| self.take_shared(c)).collect();
         }
-        let chained = (|| -> Result<Vec<Option<Range<u64>>>, StateError> {
-            self.ledger.check_live()?;
-            let high_water = self.known_mark()?;
-            let mut start = high_water.max(self.first);
-            let mut ranges = Vec::new();
-            for &c in counts {
-                if start >= self.end {
-                    break;
-                }
-                let end = start.saturating_add(c.max(1)).min(self.end);
-                ranges.push(start..end);
-                start = end;
+        let total = counts.iter().fold(0u64, |t, &c| t.saturating_add(c.max(1)));
+        match self.take_shared(total) {
+            Ok(whole) => {
+                let mut start = whole.start;
+                counts
+                    .iter()
+                    .map(|&c| {
+                        if start >= whole.end {
+                            return Err(crate::Error::Exhausted.into());
+                        }
+                        let end = start.saturating_add(c.max(1)).min(whole.end);
+                        let range = start..end;
+                        start = end;
+                        Ok(range)
+                    })
+                    .collect()
             }
-            let ends: Vec<u64> = ranges.iter().map(|r| r.end).collect();
-            let answers = self
-                .ledger
-                .advance_chain(&self.record, high_water, &ends, &self.note);
-            let recorded: Vec<Option<Range<u64>>> = ranges
-                .into_iter()
-                .zip(answers.iter().chain(std::iter::repeat(&None)))
-                .map(|(r, a)| (*a == Some(Advance::Done)).then_some(r))
-                .collect();
-            // The mark is at least the end of the last range recorded; a failed one is taken
-            // again after a fresh read.
-            self.seen_mark = if recorded.iter().all(Option::is_some) {
-                recorded.last().and_then(|r| r.as_ref().map(|r| r.end))
-            } else {
-                None
-            };
-            Ok(recorded)
-        })();
-        let mut recorded = match chained {
-            Ok(r) => r,
-            Err(e) => {
-                self.seen_mark = None;
-                return std::iter::once(Err(e))
-                    .chain(counts[1..].iter().map(|&c| self.take_shared(c)))
-                    .collect();
-            }
-        };
-        recorded.resize(counts.len(), None);
-        recorded
-            .into_iter()
-            .zip(counts)
-            .map(|(r, &c)| match r {
-                Some(range) => Ok(range),
-                None => self.take_shared(c),
-            })
-            .collect()
+            Err(e) => std::iter::once(Err(e))
+                .chain(counts[1..].iter().map(|&c| self.take_shared(c)))
+                .collect(),
+        }
     }
 
     /// The next `count` values after the ledger's mark (a shared ledger), taken by
