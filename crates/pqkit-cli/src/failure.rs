@@ -126,7 +126,9 @@ fn kind_of(e: &(dyn Error + 'static)) -> Kind {
         if let Some(pki) = err.downcast_ref::<pqkit_pki::Error>() {
             match pki {
                 pqkit_pki::Error::Path(_) => return Kind::Verification,
-                pqkit_pki::Error::SameFile { .. } | pqkit_pki::Error::DuplicateOutput(_) => {
+                pqkit_pki::Error::SameFile { .. }
+                | pqkit_pki::Error::DuplicateOutput(_)
+                | pqkit_pki::Error::Input { .. } => {
                     return Kind::Usage;
                 }
                 pqkit_pki::Error::Crypto(pqkit_core::Error::BadSignature) => {

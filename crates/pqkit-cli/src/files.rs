@@ -6,7 +6,7 @@
 //! 0600, and no output may name one of the command's inputs.
 
 use std::io::Read;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 
 use der::{Decode, Encode};
@@ -15,7 +15,7 @@ use pqkit_core::prehash::PreHash;
 use pqkit_core::sig::{Family, SigningKey, SigningRandomness, VerifyingKey};
 use pqkit_pki::key::{self, Algorithm, KeyFormat, PublicKey};
 use pqkit_pki::output::{Outputs, Overwrite, Sensitivity};
-use pqkit_pki::path::{Purpose, TrustAnchors};
+use pqkit_pki::path::{Policy, TrustAnchors};
 use pqkit_pki::{Pki, pem};
 use rustls_pki_types::CertificateDer;
 use x509_cert::Certificate;
@@ -719,30 +719,42 @@ pub(crate) fn x509_show(path: &Path, json: bool) -> Result<()> {
     Ok(())
 }
 
-/// `pqkit x509 verify`: RFC 5280 §6 path validation of `chain_path` (the leaf first, then
-/// intermediate CAs in any order) against the CA certificates in `ca_path`, for `purpose` at
-/// `at` — the validator every pqkit tool uses ([`pqkit_pki::path`]).
-pub(crate) fn x509_verify(
-    chain_path: &Path,
-    ca_path: &Path,
-    purpose: Purpose,
-    at: SystemTime,
-) -> Result<()> {
-    one_stdin(&[chain_path, ca_path])?;
-    let chain = load_certificates(chain_path)?;
+/// `pqkit x509 verify`: RFC 5280 §6 path validation of the chain (the leaf first, then
+/// intermediate CAs in any order, then `--untrusted` certificates) against the CA certificates
+/// of `--ca`, under the policy the options make — the validator every pqkit tool uses
+/// ([`pqkit_pki::path`]).
+pub(crate) fn x509_verify(args: &crate::X509VerifyArgs) -> Result<()> {
+    let (chain_path, ca_path) = (args.chain.as_path(), args.ca.as_path());
+    let mut inputs = vec![chain_path, ca_path];
+    inputs.extend(args.untrusted.iter().map(PathBuf::as_path));
+    inputs.extend(args.crl.iter().map(PathBuf::as_path));
+    one_stdin(&inputs)?;
+    let mut chain = load_certificates(chain_path)?;
+    for path in &args.untrusted {
+        chain.extend(load_certificates(path)?);
+    }
     let roots = load_certificates(ca_path)?;
     let anchors = TrustAnchors::new(&roots).about(ca_path.display())?;
+    let mut crls = Vec::new();
+    for path in &args.crl {
+        let bytes = pem::read_input(path)?;
+        crls.extend(pem::decode_pem_or_der(&bytes, "X509 CRL").about(path.display())?);
+    }
+    let policy = Policy {
+        purposes: args.purpose.clone(),
+        names: args.name.clone(),
+        time: args.at.unwrap_or_else(SystemTime::now),
+        crls,
+        max_depth: args.max_depth,
+        profile: args.profile,
+        key_identifiers: true,
+    };
     let ders: Vec<CertificateDer<'_>> =
         chain.iter().map(|c| CertificateDer::from(&c[..])).collect();
-    let path = anchors.verify(&ders, purpose, at).map_err(|e| {
-        let message = format!("{}: {e}", chain_path.display());
-        // A certificate that does not decode is a bad input, not a failed verification.
-        if matches!(e.rule, pqkit_pki::path::Rule::Malformed { .. }) {
-            Failure::other(message)
-        } else {
-            Failure::verification(message)
-        }
-    })?;
+    // A certificate that does not decode fails verification like any other broken rule.
+    let path = anchors
+        .validate(&ders, &policy)
+        .map_err(|e| Failure::verification(format!("{}: {e}", chain_path.display())))?;
     let certs = &path.certificates;
     for (i, der) in certs.iter().enumerate() {
         let issuer = certs.get(i + 1).unwrap_or(der);
@@ -766,88 +778,18 @@ pub(crate) fn x509_verify(
             info.subject, info.signature_algorithm
         );
     }
+    let purposes: Vec<String> = args.purpose.iter().map(ToString::to_string).collect();
+    let names: Vec<String> = args.name.iter().map(ToString::to_string).collect();
     println!(
-        "chain OK for {purpose} ({} certificates, anchored in {})",
+        "chain OK for {}{} ({} certificates, anchored in {})",
+        purposes.join(", "),
+        if names.is_empty() {
+            String::new()
+        } else {
+            format!(" and {}", names.join(", "))
+        },
         certs.len(),
         ca_path.display()
     );
     Ok(())
-}
-
-/// A time for `--at`: RFC 3339 (`2030-01-01T00:00:00Z`, `2030-01-01T09:30:00.5+01:00`), a
-/// date (`2030-01-01`, midnight UTC) or seconds since the Unix epoch.
-pub(crate) fn parse_time(s: &str) -> std::result::Result<SystemTime, String> {
-    use std::time::{Duration, UNIX_EPOCH};
-    let bad = || format!("{s:?}: not an RFC 3339 time, a date or Unix seconds");
-    if let Ok(secs) = s.parse::<u64>() {
-        return Ok(UNIX_EPOCH + Duration::from_secs(secs));
-    }
-    let full = if s.len() == 10 {
-        format!("{s}T00:00:00Z")
-    } else {
-        s.to_owned()
-    };
-    // YYYY-MM-DDTHH:MM:SS, then an optional fraction, then Z or ±HH:MM.
-    let (main, rest) = full.split_at_checked(19).ok_or_else(bad)?;
-    let rest = match rest.strip_prefix('.') {
-        Some(frac) => frac.trim_start_matches(|c: char| c.is_ascii_digit()),
-        None => rest,
-    };
-    let offset_secs: i64 = match rest {
-        "Z" | "z" => 0,
-        _ => {
-            let (sign, hm) = match rest.split_at_checked(1) {
-                Some(("+", hm)) => (1, hm),
-                Some(("-", hm)) => (-1, hm),
-                _ => return Err(bad()),
-            };
-            let (h, m) = hm.split_once(':').ok_or_else(bad)?;
-            let h: i64 = h.parse().map_err(|_| bad())?;
-            let m: i64 = m.parse().map_err(|_| bad())?;
-            if h > 23 || m > 59 {
-                return Err(bad());
-            }
-            sign * (h * 3600 + m * 60)
-        }
-    };
-    use std::str::FromStr;
-    let t = der::DateTime::from_str(&format!("{main}Z")).map_err(|_| bad())?;
-    let utc = i64::try_from(t.unix_duration().as_secs()).map_err(|_| bad())? - offset_secs;
-    let utc = u64::try_from(utc).map_err(|_| bad())?;
-    Ok(UNIX_EPOCH + Duration::from_secs(utc))
-}
-
-#[cfg(test)]
-mod tests {
-    use std::time::{Duration, UNIX_EPOCH};
-
-    use super::parse_time;
-
-    #[test]
-    fn times_in_every_form_the_help_promises() {
-        let at = |s: &str| {
-            parse_time(s)
-                .unwrap_or_else(|e| panic!("{e}"))
-                .duration_since(UNIX_EPOCH)
-                .map(|d| d.as_secs())
-                .unwrap_or(0)
-        };
-        let noon = 1_780_315_200; // 2026-06-01T12:00:00Z
-        assert_eq!(at("2026-06-01T12:00:00Z"), noon);
-        assert_eq!(at("2026-06-01T13:30:00+01:30"), noon);
-        assert_eq!(at("2026-06-01T07:00:00-05:00"), noon);
-        assert_eq!(at("2026-06-01T12:00:00.25Z"), noon);
-        assert_eq!(at("2026-06-01"), noon - 12 * 3600);
-        assert_eq!(at("1780315200"), noon);
-        for bad in [
-            "",
-            "yesterday",
-            "2026-06-01T12:00:00",
-            "2026-06-01T12:00:00+25:00",
-            "2026-13-01",
-        ] {
-            assert!(parse_time(bad).is_err(), "{bad:?}");
-        }
-        let _ = Duration::ZERO;
-    }
 }

@@ -264,7 +264,7 @@ pub(crate) fn sign(
             )));
         }
         for (file, claim) in files.iter().zip(claims) {
-            let message = std::fs::read(file).about(file.display())?;
+            let message = pem::read_input(file)?;
             let signature = key.sign_stateful(&message).about(state.display())?;
             claim.commit(&signature)?;
         }
@@ -288,7 +288,7 @@ pub(crate) fn sign(
     let mut key = StatefulKey::open(state, open_ledger(ledger)?, threads(threads_opt))?;
     key.set_batch(reserve.min(count));
     for (file, claim) in files.iter().zip(claims) {
-        let message = std::fs::read(file).about(file.display())?;
+        let message = pem::read_input(file)?;
         let signature = key.sign(&message)?;
         claim.commit(&signature)?;
     }

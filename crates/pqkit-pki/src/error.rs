@@ -29,6 +29,14 @@ pub enum Error {
         /// The label looked for ("CERTIFICATE", "PRIVATE KEY").
         label: &'static str,
     },
+    /// An input pqkit will not read: not a regular file, or longer than the bound for its kind.
+    #[error("{path}: {reason}")]
+    Input {
+        /// The file.
+        path: String,
+        /// Why, in words.
+        reason: String,
+    },
     /// An output file exists and may not be replaced (the CLI's `--force` replaces it).
     #[error("{0}: exists; refusing to overwrite it (--force replaces it)")]
     Exists(String),

@@ -82,22 +82,69 @@ fn decode_body(body: &str) -> Result<Vec<u8>, Error> {
         .map_err(|e| Error::malformed("PEM", format!("bad base64: {e}")))
 }
 
-/// Reads a whole input file; `-` is standard input.
+/// The most bytes [`read_input`] reads from one key, certificate, chain, CRL, signature or
+/// message file: 64 MiB (the largest key pqkit reads, a Classic McEliece 8192128 public key in
+/// PEM, is under 2 MiB; a chain of a hundred SLH-DSA-256s certificates under 8 MiB).
+pub const MAX_INPUT: u64 = 64 << 20;
+
+/// Reads a whole input file of at most [`MAX_INPUT`] bytes; `-` is standard input.
 ///
 /// # Errors
-/// [`Error::Io`] naming the file.
+/// [`Error::Io`] naming the file; [`Error::Input`] for one that is not a regular file or is
+/// too long.
 pub fn read_input(path: &Path) -> Result<Zeroizing<Vec<u8>>, Error> {
+    read_input_limited(path, MAX_INPUT)
+}
+
+/// Reads a whole input file of at most `limit` bytes; `-` is standard input (read up to the
+/// limit). A named file must be a regular file: a FIFO, a device or a directory is refused
+/// before anything is read (opened without blocking, so a FIFO with no writer cannot hang
+/// the program), and one longer than `limit` is refused by its size, unread.
+///
+/// # Errors
+/// [`Error::Io`] naming the file; [`Error::Input`] for one that is not a regular file or is
+/// longer than `limit`.
+pub fn read_input_limited(path: &Path, limit: u64) -> Result<Zeroizing<Vec<u8>>, Error> {
     use std::io::Read;
+    use std::os::unix::fs::OpenOptionsExt;
+    let too_long = |name: &Path| Error::Input {
+        path: name.display().to_string(),
+        reason: format!("longer than {limit} bytes, the most pqkit reads from one input"),
+    };
     let mut bytes = Zeroizing::new(Vec::new());
     if path.as_os_str() == "-" {
         std::io::stdin()
             .lock()
+            .take(limit.saturating_add(1))
             .read_to_end(&mut bytes)
             .map_err(|e| Error::io(Path::new("standard input"), e))?;
-    } else {
-        let mut file = std::fs::File::open(path).map_err(|e| Error::io(path, e))?;
-        file.read_to_end(&mut bytes)
-            .map_err(|e| Error::io(path, e))?;
+        if bytes.len() as u64 > limit {
+            return Err(too_long(Path::new("standard input")));
+        }
+        return Ok(bytes);
+    }
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK)
+        .open(path)
+        .map_err(|e| Error::io(path, e))?;
+    let meta = file.metadata().map_err(|e| Error::io(path, e))?;
+    if !meta.is_file() {
+        return Err(Error::Input {
+            path: path.display().to_string(),
+            reason: "not a regular file (a FIFO, a device or a directory); to read a stream, \
+                     name it - and redirect standard input"
+                .to_owned(),
+        });
+    }
+    if meta.len() > limit {
+        return Err(too_long(path));
+    }
+    file.take(limit.saturating_add(1))
+        .read_to_end(&mut bytes)
+        .map_err(|e| Error::io(path, e))?;
+    if bytes.len() as u64 > limit {
+        return Err(too_long(path));
     }
     Ok(bytes)
 }

@@ -2,14 +2,14 @@
 //!
 //! Chains are validated by [`pqkit_pki::path`] — the validator every pqkit tool uses (RFC 5280
 //! §6 on rustls-webpki, plus keyUsage and the trust anchor's own checks) — with the purpose
-//! serverAuth or clientAuth; the server's name is then checked by webpki (RFC 6125).
+//! serverAuth or clientAuth, and for a server the name the client asked for (RFC 9525).
 //! CertificateVerify signatures go through rustls's own functions with
 //! [`supported_algorithms`].
 
 use std::sync::{Arc, OnceLock};
 use std::time::{Duration, UNIX_EPOCH};
 
-use pqkit_pki::path::{PathError, Purpose, Rule, TrustAnchors};
+use pqkit_pki::path::{PathError, PeerName, Policy, Purpose, Rule, TrustAnchors};
 use rustls::client::danger::{HandshakeSignatureValid, ServerCertVerified, ServerCertVerifier};
 use rustls::crypto::WebPkiSupportedAlgorithms;
 use rustls::server::danger::{ClientCertVerified, ClientCertVerifier};
@@ -86,27 +86,23 @@ impl ServerCertVerifier for ServerVerifier {
         _ocsp_response: &[u8],
         now: UnixTime,
     ) -> Result<ServerCertVerified, Error> {
+        let name = match server_name {
+            // rustls checked the syntax (it allows `_`, as webpki's matching does).
+            ServerName::DnsName(d) => Ok(PeerName::Dns(d.as_ref().to_ascii_lowercase())),
+            ServerName::IpAddress(ip) => Ok(PeerName::Ip(std::net::IpAddr::from(*ip))),
+            _ => Err(String::new()),
+        }
+        .map_err(|_| Error::InvalidCertificate(CertificateError::NotValidForName))?;
+        let mut policy = Policy::new(Purpose::ServerAuth, time_of(now));
+        policy.names.push(name);
+        policy.key_identifiers = false;
         verify_chain(
             &self.anchors,
             end_entity,
             intermediates,
-            Purpose::ServerAuth,
-            now,
+            &policy,
             &self.seen,
         )?;
-        let name_ok = webpki::EndEntityCert::try_from(end_entity)
-            .is_ok_and(|leaf| leaf.verify_is_valid_for_subject_name(server_name).is_ok());
-        if !name_ok {
-            return Err(refused(
-                &PathError {
-                    certificate: "certificate 0 (leaf)".to_owned(),
-                    rule: Rule::WrongName {
-                        name: server_name.to_str().into_owned(),
-                    },
-                },
-                &self.seen,
-            ));
-        }
         Ok(ServerCertVerified::assertion())
     }
 
@@ -158,12 +154,13 @@ impl ClientCertVerifier for ClientVerifier {
         intermediates: &[CertificateDer<'_>],
         now: UnixTime,
     ) -> Result<ClientCertVerified, Error> {
+        let mut policy = Policy::new(Purpose::ClientAuth, time_of(now));
+        policy.key_identifiers = false;
         verify_chain(
             &self.anchors,
             end_entity,
             intermediates,
-            Purpose::ClientAuth,
-            now,
+            &policy,
             &self.seen,
         )?;
         Ok(ClientCertVerified::assertion())
@@ -186,6 +183,10 @@ fn tls13_signature(
     Ok(valid)
 }
 
+fn time_of(now: UnixTime) -> std::time::SystemTime {
+    UNIX_EPOCH + Duration::from_secs(now.as_secs())
+}
+
 fn anchors(roots: &[CertificateDer<'_>]) -> Result<TrustAnchors, Error> {
     let ders: Vec<Vec<u8>> = roots.iter().map(|c| c.to_vec()).collect();
     TrustAnchors::new(&ders).map_err(|e| Error::General(e.to_string()))
@@ -195,8 +196,7 @@ fn verify_chain(
     anchors: &TrustAnchors,
     end_entity: &CertificateDer<'_>,
     intermediates: &[CertificateDer<'_>],
-    purpose: Purpose,
-    now: UnixTime,
+    policy: &Policy,
     seen: &PeerScheme,
 ) -> Result<(), Error> {
     let mut chain = Vec::with_capacity(1 + intermediates.len());
@@ -206,9 +206,8 @@ fn verify_chain(
             .iter()
             .map(|c| CertificateDer::from(c.as_ref())),
     );
-    let time = UNIX_EPOCH + Duration::from_secs(now.as_secs());
     anchors
-        .verify(&chain, purpose, time)
+        .validate(&chain, policy)
         .map(|_| ())
         .map_err(|e| refused(&e, seen))
 }

@@ -16,7 +16,8 @@ use x509_cert::ext::Extension;
 use x509_cert::ext::pkix::constraints::name::{GeneralSubtree, NameConstraints};
 use x509_cert::ext::pkix::name::GeneralName;
 use x509_cert::ext::pkix::{
-    BasicConstraints, ExtendedKeyUsage, KeyUsage, KeyUsages, SubjectAltName, SubjectKeyIdentifier,
+    AuthorityKeyIdentifier, BasicConstraints, ExtendedKeyUsage, KeyUsage, KeyUsages,
+    SubjectAltName, SubjectKeyIdentifier,
 };
 use x509_cert::name::Name;
 use x509_cert::serial_number::SerialNumber;
@@ -136,7 +137,11 @@ pub(crate) fn issue(
         subject_public_key_info: spki,
         issuer_unique_id: None,
         subject_unique_id: None,
-        extensions: Some(extensions(spec, vk.as_bytes())),
+        extensions: Some(extensions(
+            spec,
+            vk.as_bytes(),
+            signer.verifying_key().as_bytes(),
+        )),
     };
     let tbs_der = tbs.to_der().expect("tbs");
     let mut signature = signer.sign(&tbs_der, &[]).expect("sign");
@@ -158,7 +163,13 @@ pub(crate) fn issue(
     }
 }
 
-fn extensions(spec: &Spec, public_key: &[u8]) -> Vec<Extension> {
+/// The key identifier of a public key: the first 20 bytes of its SHA-256 (RFC 7093 §2 (1)).
+fn key_id(public_key: &[u8]) -> OctetString {
+    let digest = aws_lc_rs::digest::digest(&aws_lc_rs::digest::SHA256, public_key);
+    OctetString::new(&digest.as_ref()[..20]).expect("key id")
+}
+
+fn extensions(spec: &Spec, public_key: &[u8], issuer_key: &[u8]) -> Vec<Extension> {
     let mut out = Vec::new();
     if let Some((ca, path_len)) = spec.basic {
         out.push(ext(
@@ -172,9 +183,13 @@ fn extensions(spec: &Spec, public_key: &[u8]) -> Vec<Extension> {
     if let Some(ku) = spec.key_usage {
         out.push(ext(&ku, true));
     }
-    let digest = aws_lc_rs::digest::digest(&aws_lc_rs::digest::SHA256, public_key);
+    out.push(ext(&SubjectKeyIdentifier(key_id(public_key)), false));
     out.push(ext(
-        &SubjectKeyIdentifier(OctetString::new(&digest.as_ref()[..20]).expect("ski")),
+        &AuthorityKeyIdentifier {
+            key_identifier: Some(key_id(issuer_key)),
+            authority_cert_issuer: None,
+            authority_cert_serial_number: None,
+        },
         false,
     ));
     if let Some(eku) = &spec.eku {
@@ -651,12 +666,14 @@ pub(crate) fn cases(alg: &'static SignatureAlgorithm) -> Vec<Case> {
         None,
     );
     let leaf_of_ku_only = leaf(Spec::leaf("leaf", server), &root_ku_only);
+    // OpenSSL without -x509_strict takes keyCertSign for a CA; RFC 5280 §4.2.1.9 and
+    // x509-limbo (rfc5280::root-missing-basic-constraints) do not.
     add(
         "root-keycertsign-without-basic-constraints",
         vec![&leaf_of_ku_only],
         vec![&root_ku_only],
         Purpose::ServerAuth,
-        None,
+        Some("NotACa"),
     );
     let root_client_eku = issue(
         &Spec {

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Records OpenSSL's verdict on every path-validation fixture: for each case of cases.txt in
-# each algorithm's directory, `openssl verify` at the cases' time (2026-06-01T00:00:00Z) with
+# each algorithm's directory, `openssl verify -x509_strict` at the cases' time (2026-06-01T00:00:00Z) with
 # the case's purpose, writing "<case> OK" or "<case> error <n> <text>" to openssl-verdicts.txt.
 # Usage: openssl-verdicts.sh /path/to/openssl-3.6/bin/openssl
 set -euo pipefail
@@ -14,7 +14,7 @@ for dir in */; do
     out="$dir/openssl-verdicts.txt"
     : > "$out"
     while read -r name purpose _expect; do
-        args=(-attime "$at" -CAfile "$dir/$name.ca.pem")
+        args=(-x509_strict -attime "$at" -CAfile "$dir/$name.ca.pem")
         case $purpose in
             serverAuth) args+=(-purpose sslserver) ;;
             clientAuth) args+=(-purpose sslclient) ;;

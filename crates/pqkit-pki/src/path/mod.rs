@@ -17,6 +17,12 @@
 //! critical extensions and, when it issues, that it is a CA, its keyUsage, its
 //! pathLenConstraint and its extendedKeyUsage — as OpenSSL checks them.
 //!
+//! [`TrustAnchors::validate`] takes a [`Policy`]: purposes, the names the leaf must present
+//! ([`PeerName`], RFC 9525), CRLs (RFC 5280 §6.3, through webpki's revocation checking, with
+//! the CRL profile of §5 checked here), a maximum depth, and a [`Profile`]; `rules` adds
+//! RFC 5280 §4's certificate profile and, under [`Profile::WebPki`], the CA/Browser Forum
+//! Baseline Requirements. x509-limbo's 9 780 cases run through it in the `limbo` test.
+//!
 //! A failure is a [`PathError`]: which certificate, and which rule it broke, in words. webpki's
 //! own errors say the rule but not the certificate; [`locate`] finds the certificate by
 //! looking at the chain with RFC 5280's eyes (x509-cert), so the message can name it.
@@ -38,6 +44,11 @@ use x509_cert::Certificate;
 use x509_cert::ext::pkix::{BasicConstraints, ExtendedKeyUsage, KeyUsage, KeyUsages};
 
 use crate::error::Error;
+
+mod name;
+mod rules;
+
+pub use name::{PeerName, dns_name};
 
 /// What the leaf certificate is to be used for (RFC 5280 §4.2.1.12).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -95,6 +106,78 @@ impl fmt::Display for Purpose {
             Self::CodeSigning => "codeSigning",
             Self::Any => "any purpose",
         })
+    }
+}
+
+/// Which rules apply beyond RFC 5280 (`pqkit x509 verify --profile`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Profile {
+    /// RFC 5280 §6 and its §4.2 profile, as strict validators (OpenSSL `-x509_strict`,
+    /// rustls-webpki) apply them.
+    #[default]
+    Rfc5280,
+    /// RFC 5280 and the CA/Browser Forum Baseline Requirements for TLS server certificates
+    /// (§7.1): the Web PKI's rules on keys, serial numbers, extensions and names.
+    WebPki,
+}
+
+impl Profile {
+    /// From the names `--profile` takes: rfc5280, webpki.
+    ///
+    /// # Errors
+    /// The list of names, for an unknown one.
+    pub fn from_name(name: &str) -> Result<Self, String> {
+        match name.to_ascii_lowercase().as_str() {
+            "rfc5280" => Ok(Self::Rfc5280),
+            "webpki" | "cabf" => Ok(Self::WebPki),
+            _ => Err(format!("{name:?}: expected rfc5280 or webpki")),
+        }
+    }
+}
+
+/// What a path is validated for: everything but the certificates.
+#[derive(Clone, Debug)]
+pub struct Policy {
+    /// Purposes the leaf (and every CA's extendedKeyUsage, when present) must allow; empty is
+    /// [`Purpose::Any`].
+    pub purposes: Vec<Purpose>,
+    /// Names the leaf must present, each of them (RFC 9525).
+    pub names: Vec<PeerName>,
+    /// The validation time.
+    pub time: SystemTime,
+    /// CRLs (DER) to check every certificate of the path against (RFC 5280 §6.3); a
+    /// certificate that no CRL given covers is not checked.
+    pub crls: Vec<Vec<u8>>,
+    /// At most this many intermediate CA certificates between the leaf and the trust anchor,
+    /// self-issued ones not counted (RFC 5280 §6.1.4 (l)); `None`: rustls-webpki's limit (6).
+    pub max_depth: Option<usize>,
+    /// RFC 5280 alone or with the Web PKI's rules.
+    pub profile: Profile,
+    /// Require authorityKeyIdentifier in every certificate but a self-signed one and
+    /// subjectKeyIdentifier in every CA certificate (RFC 5280 §4.2.1.1, §4.2.1.2: a
+    /// conforming CA's duty, which OpenSSL's `-x509_strict` and x509-limbo check and
+    /// rustls-webpki and Go do not). On by default; pqkit's TLS verifiers turn it off, so a
+    /// peer whose private CA omits them (Go's `x509.CreateCertificate` may) still connects.
+    pub key_identifiers: bool,
+}
+
+impl Policy {
+    /// For `purpose` at `time`: no name, no CRL, RFC 5280.
+    pub fn new(purpose: Purpose, time: SystemTime) -> Self {
+        Self {
+            purposes: vec![purpose],
+            names: Vec::new(),
+            time,
+            crls: Vec::new(),
+            max_depth: None,
+            profile: Profile::Rfc5280,
+            key_identifiers: true,
+        }
+    }
+
+    /// The purposes asked for, without [`Purpose::Any`].
+    fn wanted(&self) -> impl Iterator<Item = Purpose> + '_ {
+        self.purposes.iter().copied().filter(|p| *p != Purpose::Any)
     }
 }
 
@@ -166,7 +249,20 @@ pub enum Rule {
     },
     /// A name outside the name constraints of a CA above it (§4.2.1.10, §6.1.4 (g)).
     NameConstraints,
-    /// Not valid for the host name or address asked for (RFC 6125).
+    /// Revoked by a CRL given (RFC 5280 §6.3).
+    Revoked,
+    /// More intermediate CA certificates than allowed (`--max-depth`).
+    TooDeep {
+        /// The most allowed, self-issued ones not counted.
+        max: usize,
+    },
+    /// Breaks a rule of the certificate profile (RFC 5280 §4, or the CA/Browser Forum
+    /// Baseline Requirements under [`Profile::WebPki`]).
+    Nonconforming {
+        /// The rule and where it is written.
+        detail: String,
+    },
+    /// Not valid for the name asked for (RFC 9525).
     WrongName {
         /// The name asked for.
         name: String,
@@ -245,7 +341,17 @@ impl fmt::Display for Rule {
                 "a name in it is outside the name constraints of a CA above it (RFC 5280 \
                  §4.2.1.10)",
             ),
-            Self::WrongName { name } => write!(f, "not valid for {name}"),
+            Self::Revoked => f.write_str("revoked by a CRL given (RFC 5280 §6.3)"),
+            Self::TooDeep { max } => write!(
+                f,
+                "the path has more than {max} intermediate CA certificates (self-issued ones \
+                 not counted), the most allowed"
+            ),
+            Self::Nonconforming { detail } => f.write_str(detail),
+            Self::WrongName { name } => write!(
+                f,
+                "not valid for {name}: no subjectAltName entry matches it (RFC 9525 §6)"
+            ),
             Self::Malformed { detail } => write!(f, "malformed certificate: {detail}"),
             Self::Other { detail } => f.write_str(detail),
         }
@@ -305,7 +411,7 @@ impl TrustAnchors {
     }
 
     /// Validates `chain` (the leaf first, then any intermediate CA certificates in any order)
-    /// for `purpose` at `time`. See the module docs for the rules.
+    /// for `purpose` at `time`: [`Self::validate`] with [`Policy::new`].
     ///
     /// # Errors
     /// [`PathError`] naming the certificate and the rule it broke.
@@ -315,27 +421,75 @@ impl TrustAnchors {
         purpose: Purpose,
         time: SystemTime,
     ) -> Result<VerifiedPath, PathError> {
+        self.validate(chain, &Policy::new(purpose, time))
+    }
+
+    /// Validates `chain` — the leaf first, then untrusted certificates that may serve as
+    /// intermediates, in any order — under `policy`. See the module docs for the rules.
+    ///
+    /// # Errors
+    /// [`PathError`] naming the certificate (or CRL) and the rule it broke.
+    pub fn validate(
+        &self,
+        chain: &[CertificateDer<'_>],
+        policy: &Policy,
+    ) -> Result<VerifiedPath, PathError> {
         let view = ChainView::new(chain, &self.certificates)?;
         let leaf = &chain[0];
+        let any = policy.wanted().next().is_none();
         // A trust anchor presented alone for any purpose (`x509 verify --ca ca.pem ca.pem`):
         // only its own checks apply. For a purpose it goes through webpki like any leaf (a
         // self-signed end-entity certificate that is trusted validates; a CA does not).
-        if purpose == Purpose::Any
+        if any
+            && policy.names.is_empty()
             && let Some(i) = self
                 .certificates
                 .iter()
                 .position(|c| c.as_ref() == leaf.as_ref())
         {
-            check_anchor(&view, i, time, AnchorUse::Alone)?;
+            check_anchor(&view, i, policy, AnchorUse::Alone)?;
             return Ok(VerifiedPath {
                 certificates: vec![leaf.to_vec()],
             });
         }
-        let end_entity =
-            EndEntityCert::try_from(leaf).map_err(|e| locate(&e, &view, purpose, time))?;
+        rules::check_leaf(&view, policy)?;
+        rules::check_crls(&view, policy)?;
+        if let Some(name) = policy.names.iter().find(|n| !n.matches(leaf.as_ref())) {
+            return Err(view.error(
+                0,
+                Rule::WrongName {
+                    name: name.to_string(),
+                },
+            ));
+        }
+        let crls = policy
+            .crls
+            .iter()
+            .enumerate()
+            .map(|(i, der)| {
+                webpki::OwnedCertRevocationList::from_der(der)
+                    .map(webpki::CertRevocationList::from)
+                    .map_err(|e| PathError {
+                        certificate: format!("CRL {i}"),
+                        rule: Rule::Malformed {
+                            detail: webpki_words(&e),
+                        },
+                    })
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        let crl_refs: Vec<&webpki::CertRevocationList<'_>> = crls.iter().collect();
+        let revocation = webpki::RevocationOptionsBuilder::new(&crl_refs)
+            .ok()
+            .map(|b| {
+                b.with_depth(webpki::RevocationCheckDepth::Chain)
+                    .with_status_policy(webpki::UnknownStatusPolicy::Allow)
+                    .with_expiration_policy(webpki::ExpirationPolicy::Enforce)
+                    .build()
+            });
+        let end_entity = EndEntityCert::try_from(leaf).map_err(|e| locate(&e, &view, policy))?;
         let recorded: RefCell<Option<PathError>> = RefCell::new(None);
         let extra = |path: &webpki::VerifiedPath<'_>| -> Result<(), webpki::Error> {
-            match self.check_path(&view, path, purpose, time) {
+            match self.check_path(&view, path, policy) {
                 Ok(()) => Ok(()),
                 Err(e) => {
                     recorded.replace(Some(e));
@@ -351,9 +505,9 @@ impl TrustAnchors {
             algorithms(),
             &self.anchors,
             &intermediates,
-            unix_time(time),
-            PurposeCheck(purpose),
-            None,
+            unix_time(policy.time),
+            PurposeCheck(policy.wanted().collect()),
+            revocation,
             Some(&extra),
         );
         match result {
@@ -368,7 +522,7 @@ impl TrustAnchors {
             }
             Err(e) => match recorded.into_inner() {
                 Some(ours) if e == SENTINEL => Err(ours),
-                _ => Err(locate(&e, &view, purpose, time)),
+                _ => Err(locate(&e, &view, policy)),
             },
         }
     }
@@ -387,26 +541,8 @@ impl TrustAnchors {
         &self,
         view: &ChainView,
         path: &webpki::VerifiedPath<'_>,
-        purpose: Purpose,
-        time: SystemTime,
+        policy: &Policy,
     ) -> Result<(), PathError> {
-        // The leaf may sign only if its keyUsage (when present) allows it.
-        if purpose != Purpose::Any
-            && let Some(ku) = key_usage(&view.leaf().cert)?
-            && !ku.0.contains(KeyUsages::DigitalSignature)
-        {
-            return Err(view.error(0, Rule::NoDigitalSignature));
-        }
-        for issuer in path.intermediate_certificates() {
-            let i = view
-                .position_of(issuer.der().as_ref())
-                .unwrap_or(Position::Chain(0));
-            if let Some(ku) = key_usage(&view.at(i).cert)?
-                && !ku.0.contains(KeyUsages::KeyCertSign)
-            {
-                return Err(view.error_at(i, Rule::NoKeyCertSign));
-            }
-        }
         let anchor = self.anchor_index(path.anchor()).ok_or_else(|| {
             view.error(
                 0,
@@ -415,16 +551,27 @@ impl TrustAnchors {
                 },
             )
         })?;
+        let mut positions = vec![Position::Chain(0)];
+        for issuer in path.intermediate_certificates() {
+            positions.push(
+                view.position_of(issuer.der().as_ref())
+                    .unwrap_or(Position::Chain(0)),
+            );
+        }
         // A trusted self-signed leaf is its own anchor: it issues nothing.
-        let used = if self.certificates[anchor].as_ref() == view.leaf().der.as_slice() {
+        let alone = self.certificates[anchor].as_ref() == view.leaf().der.as_slice();
+        if !alone {
+            positions.push(Position::Anchor(anchor));
+        }
+        rules::check_path(view, &positions, policy)?;
+        let used = if alone {
             AnchorUse::Alone
         } else {
             AnchorUse::Issuer {
                 intermediates: path.intermediate_certificates().count(),
-                purpose,
             }
         };
-        check_anchor(view, anchor, time, used)
+        check_anchor(view, anchor, policy, used)
     }
 }
 
@@ -433,36 +580,28 @@ impl TrustAnchors {
 enum AnchorUse {
     /// Presented alone, validated for any purpose.
     Alone,
-    /// Issuer of a path with this many intermediate CAs, for this purpose.
-    Issuer {
-        intermediates: usize,
-        purpose: Purpose,
-    },
+    /// Issuer of a path with this many intermediate CAs.
+    Issuer { intermediates: usize },
 }
 
 /// A trust anchor's own checks, as OpenSSL makes them: validity and critical extensions; and
 /// when it issues, that it is a CA — basicConstraints cA, or without basicConstraints a v1
-/// certificate or one whose keyUsage has keyCertSign (OpenSSL's `X509_check_ca` tolerates
-/// both) —, keyCertSign when it has keyUsage, a pathLenConstraint that allows the
-/// intermediates below it, and an extendedKeyUsage (when present) that includes the purpose.
+/// certificate —, keyCertSign when it has keyUsage, a pathLenConstraint that allows the
+/// intermediates below it, and an extendedKeyUsage (when present) that includes each purpose.
 fn check_anchor(
     view: &ChainView,
     index: usize,
-    time: SystemTime,
+    policy: &Policy,
     used: AnchorUse,
 ) -> Result<(), PathError> {
     let pos = Position::Anchor(index);
     let anchor = view.at(pos);
     let fail = |rule| view.error_at(pos, rule);
-    check_validity(&anchor.cert, time).map_err(fail)?;
+    check_validity(&anchor.cert, policy.time).map_err(fail)?;
     if let Some(oid) = unknown_critical_extension(&anchor.cert) {
         return Err(fail(Rule::UnknownCriticalExtension { oid }));
     }
-    let AnchorUse::Issuer {
-        intermediates,
-        purpose,
-    } = used
-    else {
+    let AnchorUse::Issuer { intermediates } = used else {
         return Ok(());
     };
     let v1 = anchor.cert.tbs_certificate.version == x509_cert::Version::V1;
@@ -470,11 +609,7 @@ fn check_anchor(
     let ku = key_usage(&anchor.cert)?;
     let is_ca = match &bc {
         Some(bc) => bc.ca,
-        None => {
-            v1 || ku
-                .as_ref()
-                .is_some_and(|ku| ku.0.contains(KeyUsages::KeyCertSign))
-        }
+        None => v1,
     };
     if !is_ca {
         return Err(fail(Rule::NotACa));
@@ -490,15 +625,17 @@ fn check_anchor(
     {
         return Err(fail(Rule::NoKeyCertSign));
     }
-    if let Some(wanted) = purpose.eku()
-        && let Some((_, eku)) = anchor
-            .cert
-            .tbs_certificate
-            .get::<ExtendedKeyUsage>()
-            .map_err(|e| malformed(&anchor.cert, e))?
-        && !eku.0.contains(&wanted)
+    if let Some((_, eku)) = anchor
+        .cert
+        .tbs_certificate
+        .get::<ExtendedKeyUsage>()
+        .map_err(|e| malformed(&anchor.cert, e))?
     {
-        return Err(fail(Rule::WrongPurpose { purpose }));
+        for purpose in policy.wanted() {
+            if purpose.eku().is_some_and(|wanted| !eku.0.contains(&wanted)) {
+                return Err(fail(Rule::WrongPurpose { purpose }));
+            }
+        }
     }
     Ok(())
 }
@@ -609,28 +746,36 @@ impl fmt::Debug for PqVerify {
 /// its encoding twice).
 const PREPARED_KEYS: usize = 16;
 
-/// webpki's extendedKeyUsage hook: with a purpose, the extension (when present) must list it
-/// — in the leaf and in every CA (RFC 5280 §4.2.1.12; OpenSSL checks CAs the same way) —
-/// which is webpki's own `KeyUsage::required_if_present`; without one, nothing is checked.
-struct PurposeCheck(Purpose);
+/// webpki's extendedKeyUsage hook: for each purpose, the extension (when present) must list
+/// it — in the leaf and in every CA (RFC 5280 §4.2.1.12; OpenSSL checks CAs the same way),
+/// webpki's own `KeyUsage::required_if_present`; without a purpose, nothing is checked.
+struct PurposeCheck(Vec<Purpose>);
 
 impl ExtendedKeyUsageValidator for PurposeCheck {
     fn validate(&self, iter: KeyPurposeIdIter<'_, '_>) -> Result<(), webpki::Error> {
-        /// id-kp-codeSigning 1.3.6.1.5.5.7.3.3, DER contents (RFC 5280 §4.2.1.12).
-        static CODE_SIGNING: [u8; 8] = [0x2b, 0x06, 0x01, 0x05, 0x05, 0x07, 0x03, 0x03];
-        let usage = match self.0 {
-            Purpose::ServerAuth => webpki::KeyUsage::server_auth(),
-            Purpose::ClientAuth => webpki::KeyUsage::client_auth(),
-            Purpose::CodeSigning => webpki::KeyUsage::required_if_present(&CODE_SIGNING),
-            Purpose::Any => return Ok(()),
-        };
-        usage.validate(iter)
+        let present = iter
+            .map(|id| id.map(|id| id.to_decoded_oid()))
+            .collect::<Result<Vec<_>, _>>()?;
+        if present.is_empty() {
+            return Ok(());
+        }
+        for purpose in &self.0 {
+            let Some(oid) = purpose.eku() else { continue };
+            let arcs: Vec<usize> = oid.arcs().map(|a| a as usize).collect();
+            if !present.contains(&arcs) {
+                // The context variant's fields are webpki's own; `locate` names the purpose.
+                #[allow(deprecated)]
+                return Err(webpki::Error::RequiredEkuNotFound);
+            }
+        }
+        Ok(())
     }
 }
 
-/// Returned to webpki when [`TrustAnchors::check_path`] rejects a path: a CRL error, which
-/// cannot arise otherwise (no CRLs are given), so it is told apart from webpki's own.
-const SENTINEL: webpki::Error = webpki::Error::UnsupportedDeltaCrl;
+/// Returned to webpki when [`TrustAnchors::check_path`] rejects a path: an error webpki makes
+/// only when asked for a name, which path building never does, so it is told apart from
+/// webpki's own.
+const SENTINEL: webpki::Error = webpki::Error::UnsupportedNameType;
 
 /// Where a certificate sits: the chain given (leaf at 0) or the trust anchors.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -777,7 +922,8 @@ impl ChainView {
 }
 
 /// Names the certificate behind a webpki error, with the rule in words.
-fn locate(e: &webpki::Error, view: &ChainView, purpose: Purpose, time: SystemTime) -> PathError {
+fn locate(e: &webpki::Error, view: &ChainView, policy: &Policy) -> PathError {
+    let time = policy.time;
     use webpki::Error as W;
     let path = view.name_path();
     let find = |pred: &dyn Fn(&Parsed) -> bool| -> Position {
@@ -859,17 +1005,33 @@ fn locate(e: &webpki::Error, view: &ChainView, purpose: Purpose, time: SystemTim
             let oid = unknown_critical_extension(&view.at(p).cert).unwrap_or_default();
             at(p, Rule::UnknownCriticalExtension { oid })
         }
-        W::RequiredEkuNotFoundContext(_) | W::EmptyEkuExtension => at(
-            find(&|c| {
+        #[allow(deprecated)]
+        W::RequiredEkuNotFound | W::RequiredEkuNotFoundContext(_) | W::EmptyEkuExtension => {
+            let lacks = |c: &Parsed, p: Purpose| {
                 c.cert
                     .tbs_certificate
                     .get::<ExtendedKeyUsage>()
                     .ok()
                     .flatten()
-                    .is_some_and(|(_, eku)| purpose.eku().is_some_and(|w| !eku.0.contains(&w)))
-            }),
-            Rule::WrongPurpose { purpose },
-        ),
+                    .is_some_and(|(_, eku)| p.eku().is_some_and(|w| !eku.0.contains(&w)))
+            };
+            let purpose = policy
+                .wanted()
+                .find(|p| view.all().any(|(_, c)| lacks(c, *p)))
+                .unwrap_or(Purpose::Any);
+            at(find(&|c| lacks(c, purpose)), Rule::WrongPurpose { purpose })
+        }
+        W::CertRevoked => {
+            let revoked = |c: &Parsed| {
+                let serial = c.cert.tbs_certificate.serial_number.as_bytes();
+                policy.crls.iter().any(|der| {
+                    webpki::BorrowedCertRevocationList::from_der(der)
+                        .map(webpki::CertRevocationList::from)
+                        .is_ok_and(|crl| crl.find_serial(serial).is_ok_and(|r| r.is_some()))
+                })
+            };
+            at(find(&revoked), Rule::Revoked)
+        }
         W::NameConstraintViolation => at(Position::Chain(0), Rule::NameConstraints),
         W::CertNotValidForName(_) => at(
             Position::Chain(0),
@@ -979,4 +1141,85 @@ fn check_validity(cert: &Certificate, time: SystemTime) -> Result<(), Rule> {
 
 fn unix_time(time: SystemTime) -> UnixTime {
     UnixTime::since_unix_epoch(time.duration_since(UNIX_EPOCH).unwrap_or(Duration::ZERO))
+}
+
+/// A time for `--at`: RFC 3339 (`2030-01-01T00:00:00Z`, `2030-01-01T09:30:00.5+01:00`), a
+/// date (`2030-01-01`, midnight UTC) or seconds since the Unix epoch.
+///
+/// # Errors
+/// The text back, with the forms it takes.
+pub fn parse_time(s: &str) -> Result<SystemTime, String> {
+    use std::time::{Duration, UNIX_EPOCH};
+    let bad = || format!("{s:?}: not an RFC 3339 time, a date or Unix seconds");
+    if let Ok(secs) = s.parse::<u64>() {
+        return Ok(UNIX_EPOCH + Duration::from_secs(secs));
+    }
+    let full = if s.len() == 10 {
+        format!("{s}T00:00:00Z")
+    } else {
+        s.to_owned()
+    };
+    // YYYY-MM-DDTHH:MM:SS, then an optional fraction, then Z or ±HH:MM.
+    let (main, rest) = full.split_at_checked(19).ok_or_else(bad)?;
+    let rest = match rest.strip_prefix('.') {
+        Some(frac) => frac.trim_start_matches(|c: char| c.is_ascii_digit()),
+        None => rest,
+    };
+    let offset_secs: i64 = match rest {
+        "Z" | "z" => 0,
+        _ => {
+            let (sign, hm) = match rest.split_at_checked(1) {
+                Some(("+", hm)) => (1, hm),
+                Some(("-", hm)) => (-1, hm),
+                _ => return Err(bad()),
+            };
+            let (h, m) = hm.split_once(':').ok_or_else(bad)?;
+            let h: i64 = h.parse().map_err(|_| bad())?;
+            let m: i64 = m.parse().map_err(|_| bad())?;
+            if h > 23 || m > 59 {
+                return Err(bad());
+            }
+            sign * (h * 3600 + m * 60)
+        }
+    };
+    use std::str::FromStr;
+    let t = der::DateTime::from_str(&format!("{main}Z")).map_err(|_| bad())?;
+    let utc = i64::try_from(t.unix_duration().as_secs()).map_err(|_| bad())? - offset_secs;
+    let utc = u64::try_from(utc).map_err(|_| bad())?;
+    Ok(UNIX_EPOCH + Duration::from_secs(utc))
+}
+
+#[cfg(test)]
+mod time_tests {
+    use std::time::{Duration, UNIX_EPOCH};
+
+    use super::parse_time;
+
+    #[test]
+    fn times_in_every_form_the_help_promises() {
+        let at = |s: &str| {
+            parse_time(s)
+                .unwrap_or_else(|e| panic!("{e}"))
+                .duration_since(UNIX_EPOCH)
+                .map(|d| d.as_secs())
+                .unwrap_or(0)
+        };
+        let noon = 1_780_315_200; // 2026-06-01T12:00:00Z
+        assert_eq!(at("2026-06-01T12:00:00Z"), noon);
+        assert_eq!(at("2026-06-01T13:30:00+01:30"), noon);
+        assert_eq!(at("2026-06-01T07:00:00-05:00"), noon);
+        assert_eq!(at("2026-06-01T12:00:00.25Z"), noon);
+        assert_eq!(at("2026-06-01"), noon - 12 * 3600);
+        assert_eq!(at("1780315200"), noon);
+        for bad in [
+            "",
+            "yesterday",
+            "2026-06-01T12:00:00",
+            "2026-06-01T12:00:00+25:00",
+            "2026-13-01",
+        ] {
+            assert!(parse_time(bad).is_err(), "{bad:?}");
+        }
+        let _ = Duration::ZERO;
+    }
 }
