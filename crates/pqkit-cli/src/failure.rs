@@ -77,8 +77,32 @@ impl Failure {
 
 impl fmt::Display for Failure {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.message)
+        f.write_str(&plain(&self.message))
     }
+}
+
+/// The phrases a message may carry from a library error wrapped in another's text, in words:
+/// an errno suffix dropped, a socket deadline said as one, rustls's `Debug`-named reasons
+/// spelled out.
+fn plain(text: &str) -> String {
+    let mut out = text
+        .replace(
+            "Resource temporarily unavailable (os error 11)",
+            "no answer before the deadline",
+        )
+        .replace(
+            "keys may not be consistent: KeyMismatch",
+            "the private key does not match the certificate's public key",
+        );
+    if let Some(i) = out.find("received corrupt message of type ") {
+        out.truncate(i);
+        out.push_str("the peer sent a malformed TLS message (decode_error)");
+    }
+    while let Some(i) = out.find(" (os error ") {
+        let Some(end) = out[i..].find(')') else { break };
+        out.replace_range(i..i + end + 1, "");
+    }
+    out
 }
 
 /// Any library error: its message, and its kind from what it is (a signature that did not
@@ -87,8 +111,49 @@ impl<E: Error + 'static> From<E> for Failure {
     fn from(e: E) -> Self {
         Self {
             kind: kind_of(&e),
-            message: e.to_string(),
+            message: words(&e),
         }
+    }
+}
+
+/// A library error in words. Most libraries' `Display` is a sentence; these are not: an I/O
+/// error ends in its errno ("Resource temporarily unavailable (os error 11)" is a socket
+/// deadline), and rustls names some variants by their `Debug` form ("InconsistentKeys
+/// (KeyMismatch)", "MissingData(\"NamedGroup\")").
+fn words(e: &(dyn Error + 'static)) -> String {
+    if let Some(io) = e.downcast_ref::<std::io::Error>() {
+        use std::io::ErrorKind as K;
+        return match io.kind() {
+            K::WouldBlock | K::TimedOut => "no answer before the deadline".to_owned(),
+            K::ConnectionRefused => "connection refused: nothing listens there".to_owned(),
+            K::ConnectionReset => "the peer reset the connection".to_owned(),
+            K::UnexpectedEof => "the input or connection ended early".to_owned(),
+            _ => without_errno(&io.to_string()),
+        };
+    }
+    if let Some(tls) = e.downcast_ref::<rustls::Error>() {
+        return match tls {
+            rustls::Error::InconsistentKeys(_) => {
+                "the private key does not match the certificate's public key".to_owned()
+            }
+            rustls::Error::InvalidMessage(_) => {
+                "the peer sent a malformed TLS message (decode_error)".to_owned()
+            }
+            rustls::Error::InappropriateMessage { .. }
+            | rustls::Error::InappropriateHandshakeMessage { .. } => {
+                "the peer sent a TLS message out of order (unexpected_message)".to_owned()
+            }
+            other => other.to_string(),
+        };
+    }
+    without_errno(&e.to_string())
+}
+
+/// "No such file or directory (os error 2)" → "No such file or directory".
+fn without_errno(text: &str) -> String {
+    match text.rfind(" (os error ") {
+        Some(i) if text.ends_with(')') => text[..i].to_owned(),
+        _ => text.to_owned(),
     }
 }
 

@@ -147,6 +147,36 @@ pub(crate) fn keygen(
             k.tls_group.map_or("-", |g| g.iana)
         )));
     }
+    // --format chooses among ML-DSA's and ML-KEM's private-key forms; other keys have one.
+    let forms = match alg {
+        Algorithm::Signature(a) => a.family == Family::MlDsa,
+        Algorithm::Kem(k) => k.seed_size > 0,
+    };
+    if format != KeyFormat::Seed && !forms {
+        return Err(Failure::usage(
+            "--format: only ML-DSA keys and KEM keys made from a seed (ML-KEM, HQC) have seed, \
+             expanded and both forms (RFC 9881 §6, RFC 9935 §6); this key has one",
+        ));
+    }
+    // A seed of the wrong length, or for an algorithm without seeds, is a usage error.
+    if let Some(seed) = &seed {
+        let (name, size) = match alg {
+            Algorithm::Signature(a) => (a.name, a.seed_size),
+            Algorithm::Kem(k) => (k.name, k.seed_size),
+        };
+        if size == 0 {
+            return Err(Failure::usage(format!(
+                "--seed: {name} keys are not made from a seed here"
+            )));
+        }
+        if seed.len() != size {
+            return Err(Failure::usage(format!(
+                "--seed: {name} takes a {size}-byte seed ({} hex digits), not {} bytes",
+                2 * size,
+                seed.len()
+            )));
+        }
+    }
     // Both outputs are claimed before the key exists.
     let outputs = Outputs::new(overwrite, &[]);
     let key_out = outputs.claim(out, Sensitivity::Secret)?;
@@ -178,14 +208,17 @@ pub(crate) fn keygen(
         }
     };
     let text = Zeroizing::new(pem::encode(pem::PRIVATE_KEY, &der)?);
-    key_out.commit(text.as_bytes())?;
+    let public_text = pem::encode(pem::PUBLIC_KEY, &spki)?;
+    // The private and public key files appear together or not at all.
+    let mut files = vec![(key_out, text.as_bytes())];
+    files.extend(pub_out.map(|claim| (claim, public_text.as_bytes())));
+    pqkit_pki::output::commit_all(files)?;
     eprintln!(
         "{name} private key ({} bytes of PKCS#8) written to {}",
         der.len(),
         out.display()
     );
-    if let (Some(claim), Some(p)) = (pub_out, public_out) {
-        claim.commit(pem::encode(pem::PUBLIC_KEY, &spki)?.as_bytes())?;
+    if let Some(p) = public_out {
         eprintln!(
             "public key ({} bytes of SPKI) written to {}",
             spki.len(),
@@ -273,6 +306,49 @@ pub(crate) struct SignOptions {
     pub(crate) padding: Option<Padding>,
 }
 
+impl SignOptions {
+    /// Refuses, as a usage error (exit 2), an option the algorithm has no use for, rather than
+    /// ignoring it: a context and HashML-DSA/HashSLH-DSA pre-hashing exist for ML-DSA and
+    /// SLH-DSA only (FIPS 204 §5.4, FIPS 205 §10.2), external μ for ML-DSA only (FIPS 204
+    /// §6.2), and deterministic signing where the algorithm has a deterministic variant
+    /// (ML-DSA, SLH-DSA, Falcon's fixed seed) or is deterministic already (Ed25519, RSA
+    /// PKCS#1 v1.5); ECDSA here and RSA-PSS always draw fresh randomness.
+    fn check(&self, alg: &pqkit_core::sig::SignatureAlgorithm, signing: bool) -> Result<()> {
+        let name = alg.name;
+        let lattice_or_hash = matches!(alg.family, Family::MlDsa | Family::SlhDsa);
+        let refuse =
+            |option: &str, why: &str| Err(Failure::usage(format!("{option}: {name} {why}")));
+        if self.external_mu && alg.family != Family::MlDsa {
+            return refuse(
+                "--external-mu",
+                "has no external μ; only ML-DSA does (FIPS 204 §6.2)",
+            );
+        }
+        if !self.context.is_empty() && !lattice_or_hash {
+            return refuse(
+                "--context",
+                "takes no context string; ML-DSA and SLH-DSA do (FIPS 204 §5.2, FIPS 205 §10.2)",
+            );
+        }
+        if self.prehash.is_some() && !lattice_or_hash {
+            return refuse(
+                "--prehash",
+                "has no pre-hash variant; HashML-DSA and HashSLH-DSA do (FIPS 204 §5.4, FIPS \
+                 205 §10.2.2)",
+            );
+        }
+        let fresh = matches!(alg.family, Family::Ecdsa)
+            || (alg.family == Family::Rsa && name.contains("PSS"));
+        if signing && self.deterministic && fresh {
+            return refuse(
+                "--deterministic",
+                "signs with fresh randomness every time here; it has no deterministic mode",
+            );
+        }
+        Ok(())
+    }
+}
+
 /// The catalogue entry of the same RSA key size with the padding asked for; other keys
 /// refuse `--padding`.
 fn with_padding(
@@ -337,6 +413,7 @@ pub(crate) fn sign(
     let claim = outputs(overwrite, &[key_path, file])?.claim(out, Sensitivity::Public)?;
     let mut key = load_signing_key(key_path)?;
     let alg = with_padding(key.algorithm(), o.padding)?;
+    o.check(alg, true)?;
     if !core::ptr::eq(alg, key.algorithm()) {
         key = alg
             .signing_key_from_pkcs8(&pem::read_private_key(key_path)?)
@@ -435,6 +512,7 @@ pub(crate) fn verify(public: &Path, file: &Path, signature: &Path, o: &SignOptio
     one_stdin(&[public, file, signature])?;
     let mut vk = verifying_key_of(public)?;
     let alg = with_padding(vk.algorithm(), o.padding)?;
+    o.check(alg, false)?;
     if !core::ptr::eq(alg, vk.algorithm()) {
         vk = alg.verifying_key(vk.as_bytes())?;
     }
@@ -601,6 +679,12 @@ struct CertInfo {
     certificate_bytes: usize,
     subject_alt_names: Vec<String>,
     ca: bool,
+    /// basicConstraints as OpenSSL prints it ("CA:TRUE, pathlen:0"), when present.
+    basic_constraints: Option<String>,
+    /// keyUsage bits by their RFC 5280 §4.2.1.3 names.
+    key_usage: Vec<String>,
+    /// extendedKeyUsage purposes by name (RFC 5280 §4.2.1.12), else by OID.
+    extended_key_usage: Vec<String>,
 }
 
 /// A stateful key's name, when `spki` is an HSS, XMSS or XMSS^MT key (RFC 9802 puts the
@@ -620,7 +704,9 @@ fn cert_info(
     der: &[u8],
     issuer_spki: Option<&spki::SubjectPublicKeyInfoOwned>,
 ) -> Result<CertInfo> {
-    use x509_cert::ext::pkix::{BasicConstraints, SubjectAltName, name::GeneralName};
+    use x509_cert::ext::pkix::{
+        BasicConstraints, ExtendedKeyUsage, KeyUsage, SubjectAltName, name::GeneralName,
+    };
     let cert = Certificate::from_der(der)?;
     let tbs = &cert.tbs_certificate;
     let spki = &tbs.subject_public_key_info;
@@ -631,18 +717,44 @@ fn cert_info(
         for n in san.0 {
             sans.push(match n {
                 GeneralName::DnsName(d) => format!("DNS:{}", d.as_str()),
-                GeneralName::IpAddress(ip) => match ip.as_bytes().len() {
-                    4 => {
-                        let b = ip.as_bytes();
-                        format!("IP:{}.{}.{}.{}", b[0], b[1], b[2], b[3])
-                    }
-                    _ => format!("IP:{}", hex::encode(ip.as_bytes())),
+                GeneralName::IpAddress(ip) => match <[u8; 4]>::try_from(ip.as_bytes()) {
+                    Ok(v4) => format!("IP:{}", std::net::Ipv4Addr::from(v4)),
+                    Err(_) => match <[u8; 16]>::try_from(ip.as_bytes()) {
+                        Ok(v6) => format!("IP:{}", std::net::Ipv6Addr::from(v6)),
+                        Err(_) => format!("IP:{}", hex::encode(ip.as_bytes())),
+                    },
                 },
-                other => format!("{other:?}"),
+                GeneralName::Rfc822Name(m) => format!("email:{}", m.as_str()),
+                GeneralName::UniformResourceIdentifier(u) => format!("URI:{}", u.as_str()),
+                GeneralName::DirectoryName(n) => format!("DirName:{n}"),
+                GeneralName::RegisteredId(oid) => format!("Registered ID:{oid}"),
+                GeneralName::OtherName(o) => format!("othername:{}", o.type_id),
+                GeneralName::EdiPartyName(_) => "EdiPartyName".to_owned(),
             });
         }
     }
-    let ca = tbs.get::<BasicConstraints>()?.is_some_and(|(_, bc)| bc.ca);
+    let bc = tbs.get::<BasicConstraints>()?.map(|(_, bc)| bc);
+    let ca = bc.as_ref().is_some_and(|bc| bc.ca);
+    let basic_constraints = bc.map(|bc| {
+        let mut text = format!("CA:{}", if bc.ca { "TRUE" } else { "FALSE" });
+        if let Some(n) = bc.path_len_constraint {
+            text.push_str(&format!(", pathlen:{n}"));
+        }
+        text
+    });
+    let key_usage = tbs
+        .get::<KeyUsage>()?
+        .map(|(_, ku)| {
+            ku.0.into_iter()
+                .map(key_usage_name)
+                .map(str::to_owned)
+                .collect()
+        })
+        .unwrap_or_default();
+    let extended_key_usage = tbs
+        .get::<ExtendedKeyUsage>()?
+        .map(|(_, eku)| eku.0.iter().map(eku_name).collect())
+        .unwrap_or_default();
     Ok(CertInfo {
         subject: tbs.subject.to_string(),
         issuer: tbs.issuer.to_string(),
@@ -674,7 +786,44 @@ fn cert_info(
         certificate_bytes: der.len(),
         subject_alt_names: sans,
         ca,
+        basic_constraints,
+        key_usage,
+        extended_key_usage,
     })
+}
+
+/// A keyUsage bit by its name in RFC 5280 §4.2.1.3.
+fn key_usage_name(bit: x509_cert::ext::pkix::KeyUsages) -> &'static str {
+    use x509_cert::ext::pkix::KeyUsages as K;
+    match bit {
+        K::DigitalSignature => "digitalSignature",
+        K::NonRepudiation => "contentCommitment",
+        K::KeyEncipherment => "keyEncipherment",
+        K::DataEncipherment => "dataEncipherment",
+        K::KeyAgreement => "keyAgreement",
+        K::KeyCertSign => "keyCertSign",
+        K::CRLSign => "cRLSign",
+        K::EncipherOnly => "encipherOnly",
+        K::DecipherOnly => "decipherOnly",
+    }
+}
+
+/// An extendedKeyUsage purpose by its RFC 5280 §4.2.1.12 name, else its OID.
+fn eku_name(oid: &der::asn1::ObjectIdentifier) -> String {
+    let arcs: Vec<u32> = oid.arcs().collect();
+    match arcs.as_slice() {
+        [1, 3, 6, 1, 5, 5, 7, 3, n] => match n {
+            1 => "serverAuth".to_owned(),
+            2 => "clientAuth".to_owned(),
+            3 => "codeSigning".to_owned(),
+            4 => "emailProtection".to_owned(),
+            8 => "timeStamping".to_owned(),
+            9 => "OCSPSigning".to_owned(),
+            _ => oid.to_string(),
+        },
+        [2, 5, 29, 37, 0] => "anyExtendedKeyUsage".to_owned(),
+        _ => oid.to_string(),
+    }
 }
 
 /// `pqkit x509 show`.
@@ -712,6 +861,15 @@ pub(crate) fn x509_show(path: &Path, json: bool) -> Result<()> {
             c.signature_algorithm, c.signature_bytes
         );
         println!("  CA                   {}", c.ca);
+        if let Some(bc) = &c.basic_constraints {
+            println!("  basic constraints    {bc}");
+        }
+        if !c.key_usage.is_empty() {
+            println!("  key usage            {}", c.key_usage.join(", "));
+        }
+        if !c.extended_key_usage.is_empty() {
+            println!("  extended key usage   {}", c.extended_key_usage.join(", "));
+        }
         if !c.subject_alt_names.is_empty() {
             println!("  subject alt names    {}", c.subject_alt_names.join(", "));
         }

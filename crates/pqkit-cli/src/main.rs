@@ -54,9 +54,11 @@ const AFTER_HELP: &str = concat!(
     "are created with mode 0600.\n",
     "\n",
     "Exit status:\n",
-    "  0  success\n",
-    "  1  verification failed (signature, certificate chain, TLS peer)\n",
-    "  2  usage error (unknown option, algorithm or name; options that do not go together)\n",
+    "  0  success (also when a reader closes standard output early: pqkit list | head -1)\n",
+    "  1  verification failed (signature, certificate chain incl. a malformed certificate in\n",
+    "     it, TLS peer)\n",
+    "  2  usage error (unknown option, algorithm or name; an option the algorithm has no use\n",
+    "     for; a FIFO, device or oversized file as an input; --threads beyond the CPUs)\n",
     "  3  any other failure (a file that cannot be read or written, malformed input, network)"
 );
 
@@ -453,10 +455,15 @@ enum BenchCommand {
     )]
     Handshake {
         /// Signature algorithms, comma-separated (default: both references' set).
-        #[arg(long, value_delimiter = ',', conflicts_with = "preset")]
+        #[arg(long, alias = "alg", value_delimiter = ',', conflicts_with = "preset")]
         sig: Vec<String>,
         /// Named groups, comma-separated (default: ML-KEM, the hybrids, X25519, P-256).
-        #[arg(long, value_delimiter = ',', conflicts_with = "preset")]
+        #[arg(
+            long,
+            alias = "groups",
+            value_delimiter = ',',
+            conflicts_with = "preset"
+        )]
         group: Vec<String>,
         /// A reference document's table instead of the matrix: m4-paper (the Cortex-M4 PQ TLS
         /// paper's rows, Dil2-Kyb1 … Dil2-Hqc1, RSA-/ECDSA-ECDHE, FFDHE-3072).
@@ -480,11 +487,11 @@ enum BenchCommand {
     Tls {
         /// Signature algorithms, comma-separated (default: ML-DSA-44, ML-DSA-65, Falcon-512,
         /// ECDSA-P256).
-        #[arg(long, value_delimiter = ',')]
+        #[arg(long, alias = "alg", value_delimiter = ',')]
         sig: Vec<String>,
         /// Named groups, comma-separated (default: X25519MLKEM768, SecP256r1MLKEM768,
         /// MLKEM768, X25519).
-        #[arg(long, value_delimiter = ',')]
+        #[arg(long, alias = "groups", value_delimiter = ',')]
         group: Vec<String>,
         /// Seconds of connections, then seconds of bulk transfer (half each way), per
         /// combination.
@@ -817,8 +824,9 @@ enum CsrCommand {
         /// Subject distinguished name, RFC 4514 form.
         #[arg(long)]
         subject: String,
-        /// DNS name for the subjectAltName (repeatable).
-        #[arg(long)]
+        /// DNS name for the subjectAltName (repeatable): RFC 1034 preferred syntax, IDNs as
+        /// A-labels, a left-most `*` label allowed.
+        #[arg(long, value_parser = pqkit_pki::path::san_dns_name)]
         dns: Vec<String>,
         /// IP address for the subjectAltName (repeatable).
         #[arg(long)]
@@ -928,10 +936,10 @@ struct X509VerifyArgs {
 #[derive(Args)]
 struct DemoArgs {
     /// Named group for the key exchange.
-    #[arg(long, default_value = "X25519MLKEM768")]
+    #[arg(long, alias = "groups", default_value = "X25519MLKEM768")]
     group: String,
     /// Signature algorithm of the CA, server and client certificates.
-    #[arg(long, default_value = "ML-DSA-65")]
+    #[arg(long, alias = "alg", default_value = "ML-DSA-65")]
     sig: String,
     /// Use the PKI in this directory (from `pqkit pki init`) instead of a throwaway one.
     #[arg(long)]
@@ -1042,7 +1050,7 @@ enum PkiCommand {
     )]
     Init {
         /// Signature algorithm for every certificate.
-        #[arg(long, default_value = "ML-DSA-65")]
+        #[arg(long, alias = "alg", default_value = "ML-DSA-65")]
         sig: String,
         /// Output directory.
         #[arg(long, default_value = "pki")]

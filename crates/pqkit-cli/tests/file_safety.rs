@@ -10,7 +10,7 @@ use std::io::Write;
 use std::path::Path;
 use std::process::{Command, Output, Stdio};
 
-use support::{pqkit, run_ok, scratch};
+use support::{SmallDisk, pqkit, run_ok, scratch};
 
 fn run(cmd: &mut Command) -> Output {
     cmd.stdin(Stdio::null()).output().expect("run")
@@ -587,4 +587,51 @@ fn hbs_sign_spends_no_one_time_key_on_a_mistake() {
         .arg("--pub")
         .arg(dir.join("other.pub")));
     fails(&out, 3, "refusing to overwrite a key");
+}
+
+/// `pki init` and `keygen` on a disk too small for all their files write none of them: no
+/// CA certificate without its key, no private key without its public key.
+#[test]
+fn multi_file_outputs_appear_together_or_not_at_all() {
+    let dir = scratch("all-or-nothing");
+    let full = dir.join("small");
+    let Some(_disk) = SmallDisk::mount(&full, "16k") else {
+        return;
+    };
+    let out = pqkit()
+        .args(["pki", "init", "--sig", "ML-DSA-65", "--dir"])
+        .arg(full.join("pki"))
+        .output()
+        .expect("run");
+    assert_eq!(
+        out.status.code(),
+        Some(3),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let left: Vec<_> = std::fs::read_dir(full.join("pki"))
+        .map(|d| d.filter_map(Result::ok).map(|e| e.file_name()).collect())
+        .unwrap_or_default();
+    assert!(left.is_empty(), "pki init left {left:?}");
+    // A key pair whose public half does not fit: neither file is left.
+    // One 4 KiB page left: room for the private key's PEM (about 200 bytes for ML-DSA-87's
+    // seed), not for the public key's 3.5 KB beside it.
+    let filler = full.join("filler");
+    std::fs::write(&filler, vec![0u8; 12 * 1024]).expect("fill");
+    let out = pqkit()
+        .args(["keygen", "--alg", "ML-DSA-87", "-o"])
+        .arg(full.join("k.pem"))
+        .arg("--pub")
+        .arg(full.join("k.pub"))
+        .output()
+        .expect("run");
+    assert!(
+        !out.status.success(),
+        "the public key (3.5 KB of PEM) did not fit"
+    );
+    assert!(
+        !full.join("k.pem").exists(),
+        "a private key without its public key"
+    );
+    assert!(!full.join("k.pub").exists());
 }

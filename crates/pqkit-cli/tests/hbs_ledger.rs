@@ -11,7 +11,7 @@ use std::process::{Output, Stdio};
 use std::time::{Duration, Instant};
 
 use pqkit_hbs::public::PublicKey;
-use support::{pqkit, run_ok, scratch};
+use support::{SmallDisk, is_root, pqkit, run_ok, scratch};
 
 fn path(p: &Path) -> &str {
     p.to_str().expect("utf-8 path")
@@ -47,13 +47,6 @@ fn sign(state: &Path, file: &Path, out: &Path) -> Output {
         .stdin(Stdio::null())
         .output()
         .expect("run pqkit")
-}
-
-fn is_root() -> bool {
-    std::process::Command::new("id")
-        .arg("-u")
-        .output()
-        .is_ok_and(|o| o.stdout.starts_with(b"0"))
 }
 
 fn inode(p: &Path) -> u64 {
@@ -294,36 +287,16 @@ fn a_leftover_temporary_moved_over_the_state_is_refused() {
     assert!(!stale.exists(), "the leftover temporary file was removed");
 }
 
-/// A 16 KiB tmpfs mounted for the test (root only), unmounted when dropped.
-struct SmallDisk(PathBuf);
-
-impl Drop for SmallDisk {
-    fn drop(&mut self) {
-        let _ = std::process::Command::new("umount").arg(&self.0).status();
-    }
-}
-
 /// `hbs keygen` on a full disk (the public key's or the state file's) leaves no state file,
 /// no public key and no ledger record: a key that could sign without its public key would be
 /// a key nobody can use or retire.
 #[test]
 fn keygen_on_a_full_disk_leaves_nothing() {
-    if !is_root() {
-        eprintln!("skipped: not root, so no small file system can be mounted here");
-        return;
-    }
     let dir = scratch("hbs-keygen-full");
     let full = dir.join("full");
-    std::fs::create_dir_all(&full).expect("dir");
-    assert!(
-        std::process::Command::new("mount")
-            .args(["-t", "tmpfs", "-o", "size=16k", "tmpfs"])
-            .arg(&full)
-            .status()
-            .is_ok_and(|s| s.success()),
-        "mount tmpfs"
-    );
-    let _disk = SmallDisk(full.clone());
+    let Some(_disk) = SmallDisk::mount(&full, "16k") else {
+        return;
+    };
     let filler = full.join("filler");
     let mut f = std::fs::File::create(&filler).expect("filler");
     while std::io::Write::write_all(&mut f, &[0u8; 1024]).is_ok() {}

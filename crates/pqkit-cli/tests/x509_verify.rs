@@ -274,3 +274,106 @@ fn names_are_checked_by_syntax() {
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("RFC 1034"));
 }
+
+/// Each exit status of `pqkit --help`'s table, by a case of its own.
+#[test]
+fn exit_statuses_are_what_help_says() {
+    let help = pqkit().arg("--help").output().expect("help");
+    let help = String::from_utf8_lossy(&help.stdout);
+    for line in [
+        "  0  success",
+        "  1  verification failed",
+        "  2  usage error",
+        "  3  any other",
+    ] {
+        assert!(help.contains(line), "--help lacks {line:?}");
+    }
+    let dir = scratch("exit-statuses");
+    let doc = dir.join("doc.txt");
+    std::fs::write(&doc, "a document").expect("write");
+    let keygen = |alg: &str, name: &str| {
+        let key = dir.join(name);
+        let out = pqkit()
+            .args(["keygen", "--alg", alg, "-o"])
+            .arg(&key)
+            .output()
+            .expect("keygen");
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        key
+    };
+    let falcon = keygen("Falcon-512", "falcon.pem");
+    let ecdsa = keygen("ECDSA-P256", "ecdsa.pem");
+    let sign = |key: &Path, extra: &[&str]| {
+        let out = pqkit()
+            .arg("sign")
+            .args(extra)
+            .arg("--key")
+            .arg(key)
+            .arg("-o")
+            .arg(dir.join("never.sig"))
+            .arg(&doc)
+            .output()
+            .expect("sign");
+        (
+            out.status.code(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    };
+    for (key, extra, word) in [
+        (&falcon, &["--external-mu"][..], "--external-mu"),
+        (&ecdsa, &["--context", "ctx"], "--context"),
+        (&ecdsa, &["--prehash", "SHA-512"], "--prehash"),
+        (&ecdsa, &["--deterministic"], "--deterministic"),
+    ] {
+        let (code, stderr) = sign(key, extra);
+        assert_eq!(code, Some(2), "{extra:?}: {stderr}");
+        assert!(stderr.contains(word), "{stderr}");
+        assert!(!dir.join("never.sig").exists());
+    }
+    let out = pqkit()
+        .args(["keygen", "--alg", "ML-DSA-44", "--seed", "00ff", "-o"])
+        .arg(dir.join("short-seed.pem"))
+        .output()
+        .expect("keygen");
+    assert_eq!(
+        out.status.code(),
+        Some(2),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // 3: a key file that is not there; the message names it, without an errno.
+    let (code, stderr) = sign(&dir.join("missing.pem"), &[]);
+    assert_eq!(code, Some(3), "{stderr}");
+    assert!(
+        stderr.contains("missing.pem") && !stderr.contains("os error"),
+        "{stderr}"
+    );
+    // 0 and 1: the same chain, with a name it has and one it lacks.
+    let out = pqkit()
+        .args(["pki", "init", "--sig", "ECDSA-P256", "--dir"])
+        .arg(dir.join("pki"))
+        .output()
+        .expect("pki init");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let verify = |name: &str| {
+        pqkit()
+            .args(["x509", "verify", "--ca"])
+            .arg(dir.join("pki/ca.pem"))
+            .args(["--purpose", "serverAuth", "--name", name])
+            .arg(dir.join("pki/server.pem"))
+            .output()
+            .expect("verify")
+            .status
+            .code()
+    };
+    assert_eq!(verify("localhost"), Some(0));
+    assert_eq!(verify("example.com"), Some(1));
+}

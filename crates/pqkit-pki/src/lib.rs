@@ -227,9 +227,15 @@ impl Pki {
                 text,
             ));
         }
-        for (claim, text) in files {
-            claim.commit(text.as_bytes())?;
-        }
+        // All the files or none: a full disk leaves no CA certificate without its key.
+        let (claims, texts): (Vec<PendingOutput>, Vec<Zeroizing<String>>) =
+            files.into_iter().unzip();
+        output::commit_all(
+            claims
+                .into_iter()
+                .zip(texts.iter().map(|t| t.as_bytes()))
+                .collect(),
+        )?;
         Ok(paths)
     }
 

@@ -298,6 +298,42 @@ impl Drop for PendingOutput {
     }
 }
 
+/// Commits several outputs of one command all together or not at all: every file is written
+/// and flushed first (a full disk fails here, before any name appears), then each is put in
+/// place; should putting one in place fail, the new files already placed are removed again
+/// (under [`Overwrite::Refuse`], the only case where they were new names).
+///
+/// # Errors
+/// The first error; nothing of this call's is left at a destination.
+pub fn commit_all(outputs: Vec<(PendingOutput, &[u8])>) -> Result<(), Error> {
+    let mut prepared = Vec::with_capacity(outputs.len());
+    for (mut output, bytes) in outputs {
+        output.prepare(bytes)?;
+        prepared.push(output);
+    }
+    let mut placed: Vec<PathBuf> = Vec::new();
+    for output in prepared {
+        let new_name = matches!(
+            output.target,
+            Target::File {
+                overwrite: Overwrite::Refuse,
+                ..
+            }
+        );
+        let dest = output.dest.clone();
+        if let Err(e) = output.place() {
+            for path in &placed {
+                let _ = std::fs::remove_file(path);
+            }
+            return Err(e);
+        }
+        if new_name {
+            placed.push(dest);
+        }
+    }
+    Ok(())
+}
+
 /// Claims and commits in one step.
 ///
 /// # Errors

@@ -221,3 +221,38 @@ pub(crate) fn token_init(label: &str, dir: &Path) -> Command {
     .arg(dir);
     cmd
 }
+
+/// Whether the tests run as root (CI does): only root mounts a small file system.
+pub(crate) fn is_root() -> bool {
+    Command::new("id")
+        .arg("-u")
+        .output()
+        .is_ok_and(|o| o.stdout.starts_with(b"0"))
+}
+
+/// A tmpfs of `size` (e.g. "16k") mounted at `dir` for a full-disk test, unmounted when
+/// dropped; `None` (the caller skips, saying why) when not root.
+pub(crate) struct SmallDisk(PathBuf);
+
+impl SmallDisk {
+    pub(crate) fn mount(dir: &Path, size: &str) -> Option<Self> {
+        if !is_root() {
+            eprintln!("skipped: not root, so no small file system can be mounted here");
+            return None;
+        }
+        std::fs::create_dir_all(dir).expect("dir");
+        let mounted = Command::new("mount")
+            .args(["-t", "tmpfs", "-o", &format!("size={size}"), "tmpfs"])
+            .arg(dir)
+            .status()
+            .is_ok_and(|s| s.success());
+        assert!(mounted, "mount tmpfs at {}", dir.display());
+        Some(Self(dir.to_path_buf()))
+    }
+}
+
+impl Drop for SmallDisk {
+    fn drop(&mut self) {
+        let _ = Command::new("umount").arg(&self.0).status();
+    }
+}

@@ -48,7 +48,7 @@ use crate::error::Error;
 mod name;
 mod rules;
 
-pub use name::{PeerName, dns_name};
+pub use name::{PeerName, dns_name, san_dns_name};
 
 /// What the leaf certificate is to be used for (RFC 5280 §4.2.1.12).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -173,6 +173,28 @@ pub fn dns_name(text: &str) -> Result<String, String> {
     Ok(name.to_ascii_lowercase())
 }
 
+/// A dNSName for a subjectAltName: the preferred name syntax of [`dns_name`], with a
+/// left-most `*` label allowed (RFC 9525 §6.3), and no IP address written as a name (it
+/// belongs in iPAddress, RFC 5280 §4.2.1.6). Returns the name as given.
+///
+/// # Errors
+/// The rule the name breaks, in words.
+pub fn san_dns_name(text: &str) -> Result<String, String> {
+    let bare = text.strip_prefix("*.").unwrap_or(text);
+    if bare.contains('*') {
+        return Err(format!(
+            "{text:?}: a wildcard is only a whole left-most label (RFC 9525 §6.3)"
+        ));
+    }
+    if bare.parse::<IpAddr>().is_ok() {
+        return Err(format!(
+            "{text:?} is an IP address; it belongs in iPAddress (RFC 5280 §4.2.1.6)"
+        ));
+    }
+    dns_name(bare)?;
+    Ok(text.to_owned())
+}
+
 /// Whether `ace` (an A-label after its `xn--`) is Punycode that decodes to a name with at
 /// least one non-ASCII character (RFC 3492 §6.2; RFC 5890 §2.3.2.1). Labels are at most 63
 /// octets, so every step is bounded.

@@ -296,7 +296,10 @@ fn certificate(cert: &Certificate, is_anchor: bool, profile: Profile) -> Result<
         }
         for name in &san.0 {
             match name {
-                GeneralName::DnsName(d) => presented_dns(d.as_str()).map_err(broke)?,
+                GeneralName::DnsName(d) => {
+                    super::san_dns_name(d.as_str())
+                        .map_err(|e| broke(format!("has a bad dNSName: {e}")))?;
+                }
                 GeneralName::IpAddress(ip) if ![4, 16].contains(&ip.as_bytes().len()) => {
                     return Err(broke(
                         "has an iPAddress subjectAltName that is neither 4 nor 16 octets (RFC \
@@ -350,27 +353,6 @@ fn issuer(cert: &Certificate, is_anchor: bool, policy: &Policy) -> Result<(), Ru
         webpki_issuer(cert, is_anchor)?;
     }
     Ok(())
-}
-
-/// A dNSName in a subjectAltName: the preferred name syntax, a left-most `*` label allowed
-/// (RFC 5280 §4.2.1.6, RFC 1034 §3.5; RFC 9525 §6.3 for the wildcard).
-fn presented_dns(name: &str) -> Result<(), String> {
-    let bare = name.strip_prefix("*.").unwrap_or(name);
-    if bare.contains('*') {
-        return Err(format!(
-            "has a dNSName {name:?} with a wildcard other than a whole left-most label (RFC \
-             9525 §6.3)"
-        ));
-    }
-    if bare.parse::<IpAddr>().is_ok() {
-        return Err(format!(
-            "has an IP address {name:?} in a dNSName; it belongs in iPAddress (RFC 5280 \
-             §4.2.1.6)"
-        ));
-    }
-    super::dns_name(bare)
-        .map(|_| ())
-        .map_err(|e| format!("has a dNSName that is not a DNS name: {e} (RFC 5280 §4.2.1.6)"))
 }
 
 /// §4.2.1.10: name constraints that say something, each base well formed for its kind.
