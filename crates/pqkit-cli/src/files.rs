@@ -894,9 +894,20 @@ pub(crate) fn x509_verify(args: &crate::X509VerifyArgs) -> Result<()> {
     let roots = load_certificates(ca_path)?;
     let anchors = TrustAnchors::new(&roots).about(ca_path.display())?;
     let mut crls = Vec::new();
+    // Which file each CRL came from, to name it in a message.
+    let mut crl_files: Vec<&Path> = Vec::new();
     for path in &args.crl {
         let bytes = pem::read_input(path)?;
-        crls.extend(pem::decode_pem_or_der(&bytes, "X509 CRL").about(path.display())?);
+        let found = pem::decode_pem_or_der(&bytes, "X509 CRL").about(path.display())?;
+        // A file of certificates or keys named as a CRL is a mistake, not "no revocation".
+        if found.is_empty() {
+            return Err(Failure::other(format!(
+                "{}: no PEM block labelled X509 CRL",
+                path.display()
+            )));
+        }
+        crl_files.extend(found.iter().map(|_| path.as_path()));
+        crls.extend(found);
     }
     let policy = Policy {
         purposes: args.purpose.clone(),
@@ -910,9 +921,15 @@ pub(crate) fn x509_verify(args: &crate::X509VerifyArgs) -> Result<()> {
     let ders: Vec<CertificateDer<'_>> =
         chain.iter().map(|c| CertificateDer::from(&c[..])).collect();
     // A certificate that does not decode fails verification like any other broken rule.
-    let path = anchors
-        .validate(&ders, &policy)
-        .map_err(|e| Failure::verification(format!("{}: {e}", chain_path.display())))?;
+    let path = anchors.validate(&ders, &policy).map_err(|e| {
+        let about = e
+            .certificate
+            .strip_prefix("CRL ")
+            .and_then(|i| i.parse::<usize>().ok())
+            .and_then(|i| crl_files.get(i))
+            .map_or(chain_path, |p| *p);
+        Failure::verification(format!("{}: {e}", about.display()))
+    })?;
     let certs = &path.certificates;
     for (i, der) in certs.iter().enumerate() {
         let issuer = certs.get(i + 1).unwrap_or(der);

@@ -222,8 +222,9 @@ pub(crate) fn sign(
             "-o takes one file to sign; use --out-dir for several",
         ));
     }
+    // Every message is readable, and a regular file or `-`, before a one-time key is reserved.
     for file in files {
-        std::fs::File::open(file).about(file.display())?;
+        pem::check_input(file)?;
     }
     // A `pkcs11:` URI: the key and its state are in a token, which reserves each index itself.
     let token = crate::files::token_key(state).transpose()?;

@@ -1108,8 +1108,9 @@ fn thread_count(text: &str) -> Result<usize, String> {
 
 /// A reader that closed standard output (`pqkit list | head -1`) ends the program quietly with
 /// exit status 0, as coreutils' programs end: `println!` panics on EPIPE (Rust ignores
-/// SIGPIPE), and this hook turns that one panic into an exit. Every other panic is reported
-/// as before.
+/// SIGPIPE), and this hook turns that panic into an exit. Any other failure to print (a full
+/// disk, `>/dev/full`) is an output that could not be written: a message and exit status 3.
+/// Every other panic is reported as before.
 fn quiet_on_closed_stdout() {
     let report = std::panic::take_hook();
     std::panic::set_hook(Box::new(move |info| {
@@ -1119,8 +1120,14 @@ fn quiet_on_closed_stdout() {
             .map(String::as_str)
             .or_else(|| payload.downcast_ref::<&str>().copied())
             .unwrap_or_default();
-        if message.starts_with("failed printing to stdout") && message.contains("Broken pipe") {
-            std::process::exit(0);
+        if let Some(why) = message.strip_prefix("failed printing to stdout: ") {
+            if why.starts_with("Broken pipe") {
+                std::process::exit(0);
+            }
+            // A full disk or a device that refuses: a failure to write an output (exit 3).
+            let why = why.split(" (os error").next().unwrap_or(why);
+            eprintln!("pqkit: standard output: {why}");
+            std::process::exit(3);
         }
         report(info);
     }));

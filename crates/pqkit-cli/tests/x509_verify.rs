@@ -377,3 +377,118 @@ fn exit_statuses_are_what_help_says() {
     assert_eq!(verify("localhost"), Some(0));
     assert_eq!(verify("example.com"), Some(1));
 }
+
+/// `--crl` as a careless user and an attacker use it: an older CRL listed before the one that
+/// revokes, a CRL not yet valid, a CRL file that holds no CRL, and CRLs that leave a
+/// certificate of the path without a status. (Fixtures: `tests/data/crl/README.md`.)
+#[test]
+fn crls_cannot_be_outvoted_or_skipped() {
+    let data = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data/crl");
+    let verify = |crls: &[&str]| {
+        let mut cmd = pqkit();
+        cmd.args(["x509", "verify", "--ca"])
+            .arg(data.join("root.pem"))
+            .args(["--at", "2026-11-30T00:00:00Z", "--purpose", "serverAuth"]);
+        for crl in crls {
+            cmd.arg("--crl").arg(data.join(crl));
+        }
+        let out = cmd.arg(data.join("chain.pem")).output().expect("run");
+        (
+            out.status.code(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    };
+    let (code, stderr) = verify(&["crl_root_empty.pem", "crl_inter_empty.pem"]);
+    assert_eq!(code, Some(0), "{stderr}");
+    for order in [
+        ["crl_old_n1.pem", "crl_revleaf_n2.pem"],
+        ["crl_revleaf_n2.pem", "crl_old_n1.pem"],
+        ["crl_inter_empty.pem", "crl_revleaf.pem"],
+    ] {
+        let (code, stderr) = verify(&["crl_root_empty.pem", order[0], order[1]]);
+        assert_eq!(code, Some(1), "{order:?}: {stderr}");
+        assert!(stderr.contains("revoked"), "{order:?}: {stderr}");
+    }
+    let (code, stderr) = verify(&["crl_root_empty.pem", "crl_future.pem"]);
+    assert_eq!(code, Some(1), "{stderr}");
+    assert!(
+        stderr.contains("crl_future.pem") && stderr.contains("not valid yet"),
+        "{stderr}"
+    );
+    // No CRL for the intermediate: its status is unknown, which is not a pass.
+    let (code, stderr) = verify(&["crl_inter_empty.pem"]);
+    assert_eq!(code, Some(1), "{stderr}");
+    assert!(stderr.contains("none of the CRLs"), "{stderr}");
+    // A certificate file named as a CRL.
+    let (code, stderr) = verify(&["root.pem"]);
+    assert_eq!(code, Some(3), "{stderr}");
+    assert!(
+        stderr.contains("no PEM block labelled X509 CRL"),
+        "{stderr}"
+    );
+}
+
+/// A message file that is a FIFO is refused before a one-time key is reserved, not waited on;
+/// a full standard output is a failed output (exit 3), not a panic.
+#[test]
+fn hbs_sign_refuses_a_fifo_and_a_full_stdout_is_exit_3() {
+    let dir = scratch("hbs-fifo");
+    let (state, public) = (dir.join("k.hss"), dir.join("k.pub"));
+    let out = pqkit()
+        .args(["hbs", "keygen", "--preset", "L1_H5_W4", "--state"])
+        .arg(&state)
+        .arg("--pub")
+        .arg(&public)
+        .output()
+        .expect("keygen");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let fifo = dir.join("fifo");
+    assert!(
+        Command::new("mkfifo")
+            .arg(&fifo)
+            .status()
+            .expect("mkfifo")
+            .success()
+    );
+    let start = Instant::now();
+    let out = pqkit()
+        .args(["hbs", "sign", "--state"])
+        .arg(&state)
+        .arg("-o")
+        .arg(dir.join("o.sig"))
+        .arg(&fifo)
+        .output()
+        .expect("sign");
+    assert_eq!(
+        out.status.code(),
+        Some(2),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(start.elapsed() < Duration::from_secs(10));
+    let status = pqkit()
+        .args(["hbs", "status", "--json", "--state"])
+        .arg(&state)
+        .output()
+        .expect("status");
+    assert!(
+        String::from_utf8_lossy(&status.stdout).contains("\"used\": 0"),
+        "a one-time key was reserved: {}",
+        String::from_utf8_lossy(&status.stdout)
+    );
+    let full = std::fs::OpenOptions::new()
+        .write(true)
+        .open("/dev/full")
+        .expect("/dev/full");
+    let out = pqkit().arg("list").stdout(full).output().expect("list");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(3), "{stderr}");
+    assert!(
+        stderr.contains("standard output") && !stderr.contains("panicked"),
+        "{stderr}"
+    );
+}

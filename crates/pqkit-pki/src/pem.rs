@@ -106,11 +106,6 @@ pub fn read_input(path: &Path) -> Result<Zeroizing<Vec<u8>>, Error> {
 /// longer than `limit`.
 pub fn read_input_limited(path: &Path, limit: u64) -> Result<Zeroizing<Vec<u8>>, Error> {
     use std::io::Read;
-    use std::os::unix::fs::OpenOptionsExt;
-    let too_long = |name: &Path| Error::Input {
-        path: name.display().to_string(),
-        reason: format!("longer than {limit} bytes, the most pqkit reads from one input"),
-    };
     let mut bytes = Zeroizing::new(Vec::new());
     if path.as_os_str() == "-" {
         std::io::stdin()
@@ -119,10 +114,44 @@ pub fn read_input_limited(path: &Path, limit: u64) -> Result<Zeroizing<Vec<u8>>,
             .read_to_end(&mut bytes)
             .map_err(|e| Error::io(Path::new("standard input"), e))?;
         if bytes.len() as u64 > limit {
-            return Err(too_long(Path::new("standard input")));
+            return Err(too_long(Path::new("standard input"), limit));
         }
         return Ok(bytes);
     }
+    let file = open_regular(path, limit)?;
+    file.take(limit.saturating_add(1))
+        .read_to_end(&mut bytes)
+        .map_err(|e| Error::io(path, e))?;
+    if bytes.len() as u64 > limit {
+        return Err(too_long(path, limit));
+    }
+    Ok(bytes)
+}
+
+fn too_long(path: &Path, limit: u64) -> Error {
+    Error::Input {
+        path: path.display().to_string(),
+        reason: format!("longer than {limit} bytes, the most pqkit reads from one input"),
+    }
+}
+
+/// Checks, without reading it, that `path` is an input [`read_input`] would read: `-`, or a
+/// regular file of at most [`MAX_INPUT`] bytes that can be opened (a FIFO is refused, not
+/// waited on).
+///
+/// # Errors
+/// As [`read_input`].
+pub fn check_input(path: &Path) -> Result<(), Error> {
+    if path.as_os_str() == "-" {
+        return Ok(());
+    }
+    open_regular(path, MAX_INPUT).map(drop)
+}
+
+/// Opens `path` for reading without blocking, and refuses it unless it is a regular file of
+/// at most `limit` bytes.
+fn open_regular(path: &Path, limit: u64) -> Result<std::fs::File, Error> {
+    use std::os::unix::fs::OpenOptionsExt;
     let file = std::fs::OpenOptions::new()
         .read(true)
         .custom_flags(libc::O_NONBLOCK)
@@ -138,15 +167,9 @@ pub fn read_input_limited(path: &Path, limit: u64) -> Result<Zeroizing<Vec<u8>>,
         });
     }
     if meta.len() > limit {
-        return Err(too_long(path));
+        return Err(too_long(path, limit));
     }
-    file.take(limit.saturating_add(1))
-        .read_to_end(&mut bytes)
-        .map_err(|e| Error::io(path, e))?;
-    if bytes.len() as u64 > limit {
-        return Err(too_long(path));
-    }
-    Ok(bytes)
+    Ok(file)
 }
 
 /// The DER objects in `bytes`: the blocks labelled `label` when it is PEM text, else the

@@ -477,54 +477,68 @@ impl TrustAnchors {
                     })
             })
             .collect::<Result<Vec<_>, _>>()?;
-        let crl_refs: Vec<&webpki::CertRevocationList<'_>> = crls.iter().collect();
-        let revocation = webpki::RevocationOptionsBuilder::new(&crl_refs)
-            .ok()
-            .map(|b| {
-                b.with_depth(webpki::RevocationCheckDepth::Chain)
-                    .with_status_policy(webpki::UnknownStatusPolicy::Allow)
-                    .with_expiration_policy(webpki::ExpirationPolicy::Enforce)
-                    .build()
-            });
         let end_entity = EndEntityCert::try_from(leaf).map_err(|e| locate(&e, &view, policy))?;
-        let recorded: RefCell<Option<PathError>> = RefCell::new(None);
-        let extra = |path: &webpki::VerifiedPath<'_>| -> Result<(), webpki::Error> {
-            match self.check_path(&view, path, policy) {
-                Ok(()) => Ok(()),
-                Err(e) => {
-                    recorded.replace(Some(e));
-                    Err(SENTINEL)
-                }
-            }
-        };
         let intermediates: Vec<CertificateDer<'_>> = chain[1..]
             .iter()
             .map(|c| CertificateDer::from(c.as_ref()))
             .collect();
-        let result = end_entity.verify_for_usage(
-            algorithms(),
-            &self.anchors,
-            &intermediates,
-            unix_time(policy.time),
-            PurposeCheck(policy.wanted().collect()),
-            revocation,
-            Some(&extra),
-        );
-        match result {
-            Ok(path) => {
-                let mut certificates = vec![leaf.to_vec()];
-                certificates.extend(path.intermediate_certificates().map(|c| c.der().to_vec()));
-                let anchor = path.anchor();
-                if let Some(i) = self.anchor_index(anchor) {
-                    certificates.push(self.certificates[i].to_vec());
+        // One path build with these CRLs and this policy for a certificate whose status no CRL
+        // gives.
+        let build = |crls: &[&webpki::CertRevocationList<'_>],
+                     unknown: webpki::UnknownStatusPolicy|
+         -> Result<VerifiedPath, PathError> {
+            let revocation = webpki::RevocationOptionsBuilder::new(crls).ok().map(|b| {
+                b.with_depth(webpki::RevocationCheckDepth::Chain)
+                    .with_status_policy(unknown)
+                    .with_expiration_policy(webpki::ExpirationPolicy::Enforce)
+                    .build()
+            });
+            let recorded: RefCell<Option<PathError>> = RefCell::new(None);
+            let extra = |path: &webpki::VerifiedPath<'_>| -> Result<(), webpki::Error> {
+                match self.check_path(&view, path, policy) {
+                    Ok(()) => Ok(()),
+                    Err(e) => {
+                        recorded.replace(Some(e));
+                        Err(SENTINEL)
+                    }
                 }
-                Ok(VerifiedPath { certificates })
+            };
+            let result = end_entity.verify_for_usage(
+                algorithms(),
+                &self.anchors,
+                &intermediates,
+                unix_time(policy.time),
+                PurposeCheck(policy.wanted().collect()),
+                revocation,
+                Some(&extra),
+            );
+            match result {
+                Ok(path) => {
+                    let mut certificates = vec![leaf.to_vec()];
+                    certificates.extend(path.intermediate_certificates().map(|c| c.der().to_vec()));
+                    if let Some(i) = self.anchor_index(path.anchor()) {
+                        certificates.push(self.certificates[i].to_vec());
+                    }
+                    Ok(VerifiedPath { certificates })
+                }
+                Err(e) => match recorded.into_inner() {
+                    Some(ours) if e == SENTINEL => Err(ours),
+                    _ => Err(locate(&e, &view, policy)),
+                },
             }
-            Err(e) => match recorded.into_inner() {
-                Some(ours) if e == SENTINEL => Err(ours),
-                _ => Err(locate(&e, &view, policy)),
-            },
+        };
+        // webpki consults the first CRL of an issuer it finds; each CRL given is consulted on
+        // its own too, so that an older CRL listed first cannot hide a revocation in a newer
+        // one, and a CRL that is bad (its signature, its dates) is refused wherever it is.
+        if crls.len() > 1 {
+            for crl in &crls {
+                build(&[crl], webpki::UnknownStatusPolicy::Allow)?;
+            }
         }
+        // With CRLs given, every certificate of the path must have its status in one of them
+        // (RFC 5280 §6.3): a CRL that covers none of them is not a check that passed.
+        let all: Vec<&webpki::CertRevocationList<'_>> = crls.iter().collect();
+        build(&all, webpki::UnknownStatusPolicy::Deny)
     }
 
     /// The index of the anchor webpki used: `anchor` is a reference into `self.anchors` (two
@@ -1063,7 +1077,7 @@ fn webpki_words(e: &webpki::Error) -> String {
     match e {
         W::BadDer => "bad DER".to_owned(),
         W::BadDerTime => "a time field that does not decode".to_owned(),
-        W::TrailingData(what) => format!("bytes after the end of {what:?}"),
+        W::TrailingData(_) => "bytes after the end of a DER value".to_owned(),
         W::UnsupportedCertVersion => "not an X.509 v3 certificate".to_owned(),
         W::MaximumPathDepthExceeded => "the path has more than 6 intermediate CAs".to_owned(),
         W::MaximumSignatureChecksExceeded | W::MaximumPathBuildCallsExceeded => {
@@ -1073,7 +1087,43 @@ fn webpki_words(e: &webpki::Error) -> String {
         W::MalformedExtensions | W::ExtensionValueInvalid => {
             "an extension that does not decode".to_owned()
         }
-        other => format!("rejected by rustls-webpki ({other})"),
+        W::UnknownRevocationStatus => "its revocation status is in none of the CRLs given \
+                                        (RFC 5280 §6.3)"
+            .to_owned(),
+        W::CrlExpired { .. } => {
+            "a CRL given is past its nextUpdate (RFC 5280 §5.1.2.5): fetch a newer one".to_owned()
+        }
+        W::InvalidCrlSignatureForPublicKey
+        | W::UnsupportedCrlSignatureAlgorithmContext(_)
+        | W::UnsupportedCrlSignatureAlgorithmForPublicKeyContext(_) => {
+            "a CRL given does not verify under the key of the CA it names as issuer".to_owned()
+        }
+        W::IssuerNotCrlSigner => {
+            "a CRL given is issued by a CA whose keyUsage lacks cRLSign (RFC 5280 §4.2.1.3)"
+                .to_owned()
+        }
+        W::UnsupportedDeltaCrl => "a delta CRL, which pqkit does not process".to_owned(),
+        W::UnsupportedIndirectCrl => "an indirect CRL, which pqkit does not process".to_owned(),
+        W::UnsupportedCrlIssuingDistributionPoint => {
+            "a CRL with an issuingDistributionPoint pqkit does not process".to_owned()
+        }
+        W::UnsupportedRevocationReasonsPartitioning => {
+            "a CRL partitioned by reasons, which pqkit does not process".to_owned()
+        }
+        W::UnsupportedRevocationReason => "a CRL entry with an unknown reason code".to_owned(),
+        W::UnsupportedCrlVersion => "a CRL that is not version 2 (RFC 5280 §5.1.2.1)".to_owned(),
+        W::InvalidCrlNumber => "a CRL whose cRLNumber is not a valid integer".to_owned(),
+        W::InvalidSerialNumber => "a serial number that is not a valid integer".to_owned(),
+        W::MalformedDnsIdentifier => {
+            "a DNS name in a subjectAltName that is not well formed (RFC 5280 §4.2.1.6)".to_owned()
+        }
+        W::MalformedNameConstraint | W::InvalidNetworkMaskConstraint => {
+            "a name constraint that is not well formed (RFC 5280 §4.2.1.10)".to_owned()
+        }
+        W::MaximumNameConstraintComparisonsExceeded => {
+            "too many name constraint comparisons (more than webpki's budget)".to_owned()
+        }
+        other => format!("rejected by rustls-webpki: {other}"),
     }
 }
 

@@ -138,6 +138,12 @@ pub(super) fn check_crls(view: &ChainView, policy: &Policy) -> Result<(), PathEr
         let crl = x509_cert::crl::CertificateList::from_der(der)
             .map_err(|e| fail(format!("does not decode: {e}")))?;
         let tbs = &crl.tbs_cert_list;
+        if tbs.this_update.to_system_time() > policy.time {
+            return Err(fail(format!(
+                "is not valid yet: issued for {} (RFC 5280 §5.1.2.4)",
+                tbs.this_update
+            )));
+        }
         let exts = tbs.crl_extensions.as_deref().unwrap_or_default();
         match exts.iter().find(|e| e.extn_id == oids::ID_CE_CRL_NUMBER) {
             None => return Err(fail("has no cRLNumber (RFC 5280 §5.2.3)".to_owned())),
