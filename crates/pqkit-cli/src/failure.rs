@@ -84,7 +84,7 @@ impl fmt::Display for Failure {
 /// The phrases a message may carry from a library error wrapped in another's text, in words:
 /// an errno suffix dropped, a socket deadline said as one, rustls's `Debug`-named reasons
 /// spelled out.
-fn plain(text: &str) -> String {
+pub(crate) fn plain(text: &str) -> String {
     let mut out = text
         .replace(
             "Resource temporarily unavailable (os error 11)",
@@ -116,8 +116,8 @@ impl<E: Error + 'static> From<E> for Failure {
     }
 }
 
-/// A library error in words. Most libraries' `Display` is a sentence; these are not: an I/O
-/// error ends in its errno ("Resource temporarily unavailable (os error 11)" is a socket
+/// A library error in words ([`plain`] then drops any errno left in the text). Most libraries'
+/// `Display` is a sentence; these are not: an I/O error ends in its errno ("Resource temporarily unavailable (os error 11)" is a socket
 /// deadline), and rustls names some variants by their `Debug` form ("InconsistentKeys
 /// (KeyMismatch)", "MissingData(\"NamedGroup\")").
 fn words(e: &(dyn Error + 'static)) -> String {
@@ -128,7 +128,7 @@ fn words(e: &(dyn Error + 'static)) -> String {
             K::ConnectionRefused => "connection refused: nothing listens there".to_owned(),
             K::ConnectionReset => "the peer reset the connection".to_owned(),
             K::UnexpectedEof => "the input or connection ended early".to_owned(),
-            _ => without_errno(&io.to_string()),
+            _ => io.to_string(),
         };
     }
     if let Some(tls) = e.downcast_ref::<rustls::Error>() {
@@ -146,15 +146,7 @@ fn words(e: &(dyn Error + 'static)) -> String {
             other => other.to_string(),
         };
     }
-    without_errno(&e.to_string())
-}
-
-/// "No such file or directory (os error 2)" → "No such file or directory".
-fn without_errno(text: &str) -> String {
-    match text.rfind(" (os error ") {
-        Some(i) if text.ends_with(')') => text[..i].to_owned(),
-        _ => text.to_owned(),
-    }
+    e.to_string()
 }
 
 /// Extension for `Result`s: name the file or peer an error is about.

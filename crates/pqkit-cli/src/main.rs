@@ -1125,8 +1125,7 @@ fn quiet_on_closed_stdout() {
                 std::process::exit(0);
             }
             // A full disk or a device that refuses: a failure to write an output (exit 3).
-            let why = why.split(" (os error").next().unwrap_or(why);
-            eprintln!("pqkit: standard output: {why}");
+            eprintln!("pqkit: standard output: {}", failure::plain(why));
             std::process::exit(3);
         }
         report(info);

@@ -6,7 +6,7 @@
 
 mod support;
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::Command;
 
 use support::scratch;
@@ -86,7 +86,7 @@ fn the_readme_blocks_run_as_pasted() {
         "device-hbs.pem",
         "sites",
     ] {
-        assert!(Path::new(&work.join(f)).exists(), "{f} was not written");
+        assert!(work.join(f).exists(), "{f} was not written");
     }
     let mode = |name: &str| {
         use std::os::unix::fs::PermissionsExt;

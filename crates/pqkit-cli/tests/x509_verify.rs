@@ -158,6 +158,19 @@ fn limbo_sample_through_the_cli_exits_0_or_1_as_limbo_expects() {
     );
 }
 
+/// `x509 show FILE` refuses `file` at once, as a usage error whose message says `why`.
+fn refused_at_once(file: &Path, why: &str) {
+    let start = Instant::now();
+    let out = pqkit()
+        .args(["x509", "show"])
+        .arg(file)
+        .output()
+        .expect("run");
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains(why));
+    assert!(start.elapsed() < Duration::from_secs(10));
+}
+
 #[test]
 fn devices_fifos_and_oversized_inputs_are_refused_unread() {
     let dir = scratch("hostile-inputs");
@@ -181,28 +194,12 @@ fn devices_fifos_and_oversized_inputs_are_refused_unread() {
     let fifo = dir.join("fifo");
     let made = Command::new("mkfifo").arg(&fifo).status().expect("mkfifo");
     assert!(made.success());
-    let start = Instant::now();
-    let out = pqkit()
-        .args(["x509", "show"])
-        .arg(&fifo)
-        .output()
-        .expect("run");
-    assert_eq!(out.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&out.stderr).contains("not a regular file"));
-    assert!(start.elapsed() < Duration::from_secs(10));
+    refused_at_once(&fifo, "not a regular file");
     // A sparse file past the bound: refused by its size, unread.
     let big = dir.join("big.pem");
     let f = std::fs::File::create(&big).expect("create");
     f.set_len(4 << 30).expect("sparse 4 GiB");
-    let start = Instant::now();
-    let out = pqkit()
-        .args(["x509", "show"])
-        .arg(&big)
-        .output()
-        .expect("run");
-    assert_eq!(out.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&out.stderr).contains("longer than"));
-    assert!(start.elapsed() < Duration::from_secs(10));
+    refused_at_once(&big, "longer than");
     // Standard input is read up to the bound.
     let mut child = pqkit()
         .args(["x509", "show", "-"])

@@ -107,10 +107,6 @@ fn name_of(v: &Value) -> Result<PeerName, String> {
     }
 }
 
-fn purpose_of(name: &str) -> Result<Purpose, String> {
-    Purpose::from_name(name)
-}
-
 /// The case as the validator takes it; `Err` is a case that cannot be asked.
 fn ask(case: &Value) -> Result<(TrustAnchorsOrError, Vec<Vec<u8>>, Policy), String> {
     let leaf = pems(
@@ -127,7 +123,7 @@ fn ask(case: &Value) -> Result<(TrustAnchorsOrError, Vec<Vec<u8>>, Policy), Stri
         other => return Err(format!("validation_kind {other:?}")),
     }];
     for eku in case["extended_key_usage"].as_array().into_iter().flatten() {
-        let p = purpose_of(eku.as_str().unwrap_or_default())?;
+        let p = Purpose::from_name(eku.as_str().unwrap_or_default())?;
         if !purposes.contains(&p) {
             purposes.push(p);
         }
