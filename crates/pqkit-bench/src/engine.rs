@@ -16,7 +16,7 @@ use pqkit_hash::dispatch::{Path, with_path};
 use pqkit_hash::{
     Chain, Layout, ManyHash, Sha256Prefix, Sha512Prefix, Shake, Sponge, fixed_chains,
 };
-use pqkit_lattice::stats::Ring;
+use pqkit_lattice::cost::Ring;
 use serde::Serialize;
 
 use crate::timing::{Hashes, tsc_ghz};
@@ -87,7 +87,7 @@ fn per_message(path: Path, hash: &dyn ManyHash, len: usize) -> f64 {
     ns
 }
 
-/// Forward and inverse NTT pairs per timed round of [`pqkit_lattice::stats::ntt_ns`].
+/// Forward and inverse NTT pairs per timed round of [`pqkit_lattice::cost::ntt_ns`].
 const NTT_PAIRS: usize = 2000;
 
 /// ns per one-block SHAKE256 sponge on the current path: one permutation that runs alone
@@ -173,8 +173,8 @@ pub fn measure(path: Path) -> Cost {
             },
         ),
         keccak_alone_ns: per_sponge(),
-        ml_kem_ntt_ns: pqkit_lattice::stats::ntt_ns(Ring::MlKem, path, NTT_PAIRS),
-        ml_dsa_ntt_ns: pqkit_lattice::stats::ntt_ns(Ring::MlDsa, path, NTT_PAIRS),
+        ml_kem_ntt_ns: pqkit_lattice::cost::ntt_ns(Ring::MlKem, path, NTT_PAIRS),
+        ml_dsa_ntt_ns: pqkit_lattice::cost::ntt_ns(Ring::MlDsa, path, NTT_PAIRS),
     })
     .expect("a supported path");
     let Ok(mut costs) = costs().lock() else {

@@ -3,10 +3,13 @@
 //! one group for the client, one for the server. A block freed by another group is charged
 //! back to the group that allocated it.
 //!
-//! Linking pqkit-bench installs the allocator for the whole program; until [`Meter::new`] is
-//! first called it only forwards to the system allocator.
+//! The library declares no global allocator: a program that wants heap figures installs
+//! [`TrackingAllocator`] itself (`#[global_allocator] static A: TrackingAllocator =
+//! TrackingAllocator::system();`). Without it [`available`] is `false`, [`Meter::new`] returns
+//! `None` and the heap columns stay empty. The `pqkit` binary installs it only in the processes
+//! that measure (`pqkit demo`, `pqkit bench handshake`), never in `pqkit server` or `pqkit sign`.
 
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 
 use serde::Serialize;
@@ -14,8 +17,9 @@ use tracking_allocator::{
     AllocationGroupId, AllocationGroupToken, AllocationRegistry, AllocationTracker, Allocator,
 };
 
-#[global_allocator]
-static GLOBAL: Allocator<std::alloc::System> = Allocator::system();
+/// The counting allocator to install as a program's `#[global_allocator]` for [`Meter`] to
+/// count anything. Each block carries its allocation group's id (one `usize` more per block).
+pub type TrackingAllocator = Allocator<std::alloc::System>;
 
 /// Heap use of one side over one measured run.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
@@ -118,20 +122,29 @@ fn shared() -> Option<&'static Shared> {
             })
             .ok()?;
             AllocationRegistry::enable_tracking();
-            ENABLED.store(true, Ordering::Relaxed);
-            Some(Shared {
+            let shared = Shared {
                 groups,
                 tokens: Mutex::new(Vec::new()),
-            })
+            };
+            // The tracker sees allocations only when the program's global allocator is
+            // [`TrackingAllocator`]: one known allocation in a group of its own tells.
+            let mut token = AllocationGroupToken::register()?;
+            let index = slot(&token.id())?;
+            let guard = token.enter();
+            std::hint::black_box(Vec::<u8>::with_capacity(64));
+            drop(guard);
+            let counted = shared.groups[index].snapshot().allocations > 0;
+            shared.groups[index].reset();
+            shared.tokens.lock().ok()?.push(token);
+            counted.then_some(shared)
         })
         .as_ref()
 }
 
-static ENABLED: AtomicBool = AtomicBool::new(false);
-
-/// Whether heap metering works in this program (the tracker could be installed).
+/// Whether heap metering works in this program: [`TrackingAllocator`] is its global
+/// allocator and the tracker could be installed.
 pub fn available() -> bool {
-    shared().is_some() && ENABLED.load(Ordering::Relaxed)
+    shared().is_some()
 }
 
 /// One metered group: enter it on a thread with [`Meter::run`]; read it with [`Meter::usage`].
@@ -188,6 +201,9 @@ impl Drop for Meter {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[global_allocator]
+    static GLOBAL: TrackingAllocator = TrackingAllocator::system();
 
     #[test]
     fn a_known_allocation_is_counted_exactly() {

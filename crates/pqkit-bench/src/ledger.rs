@@ -17,6 +17,7 @@
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
+use pqkit_hbs::hazmat::SignAt as _;
 use pqkit_hbs::ledger::{Ledger, LedgerSpec, hazmat};
 use pqkit_hbs::preset::Shape;
 use pqkit_hbs::signer::Signer;
@@ -121,7 +122,7 @@ impl Signing {
     /// Signs one message; `false` when the key (or its range on a shared ledger) is exhausted.
     fn sign(&mut self, msg: &[u8]) -> Result<bool, String> {
         match self {
-            Self::Memory(s, q) => match s.sign(*q, msg) {
+            Self::Memory(s, q) => match s.sign_at(*q, msg) {
                 Ok(_) => {
                     *q += 1;
                     Ok(true)

@@ -15,7 +15,8 @@
 //!
 //! Every report names the machine ([`machine::Machine`]): CPU, SIMD features, build profile,
 //! timer and backends. Timings are medians of repeated runs; comparisons are ratios measured
-//! in the same run. Linking this crate installs a counting global allocator ([`heap`]).
+//! in the same run. Heap figures need the program to install [`heap::TrackingAllocator`]; the
+//! library installs no global allocator.
 
 pub mod boundary;
 pub mod crypto;
@@ -31,6 +32,7 @@ pub mod plot;
 pub mod preset;
 pub mod primitives;
 pub mod render;
+pub mod row;
 pub mod session;
 pub mod stack;
 pub mod stateful;

@@ -16,7 +16,7 @@ use std::hint::black_box;
 
 use rand_core::{OsRng, RngCore};
 
-use crate::crypto::Row;
+use crate::row::Row;
 use crate::stateful::OneTree;
 use crate::timing::{Budget, Timing, measure};
 

@@ -1,6 +1,7 @@
 //! Tables as aligned text or Markdown, built from the measurements' rows.
 
-use crate::{boundary, crypto, handshake, tls};
+use crate::row::Row;
+use crate::{boundary, handshake, tls};
 
 /// A titled table of strings.
 #[derive(Clone, Debug)]
@@ -120,7 +121,7 @@ fn fixed(v: f64, digits: usize) -> String {
 }
 
 /// The `bench crypto` table.
-pub fn crypto(rows: &[crypto::Row]) -> Table {
+pub fn crypto(rows: &[Row]) -> Table {
     let mut t = Table::new(
         "Primitive operations (single thread)",
         &[
@@ -162,7 +163,7 @@ pub fn crypto(rows: &[crypto::Row]) -> Table {
 }
 
 /// The limit column: the row's limit in µs, or "-".
-fn limit(r: &crypto::Row) -> String {
+fn limit(r: &Row) -> String {
     r.limit_ns
         .map_or_else(|| "-".to_owned(), |l| fixed(l / 1e3, 1))
 }
@@ -178,7 +179,7 @@ fn family(implementation: &str) -> &str {
 /// pqkit beside its peers, one row per (algorithm, operation) that has peers: mean µs per
 /// implementation family and the ratio pqkit / fastest peer (below 1: pqkit is faster).
 /// `None` when no peers ran.
-pub fn crypto_peers(rows: &[crypto::Row]) -> Option<Table> {
+pub fn crypto_peers(rows: &[Row]) -> Option<Table> {
     let mut families: Vec<&str> = Vec::new();
     for r in rows.iter().filter(|r| !r.is_pqkit()) {
         if !families.contains(&family(&r.implementation)) {

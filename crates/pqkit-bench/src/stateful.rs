@@ -5,13 +5,14 @@
 
 use std::cell::RefCell;
 
+use pqkit_hbs::hazmat::SignAt as _;
 use pqkit_hbs::hss::{HssSigner, Level};
 use pqkit_hbs::preset::{PRESETS, Shape};
 use pqkit_hbs::signer::Signer;
 use pqkit_hbs::tree::LmsTree;
 use pqkit_hbs::xmss::{XmssParams, XmssSigner};
 
-use crate::crypto::{MESSAGE_SIZE, Row};
+use crate::row::{MESSAGE_SIZE, Row};
 use crate::timing::{Budget, measure, measure_with};
 
 /// The stateful schemes `bench crypto` runs when no `--alg` is given: the reference
@@ -144,11 +145,11 @@ pub fn rows(scheme: &Scheme, budget: Budget) -> Result<Vec<Row>, String> {
         budget,
         || scheme.generate(cores),
         Signer::capacity,
-        |k, counter| k.sign(counter, &message).map(drop).map_err(e),
+        |k, counter| k.sign_at(counter, &message).map(drop).map_err(e),
     )?;
     out.push(row("sign", "pqkit-hbs (1 thread)".to_owned(), sign));
     let mut k = scheme.generate(cores)?;
-    let signature = k.sign(0, &message).map_err(e)?;
+    let signature = k.sign_at(0, &message).map_err(e)?;
     let public = k.public_key();
     out.push(row(
         "verify",
@@ -193,7 +194,7 @@ impl OneTree {
             lms,
             ots,
             public: t.public_key().to_bytes(),
-            signatures: (0..VERIFY_SET).map(|q| t.sign(q, message)).collect(),
+            signatures: (0..VERIFY_SET).map(|q| t.sign_at(q, message)).collect(),
         })
     }
 
@@ -229,7 +230,7 @@ pub fn one_tree_rows(one: &OneTree, budget: Budget, message: &[u8]) -> Result<Ve
         |_| lms.leaves(),
         |t, q| {
             let q = u32::try_from(q).map_err(|e| e.to_string())?;
-            t.sign(q, message);
+            t.sign_at(q, message);
             Ok(())
         },
     )?;

@@ -13,6 +13,11 @@ use pqkit_bench::wire::Direction;
 use pqkit_core::ml_dsa::ML_DSA_44;
 use pqkit_pki::Pki;
 
+// The heap figures need the counting allocator in the program (the library installs none).
+#[global_allocator]
+static GLOBAL: pqkit_bench::heap::TrackingAllocator =
+    pqkit_bench::heap::TrackingAllocator::system();
+
 /// Copies `from` to `to` until EOF, counting; then half-closes `to`.
 fn pump(mut from: TcpStream, mut to: TcpStream, count: Arc<AtomicU64>) -> JoinHandle<()> {
     std::thread::spawn(move || {

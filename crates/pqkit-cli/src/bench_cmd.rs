@@ -11,8 +11,8 @@ use pqkit_bench::timing::Budget;
 
 use pqkit_pki::output::Overwrite;
 
-use crate::commands::Result;
 use crate::failure::Failure;
+use crate::failure::Result;
 
 /// How to print, and where to write plots.
 #[derive(Clone, Debug)]

@@ -4,7 +4,7 @@ use pqkit_core::catalogue;
 use pqkit_core::sig::{Family, SignatureAlgorithm};
 use serde::Serialize;
 
-use crate::commands::Result;
+use crate::failure::Result;
 
 /// Rough per-certificate overhead next to the key and signature (names, validity, extensions,
 /// DER headers), in bytes; used only to say which chains can exceed rustls's cap.

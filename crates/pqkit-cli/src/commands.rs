@@ -20,8 +20,7 @@ use pqkit_pki::output::Overwrite;
 
 use crate::failure::{Context, Failure};
 
-/// Every subcommand's result: one error line and an exit status, printed by `main`.
-pub(crate) type Result<T> = std::result::Result<T, Failure>;
+use crate::failure::Result;
 
 /// `pqkit demo`: one mutually authenticated connection in one process, measured like a row
 /// of `pqkit bench handshake`.

@@ -8,7 +8,7 @@ use pqkit_pki::cert::{Issuer, Profile};
 use pqkit_pki::output::{Outputs, Overwrite, Sensitivity};
 use pqkit_pki::{csr, pem};
 
-use crate::commands::Result;
+use crate::failure::Result;
 use crate::failure::{Context, Failure};
 
 pub(crate) fn parse_profile(s: &str) -> std::result::Result<Profile, String> {

@@ -14,6 +14,9 @@ use std::error::Error;
 use std::fmt;
 use std::process::ExitCode;
 
+/// Every subcommand's result: one error line and an exit status, printed by `main`.
+pub(crate) type Result<T> = std::result::Result<T, Failure>;
+
 /// The kinds of failure, each with its exit status.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Kind {
@@ -152,11 +155,11 @@ fn words(e: &(dyn Error + 'static)) -> String {
 /// Extension for `Result`s: name the file or peer an error is about.
 pub(crate) trait Context<T> {
     /// Prefixes the error's message with `what` (unless it names it already).
-    fn about(self, what: impl fmt::Display) -> Result<T, Failure>;
+    fn about(self, what: impl fmt::Display) -> Result<T>;
 }
 
-impl<T, E: Into<Failure>> Context<T> for Result<T, E> {
-    fn about(self, what: impl fmt::Display) -> Result<T, Failure> {
+impl<T, E: Into<Failure>> Context<T> for std::result::Result<T, E> {
+    fn about(self, what: impl fmt::Display) -> Result<T> {
         self.map_err(|e| {
             let f: Failure = e.into();
             let what = what.to_string();

@@ -21,7 +21,7 @@ use rustls_pki_types::CertificateDer;
 use x509_cert::Certificate;
 use zeroize::Zeroizing;
 
-use crate::commands::Result;
+use crate::failure::Result;
 use crate::failure::{Context, Failure};
 
 fn note_round3(name: &str) {

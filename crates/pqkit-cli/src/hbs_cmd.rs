@@ -14,7 +14,7 @@ use pqkit_pki::cert::{CertRequest, Profile};
 use pqkit_pki::output::{Outputs, Overwrite, Sensitivity};
 use pqkit_pki::pem;
 
-use crate::commands::Result;
+use crate::failure::Result;
 use crate::failure::{Context, Failure};
 
 /// `pqkit hbs params`: the presets' signature sizes and counts, computed from the
@@ -623,7 +623,7 @@ pub(crate) fn ca(
     let mut request = CertRequest::new(Profile::RootCa, "root");
     request.subject = subject.to_owned();
     request.validity = Duration::from_secs(days.saturating_mul(24 * 3600));
-    let der = pqkit_pki::stateful::issue_self_signed(&request, &mut key)?;
+    let der = pqkit_pki::stateful_ca::issue_self_signed(&request, &mut key)?;
     claim.commit(pem::encode(pem::CERTIFICATE, &der)?.as_bytes())?;
     let status = key.status();
     println!(
@@ -723,7 +723,7 @@ pub(crate) fn issue(request: &Issue<'_>, overwrite: Overwrite) -> Result<()> {
         ..request
     };
     let mut key = StatefulKey::open(state, open_ledger(ledger)?, threads(None))?;
-    let der = pqkit_pki::stateful::issue(&request, &spki_der, &ca, &mut key)?;
+    let der = pqkit_pki::stateful_ca::issue(&request, &spki_der, &ca, &mut key)?;
     claim.commit(pem::encode(pem::CERTIFICATE, &der)?.as_bytes())?;
     println!(
         "{profile} certificate for {} ({} bytes), signed by {}, valid {days} days, written to \

@@ -12,7 +12,7 @@ use pqkit_pkcs11::config::{Config, SlotConfig};
 use pqkit_pkcs11::mech;
 use pqkit_pkcs11::store::{InitOptions, Kdf, Store, StoreError};
 
-use crate::commands::Result;
+use crate::failure::Result;
 use crate::failure::{Context, Failure};
 
 /// pqkit's own module: beside the pqkit executable, in its `deps/` (a `cargo test` build

@@ -22,6 +22,7 @@
 
 mod support;
 
+use pqkit_hbs::hazmat::SignAt as _;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::sync::OnceLock;
@@ -931,7 +932,7 @@ fn xmss_and_xmss_mt_signatures_interoperate_with_the_bouncy_castle_oracle() {
         let pk = key.public_key().to_bytes();
         let mut idx = [0u64, 33, 1000].into_iter();
         bc_verifies(bc, kind, &d, &pk, |msg| {
-            key.sign(idx.next().expect("index"), msg).expect("sign")
+            key.sign_at(idx.next().expect("index"), msg).expect("sign")
         });
 
         let (pk, sk_hex) = oracle_keygen(bc, bc_alg, &d);

@@ -7,6 +7,7 @@ use crate::classical::{
     ECDSA_P256_SHA256, ECDSA_P384_SHA384, ECDSA_P521_SHA512, ED25519, RSA_PKCS1_2048,
     RSA_PKCS1_3072, RSA_PKCS1_4096, RSA_PSS_2048, RSA_PSS_3072, RSA_PSS_4096,
 };
+pub use crate::code_point::TlsCodePoint;
 use crate::error::Error;
 use crate::falcon::{FALCON_512, FALCON_1024};
 use crate::hybrid::{
@@ -26,28 +27,6 @@ use crate::slh_dsa::{
 /// The largest key share a TLS 1.3 KeyShareEntry carries, in bytes: `key_exchange<1..2^16-1>`
 /// (RFC 8446 §4.2.8).
 pub const MAX_KEY_SHARE: usize = 65535;
-
-/// A TLS code point: its value, its IANA spelling and the document that assigns it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct TlsCodePoint {
-    /// The 16-bit value on the wire.
-    pub value: u16,
-    /// The name as the IANA registry (or the draft) spells it.
-    pub iana: &'static str,
-    /// The RFC or draft that assigns it.
-    pub source: &'static str,
-}
-
-impl TlsCodePoint {
-    /// A code point of oqs-provider's (`oqs-template/generate.yml`), in the private-use range.
-    pub const fn oqs_provider(value: u16, name: &'static str) -> Self {
-        Self {
-            value,
-            iana: name,
-            source: "oqs-provider (private use)",
-        }
-    }
-}
 
 static ML_KEMS: &[&KemAlgorithm] = &[&ML_KEM_512, &ML_KEM_768, &ML_KEM_1024];
 

@@ -11,7 +11,7 @@ use aws_lc_rs::signature::{
 use subtle::ConstantTimeEq;
 use zeroize::Zeroizing;
 
-use crate::catalogue::TlsCodePoint;
+use crate::code_point::TlsCodePoint;
 use crate::error::{Error, check_len};
 use crate::prehash::PreHash;
 use crate::sig::{Family, SignatureAlgorithm, SignatureBackend, SigningKeyImpl, SigningRandomness};

@@ -19,7 +19,7 @@ use hqc_kem::{HqcKem, HqcParams};
 use subtle::ConstantTimeEq;
 use zeroize::Zeroizing;
 
-use crate::catalogue::TlsCodePoint;
+use crate::code_point::TlsCodePoint;
 use crate::error::Error;
 use crate::kem::{KemAlgorithm, KemBackend, KemFamily, KeyPair};
 use crate::random_vec;

@@ -9,8 +9,8 @@
 
 use zeroize::Zeroizing;
 
-use crate::catalogue::TlsCodePoint;
 use crate::classical::{self, Ecdh, EcdhKey};
+use crate::code_point::TlsCodePoint;
 use crate::error::{Error, check_len};
 use crate::kem::{DecapsulationKey, KemAlgorithm};
 use crate::ml_kem::{ML_KEM_512, ML_KEM_768, ML_KEM_1024};

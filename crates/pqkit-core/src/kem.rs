@@ -10,7 +10,7 @@ use pqkit_hash::Wiped;
 use subtle::ConstantTimeEq;
 use zeroize::Zeroizing;
 
-use crate::catalogue::TlsCodePoint;
+use crate::code_point::TlsCodePoint;
 use crate::error::{Error, check_len};
 use crate::random_vec;
 

@@ -7,8 +7,8 @@
 //!   `liboqs` feature (default), BIKE, eFrodoKEM and Classic McEliece on liboqs ([`oqs_kem`]);
 //!   HQC-1/3/5 on RustCrypto `hqc-kem` ([`hqc`]).
 //! - Signatures ([`sig::SignatureAlgorithm`]): ML-DSA-44/65/87 (FIPS 204) on pqkit-lattice
-//!   (aws-lc-rs and fips204 as independent implementations for the tests,
-//!   [`ml_dsa::backend`]); ECDSA P-256 on aws-lc-rs.
+//!   (aws-lc-rs and fips204 run beside it as independent implementations in the vector
+//!   tests only); ECDSA P-256 on aws-lc-rs.
 //! - TLS key-exchange groups ([`hybrid::KeyExchangeGroup`]): MLKEM512/768/1024 and the
 //!   ECDHE+ML-KEM hybrids of RFC 10024.
 //!
@@ -23,6 +23,7 @@
 
 pub mod catalogue;
 pub mod classical;
+mod code_point;
 mod error;
 pub mod falcon;
 pub mod hqc;

@@ -3,16 +3,16 @@
 //! context strings, hedged and deterministic, seed and expanded keys).
 //!
 //! This module formats M′ (FIPS 204 Algorithm 2 line 10, Algorithm 4 line 23) and computes
-//! μ = H(tr ‖ M′, 64); pqkit-lattice does the rest. aws-lc-rs and fips204 stay as independent
-//! implementations: [`backend`] exposes each on its own (and pqkit-lattice's) so that every
-//! vector suite and the differential tests run against all three.
+//! μ = H(tr ‖ M′, 64); pqkit-lattice does the rest. The vector suites also run
+//! aws-lc-rs and fips204 as independent implementations (`tests/oracles/mod.rs`; both are
+//! dev-dependencies for ML-DSA).
 
 use std::sync::Arc;
 
 use pqkit_lattice::ml_dsa as lattice;
 use zeroize::Zeroizing;
 
-use crate::catalogue::TlsCodePoint;
+use crate::code_point::TlsCodePoint;
 use crate::error::Error;
 use crate::prehash::PreHash;
 use crate::random_array;
@@ -93,101 +93,11 @@ pub static ML_DSA_87: SignatureAlgorithm = SignatureAlgorithm {
     backend: &MlDsa(Level::L87),
 };
 
-/// The ML-DSA backends, each usable on its own (for vector tests and benchmarks).
-pub mod backend {
-    use super::*;
-
-    /// One ML-DSA implementation.
-    #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-    pub enum Backend {
-        /// pqkit-lattice: pqkit's own, the catalogue's backend.
-        Lattice,
-        /// aws-lc-rs: key generation and verification with an empty context (an oracle).
-        AwsLc,
-        /// fips204: everything FIPS 204 defines (an oracle).
-        Fips204,
-    }
-
-    /// Every ML-DSA backend.
-    pub const ALL: [Backend; 3] = [Backend::Lattice, Backend::AwsLc, Backend::Fips204];
-
-    impl Backend {
-        /// Name of the crate.
-        pub fn name(self) -> &'static str {
-            match self {
-                Self::Lattice => "pqkit-lattice",
-                Self::AwsLc => "aws-lc-rs",
-                Self::Fips204 => "fips204",
-            }
-        }
-
-        /// FIPS 204 Algorithm 6 (ML-DSA.KeyGen_internal): (pk, sk) from ξ.
-        ///
-        /// # Errors
-        /// [`Error::InvalidLength`] for a seed that is not 32 bytes; [`Error::Backend`].
-        pub fn keygen(
-            self,
-            alg: &'static SignatureAlgorithm,
-            seed: &[u8],
-        ) -> Result<(Vec<u8>, Zeroizing<Vec<u8>>), Error> {
-            let level = level_of(alg)?;
-            let xi = seed_array(seed)?;
-            match self {
-                Self::Lattice => {
-                    let key = lattice::hazmat::key_gen_internal(params(level), &xi);
-                    Ok((
-                        key.verifying_key().to_vec(),
-                        Zeroizing::new(key.expanded().to_vec()),
-                    ))
-                }
-                Self::AwsLc => {
-                    let pair = aws::key_pair(level, &xi)?;
-                    let sk = aws::expanded(&pair)?;
-                    Ok((aws::public_key(&pair).to_vec(), sk))
-                }
-                Self::Fips204 => Ok(fips::keygen(level, &xi)),
-            }
-        }
-
-        /// FIPS 204 Algorithm 3 (ML-DSA.Verify) with context `ctx`.
-        ///
-        /// # Errors
-        /// [`Error::BadSignature`]; [`Error::Unsupported`] for aws-lc-rs with a non-empty context.
-        pub fn verify(
-            self,
-            alg: &'static SignatureAlgorithm,
-            pk: &[u8],
-            msg: &[u8],
-            ctx: &[u8],
-            sig: &[u8],
-        ) -> Result<(), Error> {
-            let level = level_of(alg)?;
-            match self {
-                Self::Lattice => verify_pure(level, pk, msg, ctx, sig),
-                Self::AwsLc if ctx.is_empty() => aws::verify(level, pk, msg, sig),
-                Self::AwsLc => Err(Error::Unsupported(
-                    "aws-lc-rs ML-DSA takes no context string",
-                )),
-                Self::Fips204 => fips::verify(level, pk, msg, ctx, sig),
-            }
-        }
-    }
-}
-
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Level {
     L44,
     L65,
     L87,
-}
-
-fn level_of(alg: &'static SignatureAlgorithm) -> Result<Level, Error> {
-    match alg.name {
-        "ML-DSA-44" => Ok(Level::L44),
-        "ML-DSA-65" => Ok(Level::L65),
-        "ML-DSA-87" => Ok(Level::L87),
-        _ => Err(Error::Unsupported("not an ML-DSA algorithm")),
-    }
 }
 
 fn seed_array(seed: &[u8]) -> Result<Zeroizing<[u8; SEED_SIZE]>, Error> {
@@ -447,101 +357,6 @@ fn rnd(
     }
 }
 
-/// aws-lc-rs ML-DSA.
-mod aws {
-    use aws_lc_rs::encoding::AsRawBytes;
-    use aws_lc_rs::signature as pq;
-    use aws_lc_rs::signature::{KeyPair, PqdsaKeyPair, UnparsedPublicKey};
-
-    use super::*;
-
-    const NAME: &str = "aws-lc-rs";
-
-    fn algorithms(
-        level: Level,
-    ) -> (
-        &'static pq::PqdsaSigningAlgorithm,
-        &'static pq::PqdsaVerificationAlgorithm,
-    ) {
-        match level {
-            Level::L44 => (&pq::ML_DSA_44_SIGNING, &pq::ML_DSA_44),
-            Level::L65 => (&pq::ML_DSA_65_SIGNING, &pq::ML_DSA_65),
-            Level::L87 => (&pq::ML_DSA_87_SIGNING, &pq::ML_DSA_87),
-        }
-    }
-
-    pub(super) fn key_pair(level: Level, xi: &[u8; SEED_SIZE]) -> Result<PqdsaKeyPair, Error> {
-        PqdsaKeyPair::from_seed(algorithms(level).0, xi).map_err(|_| Error::Backend(NAME))
-    }
-
-    pub(super) fn public_key(pair: &PqdsaKeyPair) -> &[u8] {
-        pair.public_key().as_ref()
-    }
-
-    pub(super) fn expanded(pair: &PqdsaKeyPair) -> Result<Zeroizing<Vec<u8>>, Error> {
-        let raw = pair
-            .private_key()
-            .as_raw_bytes()
-            .map_err(|_| Error::Backend(NAME))?;
-        Ok(Zeroizing::new(raw.as_ref().to_vec()))
-    }
-
-    pub(super) fn verify(level: Level, pk: &[u8], msg: &[u8], sig: &[u8]) -> Result<(), Error> {
-        UnparsedPublicKey::new(algorithms(level).1, pk)
-            .verify(msg, sig)
-            .map_err(|_| Error::BadSignature)
-    }
-}
-
-/// fips204 ML-DSA, one parameter-set module at a time: key generation and verification, as
-/// an independent implementation ([`backend::Backend::Fips204`]).
-mod fips {
-    use fips204::traits::{KeyGen, SerDes, Verifier};
-
-    use super::*;
-
-    macro_rules! with_level {
-        ($level:expr, $m:ident => $body:expr) => {
-            match $level {
-                Level::L44 => {
-                    use fips204::ml_dsa_44 as $m;
-                    $body
-                }
-                Level::L65 => {
-                    use fips204::ml_dsa_65 as $m;
-                    $body
-                }
-                Level::L87 => {
-                    use fips204::ml_dsa_87 as $m;
-                    $body
-                }
-            }
-        };
-    }
-
-    pub(super) fn keygen(level: Level, xi: &[u8; SEED_SIZE]) -> (Vec<u8>, Zeroizing<Vec<u8>>) {
-        with_level!(level, m => {
-            let (pk, sk) = m::KG::keygen_from_seed(xi);
-            (pk.into_bytes().to_vec(), Zeroizing::new(sk.into_bytes().to_vec()))
-        })
-    }
-
-    pub(super) fn verify(
-        level: Level,
-        pk: &[u8],
-        msg: &[u8],
-        ctx: &[u8],
-        sig: &[u8],
-    ) -> Result<(), Error> {
-        with_level!(level, m => {
-            let pk: [u8; m::PK_LEN] = pk.try_into().map_err(|_| Error::BadSignature)?;
-            let pk = m::PublicKey::try_from_bytes(pk).map_err(|_| Error::BadSignature)?;
-            let sig: [u8; m::SIG_LEN] = sig.try_into().map_err(|_| Error::BadSignature)?;
-            if pk.verify(msg, &sig, ctx) { Ok(()) } else { Err(Error::BadSignature) }
-        })
-    }
-}
-
 // DER contents of AlgorithmIdentifier { id-ml-dsa-NN } (RFC 9881 §2: parameters absent).
 const ALG_ID_44: [u8; 11] = [
     0x06, 0x09, 0x60, 0x86, 0x48, 0x01, 0x65, 0x03, 0x04, 0x03, 0x11,
@@ -557,35 +372,6 @@ const ALG_ID_87: [u8; 11] = [
 mod tests {
     use super::*;
     use crate::sig::MAX_CONTEXT_SIZE;
-
-    #[test]
-    fn backends_verify_each_others_signatures() {
-        for alg in [&ML_DSA_44, &ML_DSA_65, &ML_DSA_87] {
-            let key = alg.generate().expect("key");
-            let pk = key.verifying_key();
-            // Hedged, empty context: signed by pqkit-lattice, verified by every backend.
-            let sig = key.sign(b"msg", &[]).expect("sign");
-            assert_eq!(sig.len(), alg.signature_size);
-            for b in backend::ALL {
-                b.verify(alg, pk.as_bytes(), b"msg", &[], &sig)
-                    .unwrap_or_else(|e| panic!("{}: {e}", b.name()));
-            }
-            // Deterministic: verified by aws-lc-rs; and repeatable.
-            let det = key
-                .sign_with(b"msg", &[], SigningRandomness::Deterministic)
-                .expect("sign");
-            assert_eq!(
-                det,
-                key.sign_with(b"msg", &[], SigningRandomness::Deterministic)
-                    .expect("sign")
-            );
-            backend::Backend::AwsLc
-                .verify(alg, pk.as_bytes(), b"msg", &[], &det)
-                .expect("aws-lc-rs");
-            // Hedged signatures differ.
-            assert_ne!(sig, key.sign(b"msg", &[]).expect("sign"));
-        }
-    }
 
     #[test]
     fn context_binds_the_signature() {

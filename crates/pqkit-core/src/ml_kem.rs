@@ -9,7 +9,7 @@
 use pqkit_lattice::ml_kem;
 use zeroize::Zeroizing;
 
-use crate::catalogue::TlsCodePoint;
+use crate::code_point::TlsCodePoint;
 use crate::error::Error;
 use crate::kem::{
     ENCAPSULATION_RANDOMNESS_SIZE, KemAlgorithm, KemBackend, KemFamily, KeyPair, SEED_SIZE,

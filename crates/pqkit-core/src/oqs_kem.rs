@@ -27,7 +27,7 @@ use std::sync::OnceLock;
 use oqs::kem::{Algorithm, Kem};
 use zeroize::Zeroizing;
 
-use crate::catalogue::TlsCodePoint;
+use crate::code_point::TlsCodePoint;
 use crate::error::Error;
 use crate::kem::{KemAlgorithm, KemBackend, KemFamily, KeyPair};
 

@@ -17,14 +17,15 @@
 //! the library's M′ formatting (context prefix, hash OID, pre-hash digest) independently.
 
 mod common;
+mod oracles;
 
 use std::collections::BTreeMap;
 
 use common::{
     Case, acvp_cases, ctx_len, hex, hex_array, ml_dsa_mu, on_every_path, prehash_here, sig_alg,
 };
+use oracles::{self as backend, Backend};
 use pqkit_core::Error;
-use pqkit_core::ml_dsa::backend::{self, Backend};
 use pqkit_core::prehash::PreHash;
 use pqkit_core::sig::{MuHasher, SigningKey, SigningRandomness};
 
@@ -325,4 +326,38 @@ fn sigver() {
     );
     assert_eq!(hashes.len(), 12, "every pre-hash function: {hashes:?}");
     assert!(aws_lc_runs > 0);
+}
+
+/// Signed by pqkit-lattice, verified by every backend (hedged and deterministic).
+#[test]
+fn backends_verify_each_others_signatures() {
+    for alg in [
+        &pqkit_core::ml_dsa::ML_DSA_44,
+        &pqkit_core::ml_dsa::ML_DSA_65,
+        &pqkit_core::ml_dsa::ML_DSA_87,
+    ] {
+        let key = alg.generate().expect("key");
+        let pk = key.verifying_key();
+        // Hedged, empty context: signed by pqkit-lattice, verified by every backend.
+        let sig = key.sign(b"msg", &[]).expect("sign");
+        assert_eq!(sig.len(), alg.signature_size);
+        for b in backend::ALL {
+            b.verify(alg, pk.as_bytes(), b"msg", &[], &sig)
+                .unwrap_or_else(|e| panic!("{}: {e}", b.name()));
+        }
+        // Deterministic: verified by aws-lc-rs; and repeatable.
+        let det = key
+            .sign_with(b"msg", &[], SigningRandomness::Deterministic)
+            .expect("sign");
+        assert_eq!(
+            det,
+            key.sign_with(b"msg", &[], SigningRandomness::Deterministic)
+                .expect("sign")
+        );
+        Backend::AwsLc
+            .verify(alg, pk.as_bytes(), b"msg", &[], &det)
+            .expect("aws-lc-rs");
+        // Hedged signatures differ.
+        assert_ne!(sig, key.sign(b"msg", &[]).expect("sign"));
+    }
 }

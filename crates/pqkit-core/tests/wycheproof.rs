@@ -27,14 +27,15 @@
 //!   read (SPKI is pqkit-pki's).
 
 mod common;
+mod oracles;
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
 use common::{array, ctx_len, hex, hex_opt, ml_dsa_mu, on_every_path, read_json, vectors_dir};
+use oracles::{self as backend, Backend};
 use pqkit_core::Error;
 use pqkit_core::kem::KemAlgorithm;
-use pqkit_core::ml_dsa::backend::{self, Backend};
 use pqkit_core::sig::{SignatureAlgorithm, SigningRandomness};
 use pqkit_core::{catalogue, kem::SharedSecret};
 use serde_json::Value;

@@ -53,7 +53,7 @@ fn derive(level: &Level, id: &Identifier, seed: &[u8], q: u32) -> (Identifier, Z
 impl HssSigner {
     /// Bytes of each signature (RFC 8554 §6.4).
     pub fn signature_len(&self) -> usize {
-        crate::preset::hss_signature_len(&self.levels)
+        hss_signature_len(&self.levels)
     }
 
     /// Generates the key from the top level's I and SEED (m bytes), computing every level's
@@ -176,7 +176,7 @@ impl HssSigner {
                 leaves,
                 self.threads,
             ));
-            let link = self.trees[i - 1].sign(qs[i - 1], &child.public_key().to_bytes());
+            let link = self.trees[i - 1].sign_index(qs[i - 1], &child.public_key().to_bytes());
             self.trees.push(child);
             self.links.push(link);
         }
@@ -211,7 +211,7 @@ impl HssSigner {
     ///
     /// # Errors
     /// [`Error::Exhausted`] when `counter` ≥ [`HssSigner::capacity`].
-    pub fn sign(&mut self, counter: u64, message: &[u8]) -> Result<Vec<u8>, Error> {
+    pub(crate) fn sign_index(&mut self, counter: u64, message: &[u8]) -> Result<Vec<u8>, Error> {
         if counter >= self.capacity() {
             return Err(Error::Exhausted);
         }
@@ -225,7 +225,7 @@ impl HssSigner {
             out.extend_from_slice(&self.links[i]);
             out.extend_from_slice(&self.trees[i + 1].public_key().to_bytes());
         }
-        out.extend_from_slice(&self.trees[last].sign(qs[last], message));
+        out.extend_from_slice(&self.trees[last].sign_index(qs[last], message));
         self.pace(counter);
         Ok(out)
     }
@@ -245,6 +245,14 @@ impl std::fmt::Debug for HssSigner {
             .field("seed", &"<secret>")
             .finish_non_exhaustive()
     }
+}
+
+/// HSS signature length for `levels`, in bytes: 4 + Σ LMS signatures + the L − 1 signed LMS
+/// public keys (RFC 8554 §6.2).
+pub fn hss_signature_len(levels: &[Level]) -> usize {
+    let sigs: usize = levels.iter().map(|(l, o)| l.signature_len(o)).sum();
+    let pubs: usize = levels.iter().skip(1).map(|(l, _)| l.public_key_len()).sum();
+    4 + sigs + pubs
 }
 
 #[cfg(test)]
@@ -276,10 +284,10 @@ mod tests {
         // Counters crossing bottom and middle tree boundaries, and back.
         for counter in [0u64, 1, 31, 32, 33, 1023, 1024, 5000, 32767, 2] {
             let msg = counter.to_le_bytes();
-            let sig = key.sign(counter, &msg).expect("sign");
+            let sig = key.sign_index(counter, &msg).expect("sign");
             assert_eq!(pk.verify(&msg, &sig), Ok(()), "counter {counter}");
             assert!(pk.verify(b"other", &sig).is_err());
         }
-        assert_eq!(key.sign(1 << 15, b"m"), Err(Error::Exhausted));
+        assert_eq!(key.sign_index(1 << 15, b"m"), Err(Error::Exhausted));
     }
 }

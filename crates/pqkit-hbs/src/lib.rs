@@ -10,7 +10,9 @@
 //! - [`signer`]: an in-memory signer of any scheme.
 //! - [`ledger`]: the reservation ledger (SQLite, etcd) that a state file cannot roll back.
 //! - [`state`]: the key on disk: reserve before signing, fsync + rename, one signer at a time.
+//! - [`hazmat`]: signing with a one-time key the caller names (tests, benchmarks).
 
+pub mod hazmat;
 pub mod hss;
 pub mod ledger;
 pub mod lms;

@@ -256,7 +256,7 @@ fn public_key_of(ots: &OtsParams, id: &Identifier, q: u32, ends: &[Chain]) -> No
 /// The deterministic randomizer C = H(I ‖ u32str(q) ‖ u16str(0xFFFD) ‖ u8str(0xff) ‖ SEED)
 /// of RFC 9858 Appendix A (the test vectors' choice; pqkit signs with it too, so a signature
 /// re-made after a crash for the same q and message is the same signature).
-pub fn randomizer(ots: &OtsParams, id: &Identifier, seed: &[u8], q: u32) -> Node {
+pub(crate) fn randomizer(ots: &OtsParams, id: &Identifier, seed: &[u8], q: u32) -> Node {
     hash(
         ots.hash,
         ots.n,
@@ -266,7 +266,13 @@ pub fn randomizer(ots: &OtsParams, id: &Identifier, seed: &[u8], q: u32) -> Node
 
 /// LM-OTS signature of `message` with one-time key `q` (RFC 8554 Algorithm 3):
 /// u32str(type) ‖ C ‖ y\[0\] ‖ … ‖ y\[p−1\], [`OtsParams::signature_len`] bytes.
-pub fn ots_sign(ots: &OtsParams, id: &Identifier, seed: &[u8], q: u32, message: &[u8]) -> Vec<u8> {
+pub(crate) fn ots_sign(
+    ots: &OtsParams,
+    id: &Identifier,
+    seed: &[u8],
+    q: u32,
+    message: &[u8],
+) -> Vec<u8> {
     let c = randomizer(ots, id, seed, q);
     let qb = q.to_be_bytes();
     let q_hash = hash(ots.hash, ots.n, &[id, &qb, &D_MESG, &c[..ots.n], message]);

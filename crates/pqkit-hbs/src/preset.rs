@@ -95,13 +95,7 @@ impl Shape {
     }
 }
 
-/// HSS signature length for `levels`, in bytes: 4 + Σ LMS signatures + the L − 1 signed LMS
-/// public keys (RFC 8554 §6.2).
-pub fn hss_signature_len(levels: &[Level]) -> usize {
-    let sigs: usize = levels.iter().map(|(l, o)| l.signature_len(o)).sum();
-    let pubs: usize = levels.iter().skip(1).map(|(l, _)| l.public_key_len()).sum();
-    4 + sigs + pubs
-}
+pub use crate::hss::hss_signature_len;
 
 #[cfg(test)]
 mod tests {

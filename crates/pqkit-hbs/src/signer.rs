@@ -6,8 +6,9 @@ use crate::public::PublicKey;
 use crate::tree::TreeCache;
 use crate::xmss::XmssSigner;
 
-/// An in-memory signer of any scheme here. The caller picks each counter value and must never
-/// pick one twice; [`crate::state::StatefulKey`] does that on disk.
+/// An in-memory signer of any scheme here. It signs only through
+/// [`crate::hazmat::SignAt`], whose caller picks each counter value and must never pick one
+/// twice; [`crate::state::StatefulKey`] does that on disk.
 pub enum Signer {
     /// HSS.
     Hss(HssSigner),
@@ -36,10 +37,10 @@ impl Signer {
     ///
     /// # Errors
     /// [`Error::Exhausted`] past the capacity.
-    pub fn sign(&mut self, counter: u64, message: &[u8]) -> Result<Vec<u8>, Error> {
+    pub(crate) fn sign_index(&mut self, counter: u64, message: &[u8]) -> Result<Vec<u8>, Error> {
         match self {
-            Self::Hss(s) => s.sign(counter, message),
-            Self::Xmss(s) => s.sign(counter, message),
+            Self::Hss(s) => s.sign_index(counter, message),
+            Self::Xmss(s) => s.sign_index(counter, message),
         }
     }
 

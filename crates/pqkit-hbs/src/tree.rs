@@ -806,7 +806,7 @@ impl LmsTree {
 
     /// Signs `message` with one-time key `q` (RFC 8554 Algorithm 3 + §5.4): u32str(q) ‖ LM-OTS
     /// signature ‖ u32str(LMS type) ‖ path. The caller guarantees `q` is used once.
-    pub fn sign(&mut self, q: u32, message: &[u8]) -> Vec<u8> {
+    pub(crate) fn sign_index(&mut self, q: u32, message: &[u8]) -> Vec<u8> {
         let path = self.0.auth_path(q);
         let l = &self.0.hasher;
         let mut out = Vec::with_capacity(l.lms.signature_len(l.ots));
@@ -839,8 +839,8 @@ mod tests {
         let pk = whole.public_key();
         for q in [0u32, 1, 7, 8, 9, 500, 1022, 1023] {
             let msg = q.to_be_bytes();
-            let a = whole.sign(q, &msg);
-            assert_eq!(a, cut.sign(q, &msg), "q = {q}");
+            let a = whole.sign_index(q, &msg);
+            assert_eq!(a, cut.sign_index(q, &msg), "q = {q}");
             assert_eq!(pk.verify(&msg, &a), Ok(()), "q = {q}");
             assert_eq!(a.len(), lms.signature_len(ots));
         }

@@ -825,7 +825,7 @@ impl XmssSigner {
     ///
     /// # Errors
     /// [`Error::Exhausted`] when `idx` ≥ 2^h.
-    pub fn sign(&mut self, idx: u64, message: &[u8]) -> Result<Vec<u8>, Error> {
+    pub(crate) fn sign_index(&mut self, idx: u64, message: &[u8]) -> Result<Vec<u8>, Error> {
         let p = self.params;
         if idx >= p.signatures() {
             return Err(Error::Exhausted);
@@ -896,12 +896,12 @@ mod tests {
         let pk = XmssPublicKey::from_bytes(&key.public_key().to_bytes(), true).expect("pk");
         for idx in [0u64, 1, 31, 32, 1023, 1024, 1 << 15, (1 << 20) - 1, 5] {
             let msg = idx.to_be_bytes();
-            let sig = key.sign(idx, &msg).expect("sign");
+            let sig = key.sign_index(idx, &msg).expect("sign");
             assert_eq!(sig.len(), p.signature_len());
             assert_eq!(pk.index(&sig), Ok(idx));
             assert_eq!(pk.verify(&msg, &sig), Ok(()), "idx {idx}");
             assert!(pk.verify(b"other", &sig).is_err());
         }
-        assert_eq!(key.sign(1 << 20, b"m"), Err(Error::Exhausted));
+        assert_eq!(key.sign_index(1 << 20, b"m"), Err(Error::Exhausted));
     }
 }

@@ -8,6 +8,7 @@
 mod common;
 
 use common::{hex, read_json};
+use pqkit_hbs::hazmat::SignAt as _;
 use pqkit_hbs::lms::{HssPublicKey, LmsPublicKey};
 use pqkit_hbs::params::{lms_by_code, ots_by_code};
 use pqkit_hbs::tree::LmsTree;
@@ -91,7 +92,7 @@ fn layers_with_a_seed_regenerate_and_resign() {
                     None => hex(&t["message"]),
                 };
                 let q = code(&layer["q"]);
-                let signature = tree.sign(q, &signed);
+                let signature = tree.sign_at(q, &signed);
                 assert_eq!(
                     hex::encode(&signature),
                     hex::encode(hex(&layer["lmsSignature"])),

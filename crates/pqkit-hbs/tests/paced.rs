@@ -8,6 +8,7 @@
 use std::path::PathBuf;
 use std::sync::Mutex;
 
+use pqkit_hbs::hazmat::SignAt as _;
 use pqkit_hbs::hss::{HssSigner, Level};
 use pqkit_hbs::params::{lms_by_name, ots_by_name};
 use pqkit_hbs::state::StatefulKey;
@@ -55,7 +56,7 @@ fn one_tree_paces_its_next_subtree() {
     let mut total = 0;
     for q in 0..1024u32 {
         let msg = q.to_be_bytes();
-        let (leaves, sig) = counted(|| tree.sign(q, &msg));
+        let (leaves, sig) = counted(|| tree.sign_at(q, &msg));
         assert!(leaves <= 1, "q = {q}: {leaves} leaves");
         total += leaves;
         if q % 97 == 0 || q % 8 == 7 {
@@ -79,7 +80,7 @@ fn hss_paces_its_next_trees() {
     let mut worst = 0;
     for counter in 0..2100u64 {
         let msg = counter.to_be_bytes();
-        let (leaves, sig) = counted(|| key.sign(counter, &msg).expect("sign"));
+        let (leaves, sig) = counted(|| key.sign_at(counter, &msg).expect("sign"));
         worst = worst.max(leaves);
         if counter % 32 == 0 || counter % 1024 == 1023 {
             assert_eq!(pk.verify(&msg, &sig), Ok(()), "counter {counter}");
@@ -100,7 +101,7 @@ fn xmss_mt_paces_its_next_trees() {
     let mut worst = 0;
     for idx in 0..1100u64 {
         let msg = idx.to_be_bytes();
-        let (leaves, sig) = counted(|| key.sign(idx, &msg).expect("sign"));
+        let (leaves, sig) = counted(|| key.sign_at(idx, &msg).expect("sign"));
         worst = worst.max(leaves);
         if idx % 32 == 0 || idx == 1024 {
             assert_eq!(pk.verify(&msg, &sig), Ok(()), "idx {idx}");
@@ -127,7 +128,7 @@ fn reopening_takes_the_trees_from_the_cache() {
     let pk = key.public_key();
     // The uncached reference: the same key in memory.
     let mut reference = HssSigner::generate(&[l; 2], id, &seed, 1).expect("reference");
-    let mut expect = |counter: u64, msg: &[u8]| reference.sign(counter, msg).expect("sign");
+    let mut expect = |counter: u64, msg: &[u8]| reference.sign_at(counter, msg).expect("sign");
     for i in 0..30u8 {
         assert_eq!(key.sign(&[i]).expect("sign"), expect(u64::from(i), &[i]));
     }

@@ -11,6 +11,7 @@
 //! pqkit-core's `KemAlgorithm` and `SignatureAlgorithm` are the everyday API; [`ml_kem`] and
 //! [`ml_dsa`] are the engines under them.
 
+pub mod cost;
 pub mod ml_dsa;
 pub mod ml_kem;
 mod simd;

@@ -1,12 +1,10 @@
 //! Counts of the NTTs this thread ran — forward and inverse, of ML-KEM's ring (FIPS 203
-//! Algorithms 9, 10) and of ML-DSA's (FIPS 204 Algorithms 41, 42) — and their cost per call
-//! on a path ([`ntt_ns`]): what `pqkit bench` adds to the Keccak work in its "limit" column
+//! Algorithms 9, 10) and of ML-DSA's (FIPS 204 Algorithms 41, 42) — whose cost per call on a
+//! path ([`crate::cost::ntt_ns`]) is what `pqkit bench` adds to the Keccak work in its "limit" column
 //! for the lattice rows. A thread-local increment per transform (no atomic: the operations
 //! are single-threaded).
 
 use std::cell::Cell;
-
-use pqkit_hash::Path;
 
 /// NTTs (forward and inverse) run on this thread so far.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -54,32 +52,6 @@ pub(crate) fn ml_dsa_ntt() {
     });
 }
 
-/// Which ring's transform.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Ring {
-    /// ML-KEM's (FIPS 203 §4.3).
-    MlKem,
-    /// ML-DSA's (FIPS 204 §7.5).
-    MlDsa,
-}
-
-/// The mean cost of one transform of `ring` on `path`, in ns: `pairs` forward and inverse
-/// NTTs in turn, with the coefficient reduction the algorithms do after each, compiled for
-/// the path's instruction set (the kernels where the path has them), the best of five rounds.
-pub fn ntt_ns(ring: Ring, path: Path, pairs: usize) -> f64 {
-    let pairs = pairs.max(1);
-    let mut best = f64::MAX;
-    for _ in 0..5 {
-        let start = std::time::Instant::now();
-        match ring {
-            Ring::MlKem => crate::ml_kem::ntt_pairs(path, pairs),
-            Ring::MlDsa => crate::ml_dsa::ntt_pairs(path, pairs),
-        }
-        best = best.min(start.elapsed().as_nanos() as f64 / (2 * pairs) as f64);
-    }
-    best
-}
-
 /// Defines, in a scheme's module, `ntt_pairs(path, pairs)`: `pairs` forward and inverse NTTs of
 /// one polynomial in turn, with the reduction after each that the algorithms do, compiled for
 /// `path` (through the module's `simd::ntt_pairs_on`; what [`ntt_ns`] times), and its generic
@@ -87,7 +59,7 @@ pub fn ntt_ns(ring: Ring, path: Path, pairs: usize) -> f64 {
 macro_rules! ntt_pairs {
     () => {
         /// `pairs` forward and inverse NTTs of one polynomial in turn, with the reduction after
-        /// each that the algorithms do, compiled for `path` (what `stats::ntt_ns` times).
+        /// each that the algorithms do, compiled for `path` (what `cost::ntt_ns` times).
         pub(crate) fn ntt_pairs(path: pqkit_hash::Path, pairs: usize) {
             simd::ntt_pairs_on(path, pairs);
         }

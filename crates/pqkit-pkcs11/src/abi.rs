@@ -21,8 +21,9 @@ use std::panic::{AssertUnwindSafe, catch_unwind};
 
 use cryptoki_sys::*;
 
-use crate::call::{Call, Reply, execute};
+use crate::call::{Call, Reply};
 use crate::mech::{self, SignOp};
+use crate::remote::execute;
 use crate::store::Attributes;
 use crate::token::{self, Hedge, Result, SignParams};
 

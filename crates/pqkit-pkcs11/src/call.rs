@@ -1,5 +1,5 @@
 //! Every token operation the C interface performs, as data: `abi` turns a C call into a
-//! [`Call`], [`execute`] runs it — on this process's token state, or, when the module is
+//! [`Call`], [`crate::remote::execute`] runs it — on this process's token state, or, when the module is
 //! configured with a remote token (`"remote": "/run/pqkit.sock"`, see [`crate::config`]), in
 //! the `pqkit token serve` process that holds the keys ([`crate::remote`]). Either way the same
 //! [`dispatch`] runs the call, so a remote token behaves exactly like a local one.
@@ -290,15 +290,6 @@ impl Reply {
             Self::Bytes(v) => Ok(v),
             _ => Err(CKR_DEVICE_ERROR),
         }
-    }
-}
-
-/// Runs `call` where the token is: here, or in the remote token process.
-pub(crate) fn execute(call: Call) -> Result<Reply> {
-    if crate::remote::is_remote() {
-        crate::remote::execute(call)
-    } else {
-        dispatch(call)
     }
 }
 

@@ -91,8 +91,17 @@ fn read_frame(from: &mut impl Read) -> io::Result<Vec<u8>> {
     Ok(body)
 }
 
-/// Sends `call` to the token process and returns its answer. One call at a time per module.
+/// Runs `call` where the token is: here, or in the remote token process.
 pub(crate) fn execute(call: Call) -> Result<Reply> {
+    if is_remote() {
+        send(call)
+    } else {
+        dispatch(call)
+    }
+}
+
+/// Sends `call` to the token process and returns its answer. One call at a time per module.
+fn send(call: Call) -> Result<Reply> {
     let mut c = CONNECTION.lock().unwrap_or_else(|p| p.into_inner());
     let stream = c.as_mut().ok_or(CKR_CRYPTOKI_NOT_INITIALIZED)?;
     let body = codec().serialize(&call).map_err(|_| CKR_ARGUMENTS_BAD)?;

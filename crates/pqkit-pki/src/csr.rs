@@ -83,8 +83,12 @@ pub fn verify(der: &[u8]) -> Result<VerifiedCsr, Error> {
     let bad = |e| Error::malformed("CSR", e);
     let csr = CertReq::from_der(der).map_err(bad)?;
     let info = csr.info.to_der().map_err(bad)?;
-    let public_key =
-        cert::verify_signature(&csr.algorithm, &csr.info.public_key, &info, &csr.signature)?;
+    let public_key = crate::signature::verify_signature(
+        &csr.algorithm,
+        &csr.info.public_key,
+        &info,
+        &csr.signature,
+    )?;
     let (mut dns_names, mut ip_addresses) = (Vec::new(), Vec::new());
     for attribute in csr.info.attributes.iter() {
         if attribute.oid != ExtensionReq::OID {

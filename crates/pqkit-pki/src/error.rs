@@ -53,7 +53,7 @@ pub enum Error {
     },
     /// A certificate path broke a rule of RFC 5280 §6 (names the certificate and the rule).
     #[error(transparent)]
-    Path(#[from] crate::path::PathError),
+    Path(#[from] crate::rule::PathError),
     /// An error in the contents of a file.
     #[error("{path}: {source}")]
     InFile {

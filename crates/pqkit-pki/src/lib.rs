@@ -4,6 +4,10 @@
 //! - [`key`]: PKCS#8 in RFC 9881 seed form (default) or "both" form; SPKI.
 //! - [`cert`]: issue X.509 v3 certificates (root CA, intermediate CA, TLS server, TLS client).
 //! - [`csr`]: create, verify and issue from PKCS#10 certificate signing requests.
+//! - [`path`]: RFC 5280 path validation (on rustls-webpki) with CRLs, names and purposes.
+//! - [`stateful`]: HSS, XMSS and XMSS^MT keys and signatures in X.509 (RFC 9802);
+//!   [`stateful_ca`]: a CA whose key is a pqkit-hbs state file.
+//! - [`pem`], [`output`]: bounded input reading, PEM/DER, files written all-or-nothing.
 //! - [`Pki`]: a root CA (and optionally an intermediate CA) with a server and a client
 //!   certificate, written to / read from PEM.
 
@@ -14,7 +18,10 @@ pub mod key;
 pub mod output;
 pub mod path;
 pub mod pem;
+mod rule;
+mod signature;
 pub mod stateful;
+pub mod stateful_ca;
 
 use std::path::{Path, PathBuf};
 

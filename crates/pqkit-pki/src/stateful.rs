@@ -1,20 +1,15 @@
 //! X.509 with stateful hash-based signatures (RFC 9802): HSS, XMSS and XMSS^MT public keys in
-//! SubjectPublicKeyInfo and as certificate signatures — a CA whose key lives in a pqkit-hbs
-//! state file issues certificates (e.g. a firmware-signing certificate under an HSS root), and
-//! chains with such signatures verify. The AlgorithmIdentifier is the key's OID with
+//! SubjectPublicKeyInfo and as certificate signatures, so that chains with such signatures
+//! verify. A CA whose key lives in a pqkit-hbs state file issues certificates through
+//! [`crate::stateful_ca`]. The AlgorithmIdentifier is the key's OID with
 //! parameters absent (RFC 9802 §3–§4); the signature BIT STRING holds the RFC 8554 / RFC 8391
 //! signature.
-
-use std::time::SystemTime;
 
 use der::asn1::BitString;
 use der::{Decode, Encode};
 use pqkit_hbs::public::{HSS_OID, PublicKey, XMSS_MT_OID, XMSS_OID};
-use pqkit_hbs::state::StatefulKey;
 use spki::{AlgorithmIdentifierOwned, SubjectPublicKeyInfoOwned};
-use x509_cert::Certificate;
 
-use crate::cert::{CertRequest, Signer, build, issuer_ski, key_identifier};
 use crate::error::Error;
 
 /// Whether `algorithm` is one of the three stateful signature algorithms.
@@ -128,84 +123,4 @@ impl std::fmt::Debug for StatefulVerify {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(f, "StatefulVerify({})", self.name)
     }
-}
-
-/// Issues a self-signed root for the stateful key `ca`. Uses one of its one-time keys.
-///
-/// # Errors
-/// [`Error::Malformed`] for a bad subject; the state file's errors (exhaustion, a failed
-/// write) as [`Error::Malformed`].
-pub fn issue_self_signed(request: &CertRequest, ca: &mut StatefulKey) -> Result<Vec<u8>, Error> {
-    let subject = crate::cert::parse_subject(&request.subject)?;
-    let public = ca.public_key();
-    let ski = key_identifier(&public.to_bytes());
-    let spki = spki(&public)?;
-    let algorithm = AlgorithmIdentifierOwned {
-        oid: public.oid(),
-        parameters: None,
-    };
-    let mut sign = |tbs: &[u8]| ca.sign(tbs).map_err(|e| Error::malformed("state file", e));
-    build(
-        request,
-        subject.clone(),
-        subject,
-        spki,
-        ski.clone(),
-        ski,
-        Signer {
-            algorithm,
-            sign: &mut sign,
-        },
-    )
-}
-
-/// Issues a certificate for the subject key `subject_spki` (DER SubjectPublicKeyInfo of any
-/// algorithm) under the CA certificate `ca_cert`, signed by its stateful key `ca`.
-///
-/// # Errors
-/// [`Error::Malformed`] when `ca` is not the CA certificate's key, for bad inputs, or for the
-/// state file's errors.
-pub fn issue(
-    request: &CertRequest,
-    subject_spki: &[u8],
-    ca_cert: &[u8],
-    ca: &mut StatefulKey,
-) -> Result<Vec<u8>, Error> {
-    let bad = |e| Error::malformed("issuer certificate", e);
-    crate::path::check_can_issue(ca_cert, request.profile.is_ca(), SystemTime::now())?;
-    let subject = crate::cert::parse_subject(&request.subject)?;
-    let subject_spki = SubjectPublicKeyInfoOwned::from_der(subject_spki)
-        .map_err(|e| Error::malformed("subject SPKI", e))?;
-    let ca_cert = Certificate::from_der(ca_cert).map_err(bad)?;
-    let ca_tbs = &ca_cert.tbs_certificate;
-    if ca_tbs.subject_public_key_info != spki(&ca.public_key())? {
-        return Err(Error::malformed(
-            "issuer",
-            "the state file's key is not the CA certificate's key",
-        ));
-    }
-    let issuer_ski = issuer_ski(ca_tbs)?;
-    let ski = key_identifier(subject_spki.subject_public_key.raw_bytes());
-    let issuer_name = ca_tbs.subject.clone();
-    let mut sign = |tbs: &[u8]| ca.sign(tbs).map_err(|e| Error::malformed("state file", e));
-    let algorithm = AlgorithmIdentifierOwned {
-        oid: ca_cert
-            .tbs_certificate
-            .subject_public_key_info
-            .algorithm
-            .oid,
-        parameters: None,
-    };
-    build(
-        request,
-        subject,
-        issuer_name,
-        subject_spki,
-        ski,
-        issuer_ski,
-        Signer {
-            algorithm,
-            sign: &mut sign,
-        },
-    )
 }

@@ -11,7 +11,7 @@ use pqkit_hbs::params::{LMS, OTS};
 use pqkit_hbs::public::{HSS_OID, PublicKey, XMSS_MT_OID};
 use pqkit_hbs::state::StatefulKey;
 use pqkit_pki::cert::{self, CertRequest, Profile};
-use pqkit_pki::stateful;
+use pqkit_pki::stateful_ca;
 use x509_cert::Certificate;
 
 fn scratch(name: &str) -> PathBuf {
@@ -28,8 +28,9 @@ fn an_hss_root_issues_a_firmware_signing_certificate() {
     let level = (&LMS[0], &OTS[3]);
     let mut ca =
         StatefulKey::create(&dir.join("ca.hss"), &[level, level], in_memory(), 2).expect("CA key");
-    let root = stateful::issue_self_signed(&CertRequest::new(Profile::RootCa, "HSS root"), &mut ca)
-        .expect("root");
+    let root =
+        stateful_ca::issue_self_signed(&CertRequest::new(Profile::RootCa, "HSS root"), &mut ca)
+            .expect("root");
     cert::verify_signed_by(&root, &root).expect("the root verifies under itself");
 
     // The firmware-signing key: XMSS^MT.
@@ -43,7 +44,7 @@ fn an_hss_root_issues_a_firmware_signing_certificate() {
     .expect("firmware key");
     let fw_public = PublicKey::Xmss(fw.public_key());
     let request = CertRequest::new(Profile::CodeSigning, "firmware signing");
-    let leaf = stateful::issue(
+    let leaf = stateful_ca::issue(
         &request,
         &fw_public.to_spki_der().expect("spki"),
         &root,
@@ -69,7 +70,7 @@ fn an_hss_root_issues_a_firmware_signing_certificate() {
         .generate()
         .expect("key");
     let client_spki = pqkit_pki::key::spki_der(&mldsa.verifying_key()).expect("spki");
-    let client = stateful::issue(
+    let client = stateful_ca::issue(
         &CertRequest::new(Profile::Client, "client"),
         &client_spki,
         &root,
@@ -86,12 +87,12 @@ fn an_hss_root_issues_a_firmware_signing_certificate() {
     let mut other =
         StatefulKey::create(&dir.join("other.hss"), &[level], in_memory(), 1).expect("other");
     let other_root =
-        stateful::issue_self_signed(&CertRequest::new(Profile::RootCa, "other"), &mut other)
+        stateful_ca::issue_self_signed(&CertRequest::new(Profile::RootCa, "other"), &mut other)
             .expect("other root");
     assert!(cert::verify_signed_by(&leaf, &other_root).is_err());
     // The wrong state file for the CA certificate is refused before any one-time key is used.
     let used = other.status().used;
-    assert!(stateful::issue(&request, &client_spki, &root, &mut other).is_err());
+    assert!(stateful_ca::issue(&request, &client_spki, &root, &mut other).is_err());
     assert_eq!(other.status().used, used);
     // Three certificates, three one-time keys.
     assert_eq!(ca.status().used, 3);

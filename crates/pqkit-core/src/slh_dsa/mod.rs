@@ -21,7 +21,7 @@ mod wots;
 
 use zeroize::Zeroizing;
 
-use crate::catalogue::TlsCodePoint;
+use crate::code_point::TlsCodePoint;
 use crate::error::{Error, check_len};
 use crate::prehash::PreHash;
 use crate::random_vec;

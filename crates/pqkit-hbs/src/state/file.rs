@@ -33,24 +33,17 @@ use sha2::{Digest, Sha256};
 use zeroize::Zeroizing;
 
 use super::StateError;
-use super::seal::{SealKey, apply_seal, secret_end};
+use super::layout::secret_end;
+use super::seal::{SealKey, apply_seal};
 use crate::hss::Level;
 use crate::ledger::{LedgerId, RecordId};
 use crate::lms::{Identifier, u32_at};
 use crate::params::{lms_by_code, ots_by_code};
 use crate::xmss::{XmssParams, by_oid};
 
-pub(super) const MAGIC: &[u8; 10] = b"PQKIT-HBS\0";
-pub(super) const VERSION: u8 = 3;
-/// Files of version 2 have no binding to a ledger.
-pub(super) const VERSION_2: u8 = 2;
-/// Files of version 1 have no location either.
-pub(super) const VERSION_1: u8 = 1;
-pub(super) const KIND_HSS: u8 = 1;
-pub(super) const KIND_XMSS: u8 = 2;
-pub(super) const KIND_XMSS_MT: u8 = 3;
-/// Set in the kind byte of a file whose secrets are sealed (see [`SealKey`]).
-pub(super) const SEALED: u8 = 0x80;
+pub(super) use super::layout::{
+    KIND_HSS, KIND_XMSS, KIND_XMSS_MT, MAGIC, SEALED, VERSION, VERSION_1, VERSION_2,
+};
 /// Largest state file read, in bytes (a state file is under 400 bytes and a path).
 const MAX_STATE_SIZE: u64 = 128 << 10;
 const FLAG_SHARED: u8 = 1;
@@ -428,7 +421,7 @@ impl Params {
     /// Bytes of each signature.
     pub(super) fn signature_len(&self) -> usize {
         match self {
-            Self::Hss { levels, .. } => crate::preset::hss_signature_len(levels),
+            Self::Hss { levels, .. } => crate::hss::hss_signature_len(levels),
             Self::Xmss { params, .. } => params.signature_len(),
         }
     }

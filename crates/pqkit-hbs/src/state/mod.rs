@@ -78,6 +78,7 @@
 
 mod cache;
 mod file;
+mod layout;
 mod lock;
 mod reserve;
 mod seal;
@@ -1193,7 +1194,7 @@ impl StatefulKey {
         let counter = self.next;
         self.next += 1;
         self.dirty = true;
-        Ok(self.signer.sign(counter, message)?)
+        Ok(self.signer.sign_index(counter, message)?)
     }
 
     /// Splits what is left of this file's range into `outputs.len()` sector files (new state

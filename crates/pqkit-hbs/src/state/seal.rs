@@ -3,10 +3,7 @@
 
 use zeroize::Zeroizing;
 
-use super::file::{KIND_HSS, KIND_XMSS, KIND_XMSS_MT, MAGIC, SEALED};
-use crate::lms::u32_at;
-use crate::params::lms_by_code;
-use crate::xmss::by_oid;
+use super::layout::{MAGIC, secret_start};
 
 /// A key that seals a state file's secrets — the HSS SEED; XMSS's S_XMSS, SK_PRF and SEED —
 /// so that the file alone cannot sign: they are stored XORed with SHAKE256("pqkit-hbs seal v1"
@@ -25,34 +22,6 @@ impl SealKey {
 impl std::fmt::Debug for SealKey {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str("SealKey(..)")
-    }
-}
-
-/// Where the secrets end in a key's bytes (the end of its key part).
-pub(super) fn secret_end(key: &[u8]) -> Option<usize> {
-    let at = MAGIC.len();
-    let end = match key.get(at + 1)? & !SEALED {
-        KIND_HSS => {
-            let l = usize::from(*key.get(at + 2)?);
-            let lms = lms_by_code(u32_at(key, at + 3).ok()?).ok()?;
-            at + 3 + 8 * l + 16 + lms.m
-        }
-        kind @ (KIND_XMSS | KIND_XMSS_MT) => {
-            let params = by_oid(u32_at(key, at + 2).ok()?, kind == KIND_XMSS_MT).ok()?;
-            at + 2 + 4 + 3 * params.n
-        }
-        _ => return None,
-    };
-    (end <= key.len()).then_some(end)
-}
-
-/// Where the secrets start in a key's bytes (HSS: after I; XMSS: after the OID).
-fn secret_start(key: &[u8]) -> Option<usize> {
-    let at = MAGIC.len();
-    match key.get(at + 1)? & !SEALED {
-        KIND_HSS => Some(at + 3 + 8 * usize::from(*key.get(at + 2)?) + 16),
-        KIND_XMSS | KIND_XMSS_MT => Some(at + 2 + 4),
-        _ => None,
     }
 }
 

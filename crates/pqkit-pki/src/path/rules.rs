@@ -111,7 +111,7 @@ pub(super) fn check_path(
         // Self-signed: its own key verifies its signature, whatever its issuer name says.
         let der = &view.at(p).der;
         let self_signed = matches!(p, Position::Anchor(_))
-            && (self_issued(cert) || crate::cert::verify_signed_by(der, der).is_ok());
+            && (self_issued(cert) || crate::signature::verify_signed_by(der, der).is_ok());
         if !self_signed {
             return Err(view.error_at(
                 p,
