@@ -24,10 +24,10 @@ use rustls_pki_types::{CertificateDer, PrivateKeyDer, PrivatePkcs8KeyDer, Server
 use serde::Serialize;
 
 use crate::heap::{HeapUse, Meter};
-use crate::session::{self, SideReport};
 use crate::timing::median_of;
 use crate::wire::{self, Part, Secrets};
 use crate::{Progress, stack};
+use pqkit_rustls::session::{self, SideReport};
 
 /// The client's message and the server's answer in the reference manual's measurement.
 pub const CLIENT_MESSAGE: &str = "hello pqkit!";

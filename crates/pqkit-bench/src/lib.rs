@@ -33,7 +33,6 @@ pub mod preset;
 pub mod primitives;
 pub mod render;
 pub mod row;
-pub mod session;
 pub mod stack;
 pub mod stateful;
 pub mod suite;

@@ -28,7 +28,9 @@ use rustls_pki_types::ServerName;
 use serde::Serialize;
 
 use crate::handshake::{CLIENT_MESSAGE, SERVER_REPLY, Setup};
-use crate::{Progress, session};
+use pqkit_rustls::session;
+
+use crate::Progress;
 
 /// The untimed connections before each combination's timed ones.
 pub const WARM_UP: Duration = Duration::from_millis(200);

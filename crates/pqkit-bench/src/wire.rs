@@ -1,6 +1,6 @@
 //! Bytes on the wire, counted at the socket, and their breakdown by TLS message type.
 //!
-//! [`Counting`] wraps a socket and counts (and optionally records) every byte in each
+//! [`pqkit_rustls::session::Counting`] wraps a socket and counts (and optionally records) every byte in each
 //! direction — TLS records with their 5-byte headers, so the totals match the sum of TCP
 //! payloads in a packet capture. [`breakdown`] takes the two recorded streams of one TLS 1.3
 //! connection and the traffic secrets rustls logged through [`Secrets`], decrypts each record
@@ -8,103 +8,13 @@
 //! ChangeCipherSpec, alerts, application data, and the record overhead (headers, AEAD tags,
 //! inner content-type bytes). The parts add up to the counted totals exactly.
 
-use std::io::{self, Read, Write};
 use std::sync::Mutex;
 
 use aws_lc_rs::{aead, hkdf};
+use pqkit_rustls::session::Transcript;
 use rustls::CipherSuite;
 use serde::Serialize;
 use zeroize::Zeroizing;
-
-/// The bytes of one connection recorded at one endpoint.
-#[derive(Clone, Debug, Default)]
-pub struct Transcript {
-    /// Bytes this endpoint wrote.
-    pub sent: Vec<u8>,
-    /// Bytes this endpoint read.
-    pub received: Vec<u8>,
-}
-
-/// A stream that counts the bytes crossing it, and records them when asked.
-#[derive(Debug)]
-pub struct Counting<S> {
-    inner: S,
-    /// Bytes read so far.
-    pub read: u64,
-    /// Bytes written so far.
-    pub written: u64,
-    transcript: Option<Transcript>,
-}
-
-impl<S> Counting<S> {
-    /// Counts the bytes of `inner`; `record` keeps a copy of them too.
-    pub fn new(inner: S, record: bool) -> Self {
-        Self {
-            inner,
-            read: 0,
-            written: 0,
-            transcript: record.then(Transcript::default),
-        }
-    }
-
-    /// The wrapped stream.
-    pub fn get_ref(&self) -> &S {
-        &self.inner
-    }
-
-    /// The recorded bytes (when recording).
-    pub fn take_transcript(&mut self) -> Option<Transcript> {
-        self.transcript.take()
-    }
-}
-
-impl<S> Counting<S> {
-    /// Counts (and records) the first `n` bytes of `bufs`, which were written.
-    fn count_written(&mut self, bufs: &[io::IoSlice<'_>], n: usize) {
-        self.written += n as u64;
-        if let Some(t) = &mut self.transcript {
-            let mut left = n;
-            for buf in bufs {
-                let take = left.min(buf.len());
-                t.sent.extend_from_slice(&buf[..take]);
-                left -= take;
-            }
-        }
-    }
-}
-
-impl<S: Read> Read for Counting<S> {
-    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        let n = self.inner.read(buf)?;
-        self.read += n as u64;
-        if let Some(t) = &mut self.transcript {
-            t.received.extend_from_slice(&buf[..n]);
-        }
-        Ok(n)
-    }
-}
-
-impl<S: Write> Write for Counting<S> {
-    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-        let n = self.inner.write(buf)?;
-        self.count_written(&[io::IoSlice::new(buf)], n);
-        Ok(n)
-    }
-
-    /// Forwards the whole vector: rustls's `write_tls` queues one buffer per record and writes
-    /// them with one `write_vectored` call — on its error path the only call before the
-    /// connection is dropped, so a default implementation (first buffer only) would send the
-    /// ServerHello and lose the fatal alert queued after it.
-    fn write_vectored(&mut self, bufs: &[io::IoSlice<'_>]) -> io::Result<usize> {
-        let n = self.inner.write_vectored(bufs)?;
-        self.count_written(bufs, n);
-        Ok(n)
-    }
-
-    fn flush(&mut self) -> io::Result<()> {
-        self.inner.flush()
-    }
-}
 
 /// The TLS 1.3 traffic secrets rustls logs (NSS key-log labels), kept for decrypting a
 /// recorded connection. Set as `ClientConfig::key_log` of a measured connection only.

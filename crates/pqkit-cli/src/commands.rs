@@ -14,9 +14,9 @@ use serde::Serialize;
 
 use pqkit_bench::handshake;
 use pqkit_bench::heap::HeapUse;
-use pqkit_bench::session::{self, SideReport, Timeouts};
 use pqkit_bench::wire::Part;
 use pqkit_pki::output::Overwrite;
+use pqkit_rustls::session::{self, SideReport, Timeouts};
 
 use crate::failure::{Context, Failure};
 

@@ -11,8 +11,10 @@ use std::time::SystemTime;
 
 use der::{Decode, Encode};
 use pqkit_core::catalogue;
+use pqkit_core::classical::{RsaPadding, rsa_padding, rsa_with_padding};
 use pqkit_core::prehash::PreHash;
 use pqkit_core::sig::{Family, SigningKey, SigningRandomness, VerifyingKey};
+use pqkit_pki::describe::describe;
 use pqkit_pki::key::{self, Algorithm, KeyFormat, PublicKey};
 use pqkit_pki::output::{Outputs, Overwrite, Sensitivity};
 use pqkit_pki::path::{Policy, TrustAnchors};
@@ -337,8 +339,8 @@ impl SignOptions {
                  205 §10.2.2)",
             );
         }
-        let fresh = matches!(alg.family, Family::Ecdsa)
-            || (alg.family == Family::Rsa && name.contains("PSS"));
+        let fresh =
+            matches!(alg.family, Family::Ecdsa) || rsa_padding(alg) == Some(RsaPadding::Pss);
         if signing && self.deterministic && fresh {
             return refuse(
                 "--deterministic",
@@ -364,15 +366,11 @@ fn with_padding(
             alg.name
         )));
     }
-    let pss = padding == Padding::Pss;
-    catalogue::signatures()
-        .iter()
-        .copied()
-        .find(|a| {
-            a.family == Family::Rsa
-                && a.verifying_key_size == alg.verifying_key_size
-                && a.name.contains("PSS") == pss
-        })
+    let wanted = match padding {
+        Padding::Pss => RsaPadding::Pss,
+        Padding::Pkcs1 => RsaPadding::Pkcs1v15,
+    };
+    rsa_with_padding(alg, wanted)
         .ok_or_else(|| Failure::usage(format!("no {padding:?} variant of {}", alg.name)))
 }
 
@@ -641,191 +639,6 @@ pub(crate) fn pki_issue(
     Ok(())
 }
 
-/// Name of the catalogue algorithm behind an `AlgorithmIdentifier`, or its OID.
-fn algorithm_name(
-    id: &spki::AlgorithmIdentifierOwned,
-    spki_id: &spki::AlgorithmIdentifierOwned,
-    key_len: usize,
-    signature: bool,
-) -> String {
-    let contents = |a: &spki::AlgorithmIdentifierOwned| key::algorithm_contents(a).ok();
-    let found = match (contents(id), contents(spki_id)) {
-        // The signer's key is known when the file holds the issuer; else the signature
-        // algorithm identifier alone names it (RSA sizes cannot be told apart then).
-        (Some(s), Some(k)) if signature => catalogue::signature_by_algorithms(&s, &k, key_len)
-            .or_else(|| {
-                catalogue::signatures()
-                    .iter()
-                    .copied()
-                    .find(|a| a.signature_algorithm_id == s.as_slice())
-            }),
-        (_, Some(k)) => catalogue::signature_by_spki_algorithm(&k, key_len),
-        _ => None,
-    };
-    found.map_or_else(|| id.oid.to_string(), |a| a.name.to_owned())
-}
-
-#[derive(serde::Serialize)]
-struct CertInfo {
-    subject: String,
-    issuer: String,
-    serial: String,
-    not_before: String,
-    not_after: String,
-    public_key_algorithm: String,
-    public_key_bytes: usize,
-    signature_algorithm: String,
-    signature_bytes: usize,
-    certificate_bytes: usize,
-    subject_alt_names: Vec<String>,
-    ca: bool,
-    /// basicConstraints as OpenSSL prints it ("CA:TRUE, pathlen:0"), when present.
-    basic_constraints: Option<String>,
-    /// keyUsage bits by their RFC 5280 §4.2.1.3 names.
-    key_usage: Vec<String>,
-    /// extendedKeyUsage purposes by name (RFC 5280 §4.2.1.12), else by OID.
-    extended_key_usage: Vec<String>,
-}
-
-/// A stateful key's name, when `spki` is an HSS, XMSS or XMSS^MT key (RFC 9802 puts the
-/// parameters in the key, not the AlgorithmIdentifier).
-fn stateful_name(spki: &spki::SubjectPublicKeyInfoOwned) -> Option<String> {
-    use der::Encode;
-    if !pqkit_pki::stateful::is_stateful(&spki.algorithm) {
-        return None;
-    }
-    let der = spki.to_der().ok()?;
-    pqkit_hbs::public::PublicKey::from_spki_der(&der)
-        .ok()
-        .map(|k| k.name())
-}
-
-fn cert_info(
-    der: &[u8],
-    issuer_spki: Option<&spki::SubjectPublicKeyInfoOwned>,
-) -> Result<CertInfo> {
-    use x509_cert::ext::pkix::{
-        BasicConstraints, ExtendedKeyUsage, KeyUsage, SubjectAltName, name::GeneralName,
-    };
-    let cert = Certificate::from_der(der)?;
-    let tbs = &cert.tbs_certificate;
-    let spki = &tbs.subject_public_key_info;
-    let key_len = spki.subject_public_key.raw_bytes().len();
-    let signer = issuer_spki.unwrap_or(spki);
-    let mut sans = Vec::new();
-    if let Some((_, san)) = tbs.get::<SubjectAltName>()? {
-        for n in san.0 {
-            sans.push(match n {
-                GeneralName::DnsName(d) => format!("DNS:{}", d.as_str()),
-                GeneralName::IpAddress(ip) => match <[u8; 4]>::try_from(ip.as_bytes()) {
-                    Ok(v4) => format!("IP:{}", std::net::Ipv4Addr::from(v4)),
-                    Err(_) => match <[u8; 16]>::try_from(ip.as_bytes()) {
-                        Ok(v6) => format!("IP:{}", std::net::Ipv6Addr::from(v6)),
-                        Err(_) => format!("IP:{}", hex::encode(ip.as_bytes())),
-                    },
-                },
-                GeneralName::Rfc822Name(m) => format!("email:{}", m.as_str()),
-                GeneralName::UniformResourceIdentifier(u) => format!("URI:{}", u.as_str()),
-                GeneralName::DirectoryName(n) => format!("DirName:{n}"),
-                GeneralName::RegisteredId(oid) => format!("Registered ID:{oid}"),
-                GeneralName::OtherName(o) => format!("othername:{}", o.type_id),
-                GeneralName::EdiPartyName(_) => "EdiPartyName".to_owned(),
-            });
-        }
-    }
-    let bc = tbs.get::<BasicConstraints>()?.map(|(_, bc)| bc);
-    let ca = bc.as_ref().is_some_and(|bc| bc.ca);
-    let basic_constraints = bc.map(|bc| {
-        let mut text = format!("CA:{}", if bc.ca { "TRUE" } else { "FALSE" });
-        if let Some(n) = bc.path_len_constraint {
-            text.push_str(&format!(", pathlen:{n}"));
-        }
-        text
-    });
-    let key_usage = tbs
-        .get::<KeyUsage>()?
-        .map(|(_, ku)| {
-            ku.0.into_iter()
-                .map(key_usage_name)
-                .map(str::to_owned)
-                .collect()
-        })
-        .unwrap_or_default();
-    let extended_key_usage = tbs
-        .get::<ExtendedKeyUsage>()?
-        .map(|(_, eku)| eku.0.iter().map(eku_name).collect())
-        .unwrap_or_default();
-    Ok(CertInfo {
-        subject: tbs.subject.to_string(),
-        issuer: tbs.issuer.to_string(),
-        serial: tbs.serial_number.to_string(),
-        not_before: tbs.validity.not_before.to_string(),
-        not_after: tbs.validity.not_after.to_string(),
-        public_key_algorithm: stateful_name(spki)
-            .unwrap_or_else(|| algorithm_name(&spki.algorithm, &spki.algorithm, key_len, false)),
-        public_key_bytes: key_len,
-        signature_algorithm: match stateful_name(signer) {
-            Some(name) if signer.algorithm.oid == cert.signature_algorithm.oid => name,
-            // Without the issuer's key, RFC 9802's OID names only the scheme.
-            _ if pqkit_pki::stateful::is_stateful(&cert.signature_algorithm) => {
-                let oid = cert.signature_algorithm.oid;
-                match oid {
-                    pqkit_hbs::public::HSS_OID => "HSS".to_owned(),
-                    pqkit_hbs::public::XMSS_OID => "XMSS".to_owned(),
-                    _ => "XMSS^MT".to_owned(),
-                }
-            }
-            _ => algorithm_name(
-                &cert.signature_algorithm,
-                &signer.algorithm,
-                signer.subject_public_key.raw_bytes().len(),
-                true,
-            ),
-        },
-        signature_bytes: cert.signature.raw_bytes().len(),
-        certificate_bytes: der.len(),
-        subject_alt_names: sans,
-        ca,
-        basic_constraints,
-        key_usage,
-        extended_key_usage,
-    })
-}
-
-/// A keyUsage bit by its name in RFC 5280 §4.2.1.3.
-fn key_usage_name(bit: x509_cert::ext::pkix::KeyUsages) -> &'static str {
-    use x509_cert::ext::pkix::KeyUsages as K;
-    match bit {
-        K::DigitalSignature => "digitalSignature",
-        K::NonRepudiation => "contentCommitment",
-        K::KeyEncipherment => "keyEncipherment",
-        K::DataEncipherment => "dataEncipherment",
-        K::KeyAgreement => "keyAgreement",
-        K::KeyCertSign => "keyCertSign",
-        K::CRLSign => "cRLSign",
-        K::EncipherOnly => "encipherOnly",
-        K::DecipherOnly => "decipherOnly",
-    }
-}
-
-/// An extendedKeyUsage purpose by its RFC 5280 §4.2.1.12 name, else its OID.
-fn eku_name(oid: &der::asn1::ObjectIdentifier) -> String {
-    let arcs: Vec<u32> = oid.arcs().collect();
-    match arcs.as_slice() {
-        [1, 3, 6, 1, 5, 5, 7, 3, n] => match n {
-            1 => "serverAuth".to_owned(),
-            2 => "clientAuth".to_owned(),
-            3 => "codeSigning".to_owned(),
-            4 => "emailProtection".to_owned(),
-            8 => "timeStamping".to_owned(),
-            9 => "OCSPSigning".to_owned(),
-            _ => oid.to_string(),
-        },
-        [2, 5, 29, 37, 0] => "anyExtendedKeyUsage".to_owned(),
-        _ => oid.to_string(),
-    }
-}
-
 /// `pqkit x509 show`.
 pub(crate) fn x509_show(path: &Path, json: bool) -> Result<()> {
     let certs = pem::read_certificates(path)?;
@@ -838,8 +651,7 @@ pub(crate) fn x509_show(path: &Path, json: bool) -> Result<()> {
             .transpose()
             .about(format!("{}: certificate {}", path.display(), i + 1))?;
         infos.push(
-            cert_info(der, issuer.as_ref())
-                .about(format!("{}: certificate {i}", path.display()))?,
+            describe(der, issuer.as_ref()).about(format!("{}: certificate {i}", path.display()))?,
         );
     }
     if json {
@@ -933,7 +745,7 @@ pub(crate) fn x509_verify(args: &crate::X509VerifyArgs) -> Result<()> {
     let certs = &path.certificates;
     for (i, der) in certs.iter().enumerate() {
         let issuer = certs.get(i + 1).unwrap_or(der);
-        let info = cert_info(
+        let info = describe(
             der,
             Some(
                 &Certificate::from_der(issuer)?

@@ -1171,7 +1171,7 @@ pub fn run() -> ExitCode {
                     reply: a.reply,
                     json: a.json,
                     max_connections: a.max_connections,
-                    timeouts: pqkit_bench::session::Timeouts { handshake, idle },
+                    timeouts: pqkit_rustls::session::Timeouts { handshake, idle },
                 })
             })
         }

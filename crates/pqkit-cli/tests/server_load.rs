@@ -19,7 +19,7 @@ use std::process::{Command, Stdio};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use pqkit_bench::session::{self, Timeouts};
+use pqkit_rustls::session::{self, Timeouts};
 use rustls::ClientConfig;
 use rustls_pki_types::{CertificateDer, PrivateKeyDer, PrivatePkcs8KeyDer, ServerName};
 use support::{Guard, free_port, pqkit, run_ok, scratch, wait_listening};

@@ -270,6 +270,44 @@ pub static RSA_PKCS1_3072: SignatureAlgorithm =
 pub static RSA_PKCS1_4096: SignatureAlgorithm =
     rsa_pkcs1("RSA-PKCS1-4096", &["RSA-4096", "RSA4096"], KeySize::Rsa4096);
 
+/// An RSA signature padding (RFC 8017 §8.1 RSASSA-PSS, §8.2 RSASSA-PKCS1-v1_5).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RsaPadding {
+    /// RSASSA-PSS (RFC 8017 §8.1): probabilistic, a fresh salt per signature.
+    Pss,
+    /// RSASSA-PKCS1-v1_5 (RFC 8017 §8.2): deterministic.
+    Pkcs1v15,
+}
+
+/// The catalogue's RSA entries: (algorithm, padding).
+static RSA: [(&SignatureAlgorithm, RsaPadding); 6] = [
+    (&RSA_PSS_2048, RsaPadding::Pss),
+    (&RSA_PSS_3072, RsaPadding::Pss),
+    (&RSA_PSS_4096, RsaPadding::Pss),
+    (&RSA_PKCS1_2048, RsaPadding::Pkcs1v15),
+    (&RSA_PKCS1_3072, RsaPadding::Pkcs1v15),
+    (&RSA_PKCS1_4096, RsaPadding::Pkcs1v15),
+];
+
+/// The padding of an RSA entry of the catalogue; `None` for any other algorithm.
+pub fn rsa_padding(alg: &SignatureAlgorithm) -> Option<RsaPadding> {
+    RSA.iter()
+        .find(|(a, _)| std::ptr::eq(*a, alg))
+        .map(|(_, padding)| *padding)
+}
+
+/// The catalogue's RSA entry of `alg`'s modulus size with `padding`; `None` when `alg` is not
+/// an RSA entry.
+pub fn rsa_with_padding(
+    alg: &SignatureAlgorithm,
+    padding: RsaPadding,
+) -> Option<&'static SignatureAlgorithm> {
+    rsa_padding(alg)?;
+    RSA.iter()
+        .find(|(a, p)| *p == padding && a.verifying_key_size == alg.verifying_key_size)
+        .map(|(a, _)| *a)
+}
+
 /// Modulus size in bytes.
 const fn modulus_bytes(size: KeySize) -> usize {
     match size {

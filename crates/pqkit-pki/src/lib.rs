@@ -4,6 +4,7 @@
 //! - [`key`]: PKCS#8 in RFC 9881 seed form (default) or "both" form; SPKI.
 //! - [`cert`]: issue X.509 v3 certificates (root CA, intermediate CA, TLS server, TLS client).
 //! - [`csr`]: create, verify and issue from PKCS#10 certificate signing requests.
+//! - [`describe`]: a certificate in words (what `pqkit x509 show` prints).
 //! - [`path`]: RFC 5280 path validation (on rustls-webpki) with CRLs, names and purposes.
 //! - [`stateful`]: HSS, XMSS and XMSS^MT keys and signatures in X.509 (RFC 9802);
 //!   [`stateful_ca`]: a CA whose key is a pqkit-hbs state file.
@@ -13,6 +14,7 @@
 
 pub mod cert;
 pub mod csr;
+pub mod describe;
 mod error;
 pub mod key;
 pub mod output;

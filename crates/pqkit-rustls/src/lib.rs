@@ -11,6 +11,10 @@
 //! - TLS 1.3 only; cipher suites TLS_AES_256_GCM_SHA384, TLS_AES_128_GCM_SHA256,
 //!   TLS_CHACHA20_POLY1305_SHA256 in that order.
 //!
+//! - [`session`]: one TLS 1.3 connection over TCP driven to completion, with its bytes counted
+//!   at the socket and deadlines kept: what `pqkit server`, `pqkit client` and `pqkit bench`
+//!   run.
+//!
 //! One call gives the provider: [`provider()`]. [`server_config`] and [`client_config`] build
 //! mutually authenticated configurations from PEM-decoded certificates and keys.
 
@@ -18,6 +22,7 @@ pub mod ffdhe;
 pub mod kx;
 pub mod observe;
 pub mod scheme;
+pub mod session;
 pub mod sign;
 pub mod verify;
 

@@ -1,21 +1,109 @@
 //! One TLS 1.3 connection over a TCP socket, driven to completion and measured: handshake
 //! time on this side (ms), bytes on the wire in each direction counted at the socket (TLS
 //! records with their headers, so they match a capture's TCP payload), and the negotiated
-//! parameters.
+//! parameters. The driver of `pqkit server`, `pqkit client` and `pqkit bench`.
 
 use std::io::{self, Read, Write};
 use std::net::TcpStream;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use pqkit_rustls::observe::PeerScheme;
+use crate::observe::PeerScheme;
 use rustls::{
     ClientConfig, ClientConnection, ConnectionCommon, ServerConfig, ServerConnection, SideData,
 };
 use rustls_pki_types::ServerName;
 use serde::Serialize;
 
-use crate::wire::{Counting, Transcript};
+/// The bytes of one connection recorded at one endpoint.
+#[derive(Clone, Debug, Default)]
+pub struct Transcript {
+    /// Bytes this endpoint wrote.
+    pub sent: Vec<u8>,
+    /// Bytes this endpoint read.
+    pub received: Vec<u8>,
+}
+
+/// A stream that counts the bytes crossing it, and records them when asked.
+#[derive(Debug)]
+pub struct Counting<S> {
+    inner: S,
+    /// Bytes read so far.
+    pub read: u64,
+    /// Bytes written so far.
+    pub written: u64,
+    transcript: Option<Transcript>,
+}
+
+impl<S> Counting<S> {
+    /// Counts the bytes of `inner`; `record` keeps a copy of them too.
+    pub fn new(inner: S, record: bool) -> Self {
+        Self {
+            inner,
+            read: 0,
+            written: 0,
+            transcript: record.then(Transcript::default),
+        }
+    }
+
+    /// The wrapped stream.
+    pub fn get_ref(&self) -> &S {
+        &self.inner
+    }
+
+    /// The recorded bytes (when recording).
+    pub fn take_transcript(&mut self) -> Option<Transcript> {
+        self.transcript.take()
+    }
+}
+
+impl<S> Counting<S> {
+    /// Counts (and records) the first `n` bytes of `bufs`, which were written.
+    fn count_written(&mut self, bufs: &[io::IoSlice<'_>], n: usize) {
+        self.written += n as u64;
+        if let Some(t) = &mut self.transcript {
+            let mut left = n;
+            for buf in bufs {
+                let take = left.min(buf.len());
+                t.sent.extend_from_slice(&buf[..take]);
+                left -= take;
+            }
+        }
+    }
+}
+
+impl<S: Read> Read for Counting<S> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        self.read += n as u64;
+        if let Some(t) = &mut self.transcript {
+            t.received.extend_from_slice(&buf[..n]);
+        }
+        Ok(n)
+    }
+}
+
+impl<S: Write> Write for Counting<S> {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        let n = self.inner.write(buf)?;
+        self.count_written(&[io::IoSlice::new(buf)], n);
+        Ok(n)
+    }
+
+    /// Forwards the whole vector: rustls's `write_tls` queues one buffer per record and writes
+    /// them with one `write_vectored` call — on its error path the only call before the
+    /// connection is dropped, so a default implementation (first buffer only) would send the
+    /// ServerHello and lose the fatal alert queued after it.
+    fn write_vectored(&mut self, bufs: &[io::IoSlice<'_>]) -> io::Result<usize> {
+        let n = self.inner.write_vectored(bufs)?;
+        self.count_written(bufs, n);
+        Ok(n)
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        self.inner.flush()
+    }
+}
 
 type Socket = Counting<TcpStream>;
 
@@ -340,10 +428,10 @@ fn report<D: SideData>(
         handshake_kind: conn
             .handshake_kind()
             .map_or_else(String::new, |k| format!("{k:?}")),
-        group: group.map_or_else(String::new, pqkit_rustls::group_name),
+        group: group.map_or_else(String::new, crate::group_name),
         group_code_point: group
             .map_or_else(String::new, |g| format!("0x{:04x}", u16::from(g.name()))),
-        peer_signature_scheme: scheme.map(pqkit_rustls::scheme::name),
+        peer_signature_scheme: scheme.map(crate::scheme::name),
         peer_signature_code_point: scheme.map(|s| format!("0x{:04x}", u16::from(s))),
         handshake_ms: handshake.as_secs_f64() * 1e3,
         wire_bytes_read: sock.read,
