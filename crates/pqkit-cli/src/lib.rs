@@ -1149,382 +1149,22 @@ pub fn run() -> ExitCode {
     {
         return status;
     }
-    let overwrite = Overwrite::from_force(cli.force);
+    let g = Globals {
+        overwrite: Overwrite::from_force(cli.force),
+        force: cli.force,
+        pkcs11_module: cli.pkcs11_module,
+        pin_source: cli.pin_source,
+    };
+    let overwrite = g.overwrite;
     files::set_pkcs11(token_cmd::options(
-        cli.pkcs11_module.clone(),
-        cli.pin_source.clone(),
+        g.pkcs11_module.clone(),
+        g.pin_source.clone(),
     ));
     let result = match cli.command {
         Command::Demo(a) => commands::demo(&a.group, &a.sig, a.dir.as_deref(), a.json),
-        Command::Server(a) => {
-            seconds(a.handshake_timeout, "--handshake-timeout").and_then(|handshake| {
-                let idle = seconds(a.idle_timeout, "--idle-timeout")?;
-                commands::server(&commands::ServerOptions {
-                    cert: a.cert,
-                    key: a.key,
-                    ca: a.ca,
-                    mutual: a.mutual,
-                    groups: a.groups,
-                    host: a.host,
-                    port: a.port,
-                    count: a.count,
-                    reply: a.reply,
-                    json: a.json,
-                    max_connections: a.max_connections,
-                    timeouts: pqkit_rustls::session::Timeouts { handshake, idle },
-                })
-            })
-        }
-        Command::Client(a) => seconds(a.timeout, "--timeout").and_then(|timeout| {
-            commands::client(&commands::ClientOptions {
-                ca: a.ca,
-                auth: a.cert.zip(a.key),
-                groups: a.groups,
-                host: a.host,
-                port: a.port,
-                server_name: a.server_name,
-                message: a.message,
-                expect_group: a.expect_group,
-                json: a.json,
-                timeout,
-            })
-        }),
-        Command::Pki(PkiCommand::Init { sig, dir }) => commands::pki_init(&sig, &dir, overwrite),
-        Command::Pki(PkiCommand::Issue {
-            root,
-            intermediate,
-            leaf,
-            dir,
-        }) => files::pki_issue(&dir, &root, &intermediate, &leaf, overwrite),
-        Command::Bench(BenchCommand::Crypto {
-            alg,
-            deterministic,
-            hash_path,
-            threads,
-            rounds,
-            budget,
-            output,
-        }) => bench_cmd::budget(budget.min_time, budget.min_iters).and_then(|budget| {
-            let options = pqkit_bench::crypto::Options {
-                algorithms: alg,
-                budget,
-                deterministic,
-                hash_paths: bench_cmd::hash_paths(&hash_path)?,
-                threads,
-                rounds,
-            };
-            bench_cmd::print(pqkit_bench::suite::crypto(&options), &output.get())
-        }),
-        Command::Bench(BenchCommand::Handshake {
-            sig,
-            group,
-            preset,
-            mutual,
-            repetitions,
-            output,
-        }) => {
-            let mutual = match mutual.as_str() {
-                "on" => vec![true],
-                "off" => vec![false],
-                _ => vec![false, true],
-            };
-            match preset {
-                Some(name) => pqkit_bench::preset::find(&name)
-                    .map_err(Failure::usage)
-                    .and_then(|preset| {
-                        bench_cmd::print(
-                            pqkit_bench::suite::handshake_preset(preset, &mutual, repetitions),
-                            &output.get(),
-                        )
-                    }),
-                None => {
-                    let defaults = pqkit_bench::handshake::Options::default();
-                    let options = pqkit_bench::handshake::Options {
-                        signatures: or_default(sig, defaults.signatures),
-                        groups: or_default(group, defaults.groups),
-                        mutual,
-                        repetitions,
-                    };
-                    bench_cmd::print(pqkit_bench::suite::handshake(&options), &output.get())
-                }
-            }
-        }
-        Command::Bench(BenchCommand::Tls {
-            sig,
-            group,
-            seconds,
-            pairs,
-            per_core,
-            mutual,
-            token,
-            output,
-        }) => bench_cmd::seconds(seconds, "--seconds").and_then(|duration| {
-            let defaults = pqkit_bench::tls::Options::default();
-            let options = pqkit_bench::tls::Options {
-                signatures: or_default(sig, defaults.signatures),
-                groups: or_default(group, defaults.groups),
-                duration,
-                pairs: if per_core {
-                    std::thread::available_parallelism().map_or(1, |n| n.get())
-                } else {
-                    pairs
-                },
-                mutual,
-            };
-            let pkcs11 = token_cmd::options(cli.pkcs11_module.clone(), cli.pin_source.clone());
-            let mut source = token
-                .as_deref()
-                .map(|uri| token_cmd::bench_keys(uri, &pkcs11))
-                .transpose()?;
-            let token = source
-                .as_mut()
-                .map(|(name, keys)| (name.as_str(), &mut **keys));
-            bench_cmd::print(pqkit_bench::suite::tls_with(&options, token), &output.get())
-        }),
-        Command::Bench(BenchCommand::Ledger {
-            preset,
-            reserve,
-            signers,
-            etcd,
-            no_etcd,
-            min_time,
-            dir,
-            output,
-        }) => bench_cmd::seconds(min_time, "--min-time").and_then(|min_time| {
-            let options = pqkit_bench::ledger::Options {
-                preset,
-                reserve,
-                signers: usize::try_from(signers).unwrap_or(1),
-                min_time,
-                etcd,
-                no_etcd,
-                dir,
-            };
-            bench_cmd::print(pqkit_bench::suite::ledger(&options), &output.get())
-        }),
-        Command::Bench(BenchCommand::Boundary {
-            sizes,
-            token,
-            budget,
-            output,
-        }) => bench_cmd::budget(budget.min_time, budget.min_iters).and_then(|budget| {
-            let options = token_cmd::options(cli.pkcs11_module.clone(), cli.pin_source.clone());
-            let mut sources = token
-                .iter()
-                .map(|uri| token_cmd::bench_keys(uri, &options))
-                .collect::<failure::Result<Vec<_>>>()?;
-            let mut signers: Vec<(String, &mut pqkit_bench::boundary::KeySource<'_>)> = sources
-                .iter_mut()
-                .map(|(name, source)| (name.clone(), &mut **source))
-                .collect();
-            bench_cmd::print(
-                pqkit_bench::suite::boundary_with(&sizes, budget, &mut signers),
-                &output.get(),
-            )
-        }),
-        Command::Bench(BenchCommand::Primitives {
-            only,
-            min_time,
-            buffer,
-            threads,
-            output,
-        }) => bench_cmd::seconds(min_time, "--min-time").and_then(|min_time| {
-            let mut options = pqkit_bench::primitives::Options {
-                min_time,
-                buffer,
-                only,
-                ..Default::default()
-            };
-            if let Some(t) = threads {
-                options.threads = t.max(1);
-            }
-            if buffer == 0 || buffer % 64 != 0 {
-                return Err(Failure::usage(
-                    "--buffer: a positive multiple of 64 bytes (every block size divides it)",
-                ));
-            }
-            bench_cmd::print(pqkit_bench::suite::primitives(&options), &output.get())
-        }),
+        Command::Server(a) => server(a),
+        Command::Client(a) => client(a),
         Command::Report { out, quick } => bench_cmd::report(&out, quick, overwrite),
-        Command::Hbs(HbsCommand::Params { json }) => hbs_cmd::params(json),
-        Command::Hbs(HbsCommand::Keygen {
-            preset,
-            state,
-            public,
-            threads,
-            ledger,
-        }) => hbs_cmd::keygen(
-            &preset,
-            &state,
-            &public,
-            threads,
-            ledger.ledger.as_deref(),
-            overwrite,
-        ),
-        Command::Hbs(HbsCommand::Sign {
-            state,
-            out,
-            out_dir,
-            reserve,
-            threads,
-            ledger,
-            files,
-        }) => {
-            let out = match (out.as_deref(), out_dir.as_deref()) {
-                (Some(o), _) => Some(hbs_cmd::SignOutput::File(o)),
-                (None, Some(d)) => Some(hbs_cmd::SignOutput::Dir(d)),
-                (None, None) => None,
-            };
-            match out {
-                Some(out) => hbs_cmd::sign(
-                    &state,
-                    &files,
-                    out,
-                    reserve,
-                    threads,
-                    ledger.ledger.as_deref(),
-                    overwrite,
-                ),
-                None => Err(Failure::usage("give -o FILE or --out-dir DIR")),
-            }
-        }
-        Command::Hbs(HbsCommand::Verify {
-            public,
-            signature,
-            file,
-        }) => hbs_cmd::verify(&public, &file, &signature),
-        Command::Hbs(HbsCommand::Status {
-            state,
-            json,
-            ledger,
-        }) => hbs_cmd::status(&state, json, ledger.ledger.as_deref()),
-        Command::Hbs(HbsCommand::Pubkey { state, out }) => hbs_cmd::pubkey(&state, &out, overwrite),
-        Command::Hbs(HbsCommand::Ledger { json, ledger }) => {
-            hbs_cmd::ledger(json, ledger.ledger.as_deref())
-        }
-        Command::Hbs(HbsCommand::Sector {
-            state,
-            count,
-            out_dir,
-            threads,
-            ledger,
-        }) => hbs_cmd::sector(
-            &state,
-            count,
-            out_dir.as_deref(),
-            threads,
-            ledger.ledger.as_deref(),
-        ),
-        Command::Token(t) => {
-            let options = token_cmd::options(cli.pkcs11_module.clone(), cli.pin_source.clone());
-            match t {
-                TokenCommand::Init {
-                    label,
-                    dir,
-                    so_pin,
-                    pin,
-                    kdf_memory_kib,
-                    kdf_passes,
-                    max_pin_attempts,
-                    min_pin_len,
-                    ledger,
-                } => token_cmd::init(
-                    &label,
-                    dir.as_deref(),
-                    &so_pin,
-                    &pin,
-                    kdf_memory_kib,
-                    kdf_passes,
-                    max_pin_attempts,
-                    min_pin_len,
-                    ledger,
-                ),
-                TokenCommand::List { token } => token_cmd::list(token.as_deref(), &options),
-                TokenCommand::Import {
-                    token,
-                    label,
-                    id,
-                    cert,
-                    file,
-                } => token_cmd::import(&token, &file, cert, &label, id.as_deref(), &options),
-                TokenCommand::Keygen {
-                    token,
-                    alg,
-                    label,
-                    id,
-                } => token_cmd::keygen(&token, &alg, &label, id.as_deref(), &options),
-                TokenCommand::Delete { token, label } => {
-                    token_cmd::delete(&token, &label, &options)
-                }
-                TokenCommand::Serve { socket } => token_cmd::serve(&socket, cli.force),
-            }
-        }
-        Command::Hbs(HbsCommand::Adopt {
-            state,
-            skip,
-            skip_to,
-            yes,
-            ledger_lost,
-            ledger,
-        }) => {
-            let to = skip_to.map_or(pqkit_hbs::state::AdoptTo::Skip(skip), |n| {
-                pqkit_hbs::state::AdoptTo::At(n)
-            });
-            hbs_cmd::adopt(&state, to, yes, ledger_lost, ledger.ledger.as_deref())
-        }
-        Command::Hbs(HbsCommand::Ca {
-            state,
-            subject,
-            days,
-            out,
-            ledger,
-        }) => hbs_cmd::ca(
-            &state,
-            &subject,
-            days,
-            &out,
-            ledger.ledger.as_deref(),
-            overwrite,
-        ),
-        Command::Hbs(HbsCommand::Issue {
-            state,
-            ca,
-            csr,
-            public,
-            subject,
-            profile,
-            days,
-            out,
-            ledger,
-        }) => hbs_cmd::Subject::from_args(csr.as_deref(), public.as_deref(), subject.as_deref())
-            .and_then(|subject| {
-                let request = hbs_cmd::Issue {
-                    state: &state,
-                    ca_cert: &ca,
-                    subject,
-                    profile,
-                    days,
-                    out: &out,
-                    ledger: ledger.ledger.as_deref(),
-                };
-                hbs_cmd::issue(&request, overwrite)
-            }),
-        Command::Csr(CsrCommand::Create {
-            key,
-            subject,
-            dns,
-            ip,
-            out,
-        }) => csr_cmd::create(&key, &subject, &dns, &ip, &out, overwrite),
-        Command::Csr(CsrCommand::Show { csr, json }) => csr_cmd::show(&csr, json),
-        Command::Csr(CsrCommand::Sign {
-            ca,
-            ca_key,
-            profile,
-            days,
-            csr,
-            out,
-        }) => csr_cmd::sign(&csr, &ca, &ca_key, profile, days, &out, overwrite),
         Command::List { json } => catalogue_cmd::list(json),
         Command::Sizes { json, markdown } => catalogue_cmd::sizes(json, markdown),
         Command::Keygen {
@@ -1562,18 +1202,13 @@ pub fn run() -> ExitCode {
         } => mode
             .options(false)
             .and_then(|o| files::verify(&public, &file, &signature, &o)),
-        Command::Kem(KemCommand::Encapsulate {
-            public,
-            out,
-            secret,
-        }) => files::encapsulate(&public, &out, &secret, overwrite),
-        Command::Kem(KemCommand::Decapsulate {
-            key,
-            ciphertext,
-            secret,
-        }) => files::decapsulate(&key, &ciphertext, &secret, overwrite),
-        Command::X509(X509Command::Show { cert, json }) => files::x509_show(&cert, json),
-        Command::X509(X509Command::Verify(args)) => files::x509_verify(&args),
+        Command::Pki(c) => pki(c, &g),
+        Command::Bench(c) => bench(c, &g),
+        Command::Hbs(c) => hbs(c, &g),
+        Command::Token(c) => token(c, &g),
+        Command::Csr(c) => csr(c, &g),
+        Command::Kem(c) => kem(c, &g),
+        Command::X509(c) => x509(c),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
@@ -1581,6 +1216,438 @@ pub fn run() -> ExitCode {
             eprintln!("pqkit: {e}");
             e.exit_code()
         }
+    }
+}
+
+/// `pqkit token …`.
+fn token(command: TokenCommand, g: &Globals) -> failure::Result<()> {
+    let options = token_cmd::options(g.pkcs11_module.clone(), g.pin_source.clone());
+    match command {
+        TokenCommand::Init {
+            label,
+            dir,
+            so_pin,
+            pin,
+            kdf_memory_kib,
+            kdf_passes,
+            max_pin_attempts,
+            min_pin_len,
+            ledger,
+        } => token_cmd::init(
+            &label,
+            dir.as_deref(),
+            &so_pin,
+            &pin,
+            kdf_memory_kib,
+            kdf_passes,
+            max_pin_attempts,
+            min_pin_len,
+            ledger,
+        ),
+        TokenCommand::List { token } => token_cmd::list(token.as_deref(), &options),
+        TokenCommand::Import {
+            token,
+            label,
+            id,
+            cert,
+            file,
+        } => token_cmd::import(&token, &file, cert, &label, id.as_deref(), &options),
+        TokenCommand::Keygen {
+            token,
+            alg,
+            label,
+            id,
+        } => token_cmd::keygen(&token, &alg, &label, id.as_deref(), &options),
+        TokenCommand::Delete { token, label } => token_cmd::delete(&token, &label, &options),
+        TokenCommand::Serve { socket } => token_cmd::serve(&socket, g.force),
+    }
+}
+
+/// `pqkit server`.
+fn server(a: ServerArgs) -> failure::Result<()> {
+    seconds(a.handshake_timeout, "--handshake-timeout").and_then(|handshake| {
+        let idle = seconds(a.idle_timeout, "--idle-timeout")?;
+        commands::server(&commands::ServerOptions {
+            cert: a.cert,
+            key: a.key,
+            ca: a.ca,
+            mutual: a.mutual,
+            groups: a.groups,
+            host: a.host,
+            port: a.port,
+            count: a.count,
+            reply: a.reply,
+            json: a.json,
+            max_connections: a.max_connections,
+            timeouts: pqkit_rustls::session::Timeouts { handshake, idle },
+        })
+    })
+}
+
+/// `pqkit client`.
+fn client(a: ClientArgs) -> failure::Result<()> {
+    seconds(a.timeout, "--timeout").and_then(|timeout| {
+        commands::client(&commands::ClientOptions {
+            ca: a.ca,
+            auth: a.cert.zip(a.key),
+            groups: a.groups,
+            host: a.host,
+            port: a.port,
+            server_name: a.server_name,
+            message: a.message,
+            expect_group: a.expect_group,
+            json: a.json,
+            timeout,
+        })
+    })
+}
+
+/// The options every subcommand may read (`--force`, `--pkcs11-module`, `--pin-source`).
+struct Globals {
+    overwrite: Overwrite,
+    force: bool,
+    pkcs11_module: Option<PathBuf>,
+    pin_source: Option<String>,
+}
+
+/// `pqkit pki …`.
+fn pki(command: PkiCommand, g: &Globals) -> failure::Result<()> {
+    let overwrite = g.overwrite;
+    match command {
+        PkiCommand::Init { sig, dir } => commands::pki_init(&sig, &dir, overwrite),
+        PkiCommand::Issue {
+            root,
+            intermediate,
+            leaf,
+            dir,
+        } => files::pki_issue(&dir, &root, &intermediate, &leaf, overwrite),
+    }
+}
+
+/// `pqkit bench …`.
+fn bench(command: BenchCommand, g: &Globals) -> failure::Result<()> {
+    match command {
+        BenchCommand::Crypto {
+            alg,
+            deterministic,
+            hash_path,
+            threads,
+            rounds,
+            budget,
+            output,
+        } => bench_cmd::budget(budget.min_time, budget.min_iters).and_then(|budget| {
+            let options = pqkit_bench::crypto::Options {
+                algorithms: alg,
+                budget,
+                deterministic,
+                hash_paths: bench_cmd::hash_paths(&hash_path)?,
+                threads,
+                rounds,
+            };
+            bench_cmd::print(pqkit_bench::suite::crypto(&options), &output.get())
+        }),
+        BenchCommand::Handshake {
+            sig,
+            group,
+            preset,
+            mutual,
+            repetitions,
+            output,
+        } => {
+            let mutual = match mutual.as_str() {
+                "on" => vec![true],
+                "off" => vec![false],
+                _ => vec![false, true],
+            };
+            match preset {
+                Some(name) => pqkit_bench::preset::find(&name)
+                    .map_err(Failure::usage)
+                    .and_then(|preset| {
+                        bench_cmd::print(
+                            pqkit_bench::suite::handshake_preset(preset, &mutual, repetitions),
+                            &output.get(),
+                        )
+                    }),
+                None => {
+                    let defaults = pqkit_bench::handshake::Options::default();
+                    let options = pqkit_bench::handshake::Options {
+                        signatures: or_default(sig, defaults.signatures),
+                        groups: or_default(group, defaults.groups),
+                        mutual,
+                        repetitions,
+                    };
+                    bench_cmd::print(pqkit_bench::suite::handshake(&options), &output.get())
+                }
+            }
+        }
+        BenchCommand::Tls {
+            sig,
+            group,
+            seconds,
+            pairs,
+            per_core,
+            mutual,
+            token,
+            output,
+        } => bench_cmd::seconds(seconds, "--seconds").and_then(|duration| {
+            let defaults = pqkit_bench::tls::Options::default();
+            let options = pqkit_bench::tls::Options {
+                signatures: or_default(sig, defaults.signatures),
+                groups: or_default(group, defaults.groups),
+                duration,
+                pairs: if per_core {
+                    std::thread::available_parallelism().map_or(1, |n| n.get())
+                } else {
+                    pairs
+                },
+                mutual,
+            };
+            let pkcs11 = token_cmd::options(g.pkcs11_module.clone(), g.pin_source.clone());
+            let mut source = token
+                .as_deref()
+                .map(|uri| token_cmd::bench_keys(uri, &pkcs11))
+                .transpose()?;
+            let token = source
+                .as_mut()
+                .map(|(name, keys)| (name.as_str(), &mut **keys));
+            bench_cmd::print(pqkit_bench::suite::tls_with(&options, token), &output.get())
+        }),
+        BenchCommand::Ledger {
+            preset,
+            reserve,
+            signers,
+            etcd,
+            no_etcd,
+            min_time,
+            dir,
+            output,
+        } => bench_cmd::seconds(min_time, "--min-time").and_then(|min_time| {
+            let options = pqkit_bench::ledger::Options {
+                preset,
+                reserve,
+                signers: usize::try_from(signers).unwrap_or(1),
+                min_time,
+                etcd,
+                no_etcd,
+                dir,
+            };
+            bench_cmd::print(pqkit_bench::suite::ledger(&options), &output.get())
+        }),
+        BenchCommand::Boundary {
+            sizes,
+            token,
+            budget,
+            output,
+        } => bench_cmd::budget(budget.min_time, budget.min_iters).and_then(|budget| {
+            let options = token_cmd::options(g.pkcs11_module.clone(), g.pin_source.clone());
+            let mut sources = token
+                .iter()
+                .map(|uri| token_cmd::bench_keys(uri, &options))
+                .collect::<failure::Result<Vec<_>>>()?;
+            let mut signers: Vec<(String, &mut pqkit_bench::boundary::KeySource<'_>)> = sources
+                .iter_mut()
+                .map(|(name, source)| (name.clone(), &mut **source))
+                .collect();
+            bench_cmd::print(
+                pqkit_bench::suite::boundary_with(&sizes, budget, &mut signers),
+                &output.get(),
+            )
+        }),
+        BenchCommand::Primitives {
+            only,
+            min_time,
+            buffer,
+            threads,
+            output,
+        } => bench_cmd::seconds(min_time, "--min-time").and_then(|min_time| {
+            let mut options = pqkit_bench::primitives::Options {
+                min_time,
+                buffer,
+                only,
+                ..Default::default()
+            };
+            if let Some(t) = threads {
+                options.threads = t.max(1);
+            }
+            if buffer == 0 || buffer % 64 != 0 {
+                return Err(Failure::usage(
+                    "--buffer: a positive multiple of 64 bytes (every block size divides it)",
+                ));
+            }
+            bench_cmd::print(pqkit_bench::suite::primitives(&options), &output.get())
+        }),
+    }
+}
+
+/// `pqkit hbs …`.
+fn hbs(command: HbsCommand, g: &Globals) -> failure::Result<()> {
+    let overwrite = g.overwrite;
+    match command {
+        HbsCommand::Params { json } => hbs_cmd::params(json),
+        HbsCommand::Keygen {
+            preset,
+            state,
+            public,
+            threads,
+            ledger,
+        } => hbs_cmd::keygen(
+            &preset,
+            &state,
+            &public,
+            threads,
+            ledger.ledger.as_deref(),
+            overwrite,
+        ),
+        HbsCommand::Sign {
+            state,
+            out,
+            out_dir,
+            reserve,
+            threads,
+            ledger,
+            files,
+        } => {
+            let out = match (out.as_deref(), out_dir.as_deref()) {
+                (Some(o), _) => Some(hbs_cmd::SignOutput::File(o)),
+                (None, Some(d)) => Some(hbs_cmd::SignOutput::Dir(d)),
+                (None, None) => None,
+            };
+            match out {
+                Some(out) => hbs_cmd::sign(
+                    &state,
+                    &files,
+                    out,
+                    reserve,
+                    threads,
+                    ledger.ledger.as_deref(),
+                    overwrite,
+                ),
+                None => Err(Failure::usage("give -o FILE or --out-dir DIR")),
+            }
+        }
+        HbsCommand::Verify {
+            public,
+            signature,
+            file,
+        } => hbs_cmd::verify(&public, &file, &signature),
+        HbsCommand::Status {
+            state,
+            json,
+            ledger,
+        } => hbs_cmd::status(&state, json, ledger.ledger.as_deref()),
+        HbsCommand::Pubkey { state, out } => hbs_cmd::pubkey(&state, &out, overwrite),
+        HbsCommand::Ledger { json, ledger } => hbs_cmd::ledger(json, ledger.ledger.as_deref()),
+        HbsCommand::Sector {
+            state,
+            count,
+            out_dir,
+            threads,
+            ledger,
+        } => hbs_cmd::sector(
+            &state,
+            count,
+            out_dir.as_deref(),
+            threads,
+            ledger.ledger.as_deref(),
+        ),
+        HbsCommand::Adopt {
+            state,
+            skip,
+            skip_to,
+            yes,
+            ledger_lost,
+            ledger,
+        } => {
+            let to = skip_to.map_or(pqkit_hbs::state::AdoptTo::Skip(skip), |n| {
+                pqkit_hbs::state::AdoptTo::At(n)
+            });
+            hbs_cmd::adopt(&state, to, yes, ledger_lost, ledger.ledger.as_deref())
+        }
+        HbsCommand::Ca {
+            state,
+            subject,
+            days,
+            out,
+            ledger,
+        } => hbs_cmd::ca(
+            &state,
+            &subject,
+            days,
+            &out,
+            ledger.ledger.as_deref(),
+            overwrite,
+        ),
+        HbsCommand::Issue {
+            state,
+            ca,
+            csr,
+            public,
+            subject,
+            profile,
+            days,
+            out,
+            ledger,
+        } => hbs_cmd::Subject::from_args(csr.as_deref(), public.as_deref(), subject.as_deref())
+            .and_then(|subject| {
+                let request = hbs_cmd::Issue {
+                    state: &state,
+                    ca_cert: &ca,
+                    subject,
+                    profile,
+                    days,
+                    out: &out,
+                    ledger: ledger.ledger.as_deref(),
+                };
+                hbs_cmd::issue(&request, overwrite)
+            }),
+    }
+}
+
+/// `pqkit csr …`.
+fn csr(command: CsrCommand, g: &Globals) -> failure::Result<()> {
+    let overwrite = g.overwrite;
+    match command {
+        CsrCommand::Create {
+            key,
+            subject,
+            dns,
+            ip,
+            out,
+        } => csr_cmd::create(&key, &subject, &dns, &ip, &out, overwrite),
+        CsrCommand::Show { csr, json } => csr_cmd::show(&csr, json),
+        CsrCommand::Sign {
+            ca,
+            ca_key,
+            profile,
+            days,
+            csr,
+            out,
+        } => csr_cmd::sign(&csr, &ca, &ca_key, profile, days, &out, overwrite),
+    }
+}
+
+/// `pqkit kem …`.
+fn kem(command: KemCommand, g: &Globals) -> failure::Result<()> {
+    let overwrite = g.overwrite;
+    match command {
+        KemCommand::Encapsulate {
+            public,
+            out,
+            secret,
+        } => files::encapsulate(&public, &out, &secret, overwrite),
+        KemCommand::Decapsulate {
+            key,
+            ciphertext,
+            secret,
+        } => files::decapsulate(&key, &ciphertext, &secret, overwrite),
+    }
+}
+
+/// `pqkit x509 …`.
+fn x509(command: X509Command) -> failure::Result<()> {
+    match command {
+        X509Command::Show { cert, json } => files::x509_show(&cert, json),
+        X509Command::Verify(args) => files::x509_verify(&args),
     }
 }
 

@@ -5,11 +5,10 @@
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use cryptoki::mechanism::Mechanism;
-use cryptoki::object::{Attribute, AttributeType, ObjectClass};
-use pqkit_pkcs11::client::{self, Options, Uri};
+use cryptoki::object::{Attribute, AttributeType};
+use pqkit_pkcs11::client::objects;
+use pqkit_pkcs11::client::{self, ClientError, Options, Uri};
 use pqkit_pkcs11::config::{Config, SlotConfig};
-use pqkit_pkcs11::mech;
 use pqkit_pkcs11::store::{InitOptions, Kdf, Store, StoreError};
 
 use crate::failure::Result;
@@ -317,26 +316,6 @@ fn refuse_taken(
     Ok(())
 }
 
-/// CKA_TOKEN, CKA_LABEL and (when given) CKA_ID of a new object.
-fn object_attributes(label: &str, id: Option<&Vec<u8>>) -> Vec<Attribute> {
-    let mut common = vec![
-        Attribute::Token(true),
-        Attribute::Label(label.as_bytes().to_vec()),
-    ];
-    if let Some(id) = id {
-        common.push(Attribute::Id(id.clone()));
-    }
-    common
-}
-
-/// CKA_PARAMETER_SET for cryptoki.
-fn parameter_set(set: u64) -> Result<Attribute> {
-    Ok(Attribute::ParameterSet(
-        cryptoki::object::ParameterSetType::try_from(cryptoki::types::Ulong::from(set))
-            .map_err(|e| Failure::other(e.to_string()))?,
-    ))
-}
-
 /// `pqkit token keygen`: a key pair generated inside the token (its private key never leaves);
 /// prints its URI.
 pub(crate) fn keygen(
@@ -362,154 +341,19 @@ fn generate(
     let session = token_session(token, options)?;
     require_login(&session, token)?;
     refuse_taken(&session, label, id.as_ref())?;
-    if let Some((ty, private_extra)) = stateful_templates(alg) {
-        raw_generate(
-            &session,
-            options,
-            ty,
-            Vec::new(),
-            private_extra,
-            label,
-            id.as_ref(),
-        )?;
-        return Ok(uri_of(token, label, id));
-    }
-    let common = object_attributes(label, id.as_ref());
-    let mut public = common.clone();
-    let private = common;
-    let kind = pqkit_core::catalogue::signature(alg)
-        .map(|a| a.name)
-        .or_else(|_| pqkit_core::catalogue::kem(alg).map(|k| k.name))
-        .ok()
-        .and_then(mech::kind_of)
-        .ok_or_else(|| {
-            Failure::usage(format!(
-                "{alg}: not an algorithm a token generates (see pqkit list, pqkit hbs params)"
-            ))
-        })?;
-    let mechanism = match kind.key_type {
-        cryptoki_sys::CKK_ML_DSA => Mechanism::MlDsaKeyPairGen,
-        cryptoki_sys::CKK_SLH_DSA => Mechanism::SlhDsaKeyPairGen,
-        cryptoki_sys::CKK_ML_KEM => Mechanism::MlKemKeyPairGen,
-        cryptoki_sys::CKK_EC => Mechanism::EccKeyPairGen,
-        cryptoki_sys::CKK_EC_EDWARDS => Mechanism::EccEdwardsKeyPairGen,
-        mech::CKK_PQKIT_FALCON => {
-            // Falcon's generator is vendor-defined (no FIPS 206 yet): pqkit's token has it.
-            let set = (
-                cryptoki_sys::CKA_PARAMETER_SET,
-                kind.parameter_set.to_ne_bytes().to_vec(),
-            );
-            let ty = mech::CKM_PQKIT_FALCON_KEY_PAIR_GEN;
-            raw_generate(
-                &session,
-                options,
-                ty,
-                vec![set],
-                Vec::new(),
-                label,
-                id.as_ref(),
-            )?;
-            return Ok(uri_of(token, label, id));
-        }
-        _ => {
-            return Err(Failure::usage(format!(
-                "{alg}: no key-generation mechanism; import it with pqkit token import"
-            )));
-        }
-    };
-    match mech::ec_params_of(kind.name) {
-        Some(params) => public.push(Attribute::EcParams(params.to_vec())),
-        None => public.push(parameter_set(kind.parameter_set)?),
-    }
-    session
-        .generate_key_pair(&mechanism, &public, &private)
+    let template = objects::template(alg).map_err(usage)?;
+    let module = options.module.as_deref().unwrap_or(Path::new(""));
+    objects::generate(&session, module, template, label, id.as_deref())
         .about("C_GenerateKeyPair")?;
-    Ok(uri_of(token, label, id))
+    Ok(objects::uri_of(token, label, id.as_deref()))
 }
 
-/// C_GenerateKeyPair through the raw function list, for the mechanisms cryptoki has no type
-/// for (CKM_HSS_KEY_PAIR_GEN, CKM_XMSS*_KEY_PAIR_GEN, Falcon's vendor-defined one).
-fn raw_generate(
-    session: &cryptoki::session::Session,
-    options: &Options,
-    ty: cryptoki_sys::CK_MECHANISM_TYPE,
-    public_extra: Vec<client::raw::RawAttribute>,
-    private_extra: Vec<client::raw::RawAttribute>,
-    label: &str,
-    id: Option<&Vec<u8>>,
-) -> Result<()> {
-    let slot = session
-        .get_session_info()
-        .about("C_GetSessionInfo")?
-        .slot_id();
-    let mut common = vec![
-        (cryptoki_sys::CKA_TOKEN, vec![1u8]),
-        (cryptoki_sys::CKA_LABEL, label.as_bytes().to_vec()),
-    ];
-    if let Some(id) = id {
-        common.push((cryptoki_sys::CKA_ID, id.clone()));
+/// An unsupported algorithm or object is the caller's choice (exit status 2).
+fn usage(e: ClientError) -> Failure {
+    match e {
+        ClientError::Unsupported(m) => Failure::usage(m),
+        e => Failure::from(e),
     }
-    let mut public = common.clone();
-    public.extend(public_extra);
-    let mut private = common;
-    private.extend(private_extra);
-    let raw = client::raw::RawModule::load(options.module.as_deref().unwrap_or(Path::new("")))
-        .map_err(|rv| Failure::other(format!("PKCS#11 module: CK_RV {rv:#x}")))?;
-    raw.generate_key_pair(slot.id(), ty, public, private)
-        .map_err(|rv| Failure::other(format!("C_GenerateKeyPair: CK_RV {rv:#x}")))?;
-    Ok(())
-}
-
-/// The `pkcs11:` URI of an object (RFC 7512: each value percent-encoded; the id every byte).
-fn uri_of(token: &str, label: &str, id: Option<Vec<u8>>) -> String {
-    let id = id.map(|i| {
-        let escaped: String = i.iter().map(|b| format!("%{b:02X}")).collect();
-        format!(";id={escaped}")
-    });
-    format!(
-        "pkcs11:token={};object={}{}",
-        client::percent_encode(token.as_bytes()),
-        client::percent_encode(label.as_bytes()),
-        id.unwrap_or_default()
-    )
-}
-
-/// A stateful key's generation mechanism and private-key template: an HSS preset
-/// ("L2_H10_W4": CKA_HSS_LEVELS, CKA_HSS_LMS_TYPES, CKA_HSS_LMOTS_TYPES, PKCS#11 3.2 §6.64.3)
-/// or an XMSS / XMSS^MT parameter set name (CKA_PARAMETER_SET = its RFC 8391 OID, §6.65.3).
-fn stateful_templates(
-    alg: &str,
-) -> Option<(
-    cryptoki_sys::CK_MECHANISM_TYPE,
-    Vec<client::raw::RawAttribute>,
-)> {
-    let ulongs = |v: &[u64]| v.iter().flat_map(|x| x.to_ne_bytes()).collect::<Vec<u8>>();
-    if let Ok(shape) = pqkit_hbs::preset::Shape::parse(alg) {
-        let levels = shape.levels();
-        let lms: Vec<u64> = levels.iter().map(|(l, _)| u64::from(l.code)).collect();
-        let ots: Vec<u64> = levels.iter().map(|(_, o)| u64::from(o.code)).collect();
-        return Some((
-            cryptoki_sys::CKM_HSS_KEY_PAIR_GEN,
-            vec![
-                (cryptoki_sys::CKA_HSS_LEVELS, ulongs(&[levels.len() as u64])),
-                (cryptoki_sys::CKA_HSS_LMS_TYPES, ulongs(&lms)),
-                (cryptoki_sys::CKA_HSS_LMOTS_TYPES, ulongs(&ots)),
-            ],
-        ));
-    }
-    let params = pqkit_hbs::xmss::by_name(alg).ok()?;
-    let mechanism = if params.name.starts_with("XMSSMT") {
-        cryptoki_sys::CKM_XMSSMT_KEY_PAIR_GEN
-    } else {
-        cryptoki_sys::CKM_XMSS_KEY_PAIR_GEN
-    };
-    Some((
-        mechanism,
-        vec![(
-            cryptoki_sys::CKA_PARAMETER_SET,
-            ulongs(&[u64::from(params.oid)]),
-        )],
-    ))
 }
 
 /// The keys of `bench boundary --token URI`: `bench-<algorithm>` in that token, generated there
@@ -609,21 +453,10 @@ pub(crate) fn import(
 ) -> Result<()> {
     let id = parse_id(id)?;
     let session = token_session(token, options)?;
-    let common = object_attributes(label, id.as_ref());
     if cert {
         for der in pqkit_pki::pem::read_certificates(file)? {
-            let parsed = <x509_cert::Certificate as der::Decode>::from_der(&der)
-                .map_err(|e| Failure::usage(format!("{}: {e}", file.display())))?;
-            let subject = der::Encode::to_der(&parsed.tbs_certificate.subject)
-                .map_err(|e| Failure::other(e.to_string()))?;
-            let mut t = common.clone();
-            t.extend([
-                Attribute::Class(ObjectClass::CERTIFICATE),
-                Attribute::CertificateType(cryptoki::object::CertificateType::X_509),
-                Attribute::Value(der),
-                Attribute::Subject(subject),
-            ]);
-            session.create_object(&t).about("C_CreateObject")?;
+            objects::import_certificate(&session, &der, label, id.as_deref())
+                .about(file.display())?;
         }
         eprintln!(
             "imported the certificates of {} as {label:?}",
@@ -649,60 +482,8 @@ fn import_pkcs8(
     let session = token_session(token, options)?;
     require_login(&session, token)?;
     refuse_taken(&session, label, id.as_ref())?;
-    let common = object_attributes(label, id.as_ref());
-    let key = pqkit_pki::key::signing_key_from_pkcs8(der)?;
-    let vk = key.verifying_key();
-    let kind = mech::kind_of(vk.algorithm().name).ok_or_else(|| {
-        Failure::usage(format!(
-            "a token does not hold {} keys",
-            vk.algorithm().name
-        ))
-    })?;
-    let key_type = cryptoki::object::KeyType::try_from(kind.key_type)
-        .map_err(|e| Failure::other(e.to_string()))?;
-    let mut private = common.clone();
-    private.extend([
-        Attribute::Class(ObjectClass::PRIVATE_KEY),
-        Attribute::KeyType(key_type),
-        Attribute::Private(true),
-        Attribute::Sensitive(true),
-        Attribute::Extractable(false),
-        Attribute::Sign(true),
-        Attribute::VendorDefined((
-            AttributeType::VendorDefined(mech::CKA_PQKIT_PKCS8),
-            der.to_vec(),
-        )),
-    ]);
-    session
-        .create_object(&private)
-        .about("C_CreateObject (private key)")?;
-    let mut public = common;
-    public.extend([
-        Attribute::Class(ObjectClass::PUBLIC_KEY),
-        Attribute::KeyType(key_type),
-        Attribute::Verify(true),
-    ]);
-    match mech::ec_params_of(kind.name) {
-        Some(params) => {
-            let point = der::Encode::to_der(
-                &der::asn1::OctetString::new(vk.as_bytes().to_vec())
-                    .map_err(|e| Failure::other(e.to_string()))?,
-            )
-            .map_err(|e| Failure::other(e.to_string()))?;
-            public.extend([
-                Attribute::EcParams(params.to_vec()),
-                Attribute::EcPoint(point),
-            ]);
-        }
-        None => public.extend([
-            parameter_set(kind.parameter_set)?,
-            Attribute::Value(vk.as_bytes().to_vec()),
-        ]),
-    }
-    session
-        .create_object(&public)
-        .about("C_CreateObject (public key)")?;
-    Ok(uri_of(token, label, id))
+    objects::import_signing_key(&session, der, label, id.as_deref()).map_err(usage)?;
+    Ok(objects::uri_of(token, label, id.as_deref()))
 }
 
 /// `pqkit token serve`: holds the configured tokens in this process and answers modules

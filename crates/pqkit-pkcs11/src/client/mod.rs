@@ -37,6 +37,7 @@ use zeroize::Zeroizing;
 
 use crate::mech;
 
+pub mod objects;
 pub mod raw;
 
 /// Errors of the client.
@@ -65,6 +66,12 @@ pub enum ClientError {
     /// Reading the PIN failed.
     #[error("PIN: {0}")]
     Pin(String),
+    /// An algorithm or object the token does not generate or hold.
+    #[error("{0}")]
+    Unsupported(String),
+    /// A key or certificate to import that does not decode.
+    #[error("{0}")]
+    Malformed(String),
     /// pqkit's module forwards to `pqkit token serve` and nothing answers on its socket.
     #[error(
         "{}: no `pqkit token serve` answers on this socket (start it, or unset \

@@ -1,20 +1,27 @@
-//! slh_keygen_internal, slh_sign_internal and slh_verify_internal (FIPS 205 Algorithms 18–20).
+//! slh_keygen_internal, slh_sign_internal and slh_verify_internal (FIPS 205 Algorithms 18–20):
+//! M′ as the caller formats it, and the caller's randomness (`addrnd`) or none.
+//!
+//! # Security
+//! Nothing here checks the sizes of keys and seeds against the parameter set (the callers do:
+//! `pqkit_core::slh_dsa`), and [`sign`] takes its randomness from the caller: a signer that
+//! passes the same `addrnd` with different keys or a predictable one gives up the hedge of
+//! FIPS 205 §9.2. Use `pqkit_core::slh_dsa` unless you are running known-answer tests.
 
 use zeroize::Zeroizing;
 
-use super::hash::Hasher;
-use super::params::{Params, low_bits};
-use super::tree::Levels;
-use super::{fors, tree};
+use crate::hash::Hasher;
+use crate::params::{Params, low_bits};
+use crate::tree::Levels;
+use crate::{fors, tree};
 
 /// SK.seed ‖ SK.prf ‖ PK.seed ‖ PK.root (4n bytes) from the three n-byte seeds given as one
 /// 3n-byte slice (Algorithm 18).
-pub(crate) fn keygen(p: &'static Params, seeds: &[u8]) -> Zeroizing<Vec<u8>> {
+pub fn keygen(p: &'static Params, seeds: &[u8]) -> Zeroizing<Vec<u8>> {
     expand(p, seeds).0
 }
 
 /// [`keygen`]'s key with the top tree it computed (PK.root is its root), for [`sign`]'s `top`.
-pub(crate) fn expand(p: &'static Params, seeds: &[u8]) -> (Zeroizing<Vec<u8>>, Levels) {
+pub fn expand(p: &'static Params, seeds: &[u8]) -> (Zeroizing<Vec<u8>>, Levels) {
     let n = p.n;
     let h = Hasher::new(p, &seeds[2 * n..3 * n]);
     let top = tree::top(&h, &seeds[..n]);
@@ -43,7 +50,7 @@ fn split_digest<'a>(p: &Params, digest: &'a [u8]) -> (&'a [u8], u64, u32) {
 /// The signature of M′ (given in parts) under the 4n-byte private key; `addrnd` of `None` is
 /// the deterministic variant, opt_rand = PK.seed (Algorithm 19). `top` is the key's top tree
 /// when the caller kept it ([`expand`]); the signature is the same either way.
-pub(crate) fn sign(
+pub fn sign(
     p: &'static Params,
     sk: &[u8],
     m: &[&[u8]],
@@ -65,7 +72,7 @@ pub(crate) fn sign(
     let r = h.prf_msg(sk_prf, addrnd.unwrap_or(pk_seed), m);
     let digest = h.h_msg(&r, pk_root, m);
     let (md, idx_tree, idx_leaf) = split_digest(p, &digest);
-    let threads = super::signing_threads();
+    let threads = crate::signing_threads();
     let (fors_sig, ht) = if threads > 1 {
         let (ht, (fors_sig, _)) = tree::sign_threaded(
             &h,
@@ -94,7 +101,7 @@ pub(crate) fn sign(
 
 /// Whether `sig` is a signature of M′ (given in parts) under the 2n-byte public key
 /// (Algorithm 20). Any length is accepted as input; a wrong one is simply not valid.
-pub(crate) fn verify(p: &'static Params, pk: &[u8], m: &[&[u8]], sig: &[u8]) -> bool {
+pub fn verify(p: &'static Params, pk: &[u8], m: &[&[u8]], sig: &[u8]) -> bool {
     let n = p.n;
     if sig.len() != p.signature_bytes() || pk.len() != 2 * n {
         return false;

@@ -3,17 +3,17 @@
 
 use pqkit_hash::Wiped;
 
-use super::address::{Adrs, Type};
-use super::hash::{Hasher, Kind};
-use super::params::low_bits;
-use super::wots;
+use crate::address::{Adrs, Type};
+use crate::hash::{Hasher, Kind};
+use crate::params::low_bits;
+use crate::wots;
 
 /// Key pairs whose chains run together (len·32 lanes): enough to fill every SIMD lane, few
 /// enough to stay in cache.
 const GROUP: u32 = 32;
 
 /// The levels of one Merkle tree: level 0 the leaves, level `height` the root; n bytes per node.
-pub(crate) struct Levels(Vec<Wiped<u8>>);
+pub struct Levels(Vec<Wiped<u8>>);
 
 impl Levels {
     /// Hashes `leaves` up to the root, a level at a time; node i of level z is

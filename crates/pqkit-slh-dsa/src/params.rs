@@ -2,7 +2,7 @@
 
 /// The hash family of a parameter set (FIPS 205 §11.1, §11.2).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Family {
+pub enum Family {
     /// SHA-256 for F and PRF; SHA-256 (n = 16) or SHA-512 (n = 24, 32) for H, T_l, H_msg and
     /// PRF_msg (§11.2.1, §11.2.2).
     Sha2,
@@ -12,12 +12,12 @@ pub(crate) enum Family {
 
 /// One parameter set: n, h, d, h′, a, k (bytes or counts as in FIPS 205 Table 2; lg_w = 4).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) struct Params {
+pub struct Params {
     /// The standard's name.
-    pub(crate) name: &'static str,
+    pub name: &'static str,
     pub(crate) family: Family,
     /// Security parameter: bytes per hash output.
-    pub(crate) n: usize,
+    pub n: usize,
     /// Total hypertree height.
     pub(crate) h: u32,
     /// Hypertree layers.
@@ -78,7 +78,7 @@ impl Params {
     }
 
     /// The signature: (1 + k(1 + a) + h + d·len)·n bytes (Algorithm 20, line 1).
-    pub(crate) const fn signature_bytes(&self) -> usize {
+    pub const fn signature_bytes(&self) -> usize {
         self.n + self.fors_bytes() + self.d as usize * self.xmss_bytes()
     }
 
@@ -91,7 +91,8 @@ impl Params {
 macro_rules! params {
     ($id:ident, $name:literal, $fam:ident, $n:literal, $h:literal, $d:literal, $hp:literal,
      $a:literal, $k:literal, $m:literal) => {
-        pub(crate) const $id: Params = Params {
+        #[doc = concat!($name, " (FIPS 205 Table 2): n = ", $n, ", h = ", $h, ", d = ", $d, ", h′ = ", $hp, ", a = ", $a, ", k = ", $k, ", m = ", $m, ".")]
+        pub const $id: Params = Params {
             name: $name,
             family: Family::$fam,
             n: $n,
@@ -251,7 +252,7 @@ params!(
 );
 
 /// Every set, in the catalogue's order (SHA2 then SHAKE, FIPS 205 Table 2).
-pub(crate) static ALL: [&Params; 12] = [
+pub static ALL: [&Params; 12] = [
     &SHA2_128S,
     &SHA2_128F,
     &SHA2_192S,

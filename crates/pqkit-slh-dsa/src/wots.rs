@@ -5,9 +5,9 @@
 use pqkit_hash::Chain;
 use pqkit_hash::Wiped;
 
-use super::address::{Adrs, Type};
-use super::hash::{Hasher, Kind};
-use super::params::W;
+use crate::address::{Adrs, Type};
+use crate::hash::{Hasher, Kind};
+use crate::params::W;
 
 /// The len base-w digits of an n-byte message with its checksum (Algorithm 7, lines 1–10;
 /// lg_w = 4, len2 = 3).

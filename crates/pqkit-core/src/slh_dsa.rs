@@ -1,24 +1,17 @@
 //! SLH-DSA (FIPS 205): the twelve parameter sets, pure and HashSLH-DSA, with context,
 //! deterministic and randomized.
 //!
-//! pqkit's own implementation on the multi-buffer hashing engine (`pqkit-hash`): WOTS+ chains,
-//! FORS leaves and Merkle tree levels are hashed many at a time (`params`, `address`,
-//! `hash`, `wots`, `tree`, `fors`, `internal`: FIPS 205 §4–§11). M′ is formatted
-//! here (Algorithms 22–25), so pure and pre-hash signing share one path. RustCrypto
+//! pqkit's own implementation (the `pqkit-slh-dsa` crate, FIPS 205 §4–§11, on the
+//! multi-buffer hashing engine). M′ is formatted here (Algorithms 22–25), so pure and pre-hash
+//! signing share one path. RustCrypto
 //! `slh-dsa` is kept as a test oracle (byte-identical deterministic signatures).
 //!
 //! Keys: the seed form is SK.seed ‖ SK.prf ‖ PK.seed (3n bytes, the inputs of
 //! `slh_keygen_internal`, FIPS 205 Algorithm 18); the expanded form is
 //! SK.seed ‖ SK.prf ‖ PK.seed ‖ PK.root (4n bytes, FIPS 205 §9.1, the RFC 9909 private key).
 
-mod address;
-mod fors;
-mod hash;
-mod internal;
-mod params;
-mod tree;
-mod wots;
-
+use pqkit_slh_dsa::hazmat as internal;
+use pqkit_slh_dsa::{Levels, params};
 use zeroize::Zeroizing;
 
 use crate::code_point::TlsCodePoint;
@@ -129,21 +122,7 @@ pub static ALL: [&SignatureAlgorithm; 12] = [
     &SLH_DSA_SHAKE_256F,
 ];
 
-static SIGNING_THREADS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(1);
-
-/// Sets how many threads each SLH-DSA signature uses (default 1; 0 means 1): with more, the
-/// FORS trees and the d hypertree trees are built in parallel and only the d WOTS+ signatures
-/// (len chains each) are left for one thread at the end. Signatures are byte-identical
-/// whatever the count. Process-wide (`pqkit sign --threads` and `pqkit bench crypto
-/// --threads` set it).
-pub fn set_signing_threads(threads: usize) {
-    SIGNING_THREADS.store(threads.max(1), std::sync::atomic::Ordering::Relaxed);
-}
-
-/// The thread count [`set_signing_threads`] set.
-pub fn signing_threads() -> usize {
-    SIGNING_THREADS.load(std::sync::atomic::Ordering::Relaxed)
-}
+pub use pqkit_slh_dsa::{set_signing_threads, signing_threads};
 
 /// FIPS 205 Algorithm 18 (slh_keygen_internal), for vector tests: the 4n-byte private key
 /// and the 2n-byte public key from SK.seed, SK.prf and PK.seed (n bytes each).
@@ -308,7 +287,7 @@ fn context_len(ctx: &[u8]) -> Result<u8, Error> {
 struct SlhDsaSigningKey {
     p: &'static params::Params,
     key: Zeroizing<Vec<u8>>,
-    top: tree::Levels,
+    top: Levels,
 }
 
 impl SlhDsaSigningKey {

@@ -3,10 +3,10 @@
 
 use pqkit_hash::{Chain, Wiped};
 
-use super::address::{Adrs, Type};
-use super::hash::{Hasher, Kind};
-use super::params::low_bits;
-use super::tree::{Levels, climb};
+use crate::address::{Adrs, Type};
+use crate::hash::{Hasher, Kind};
+use crate::params::low_bits;
+use crate::tree::{Levels, climb};
 
 /// Leaves hashed together: trees are grouped until a group has this many.
 const LANES: u32 = 4096;

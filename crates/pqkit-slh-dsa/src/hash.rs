@@ -9,8 +9,8 @@ use sha2::{Digest, Sha256, Sha512};
 use sha3::Shake256;
 use sha3::digest::{ExtendableOutput, Update, XofReader};
 
-use super::address::{Adrs, Type};
-use super::params::{Family, Params};
+use crate::address::{Adrs, Type};
+use crate::params::{Family, Params};
 
 /// Which tweakable hash: the SHA2 sets hash F and PRF with SHA-256 and, in categories 3 and
 /// 5, H and T_l with SHA-512.
