@@ -75,21 +75,28 @@ pub fn find_group(name: &str) -> Result<&'static dyn SupportedKxGroup, pqkit_cor
     if let Some((_, g)) = classical {
         return Ok(*g);
     }
-    if name.eq_ignore_ascii_case("ffdhe3072") || name.eq_ignore_ascii_case("0x0101") {
-        return Ok(&ffdhe::FFDHE3072);
+    let named_only = NAMED_ONLY_GROUPS
+        .iter()
+        .find(|(names, _)| names.iter().any(|n| n.eq_ignore_ascii_case(name)));
+    if let Some((_, g)) = named_only {
+        return Ok(*g);
     }
     Ok(kx::find(name)?)
 }
 
-/// The IANA name of a negotiated group.
+/// The IANA name of a negotiated group (its code point in hex when pqkit does not know it).
 pub fn group_name(group: &dyn SupportedKxGroup) -> String {
     let wire = u16::from(group.name());
+    let other = CLASSICAL_GROUPS
+        .iter()
+        .chain(NAMED_ONLY_GROUPS)
+        .find(|(_, g)| u16::from(g.name()) == wire)
+        .map(|(names, _)| names[0].to_owned());
     kx::every_kx_group()
         .find(|g| g.group.code_point.value == wire)
-        .map_or_else(
-            || format!("{:?}", group.name()),
-            |g| g.group.name.to_owned(),
-        )
+        .map(|g| g.group.name.to_owned())
+        .or(other)
+        .unwrap_or_else(|| format!("{wire:#06x}"))
 }
 
 /// A server configuration: TLS 1.3, `chain` and `key` for authentication, and — when
@@ -271,6 +278,11 @@ pub fn client_config(
 }
 
 /// Classical groups from rustls's aws-lc-rs provider, by the names users type.
+/// Groups offered only when named (`--groups ffdhe3072`, RFC 7919), never by default: the
+/// name reports print first (names match without regard to case), then the code point.
+static NAMED_ONLY_GROUPS: &[(&[&str], &dyn SupportedKxGroup)] =
+    &[(&["FFDHE3072", "0x0101"], &ffdhe::FFDHE3072)];
+
 static CLASSICAL_GROUPS: &[(&[&str], &dyn SupportedKxGroup)] = &[
     (&["X25519", "x25519"], aws_lc_rs::kx_group::X25519),
     (
