@@ -63,9 +63,9 @@ pub struct Options {
 /// Measures one algorithm's rows (`block`: pqkit's and its peers') in `options.rounds` rounds,
 /// each with its share of the budget, and merges each row's timings across the rounds
 /// ([`Timing::merge`]): every implementation's calls are spread over the whole time the
-/// algorithm takes, so a slow stretch of a shared machine (seconds long, on this 2-core VM:
-/// a peer 30–45 % slower in one run than in the next, while the one measured a few seconds
-/// later was not) falls on pqkit and its peers alike instead of on whoever ran then.
+/// algorithm takes, so a slow stretch of a shared machine (which can last seconds and slow
+/// one implementation's run while the next is untouched) falls on pqkit and its peers alike
+/// instead of on whoever ran then.
 fn in_rounds(
     options: &Options,
     mut block: impl FnMut(&Options) -> Result<Vec<Row>, String>,

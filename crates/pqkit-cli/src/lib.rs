@@ -1100,7 +1100,7 @@ impl ModeArgs {
 }
 
 /// `--threads N`: 1 to the number of CPUs this process may run on; more only makes the
-/// threads wait for each other (`--threads 1000000` took 35 s for one SLH-DSA signature).
+/// threads wait for each other (`--threads 1000000` made one SLH-DSA signature crawl).
 fn thread_count(text: &str) -> Result<usize, String> {
     let cpus = std::thread::available_parallelism().map_or(1, std::num::NonZero::get);
     match text.parse::<usize>() {

@@ -402,7 +402,7 @@ fn bench_primitives_json() {
         "primitives",
         "--json",
         "--only",
-        "AES-256,Kalyna-256/512,Streebog-512,ECDSA-P384",
+        "AES-256,Kalyna-256/512,Streebog-512,ECDSA-P384,DSTU 4145 B-163",
         "--min-time",
         "0.02",
         "--buffer",
@@ -419,6 +419,7 @@ fn bench_primitives_json() {
     assert_eq!(count("Kalyna-256/512"), 5);
     assert_eq!(count("Streebog-512"), 1);
     assert_eq!(count("ECDSA-P384"), 3);
+    assert_eq!(count("DSTU 4145 B-163"), 3);
     for r in rows {
         assert!(
             r["one_core"]["ops_per_sec"]
@@ -433,7 +434,7 @@ fn bench_primitives_json() {
     assert!(
         not_offered
             .iter()
-            .any(|n| n["algorithm"] == "DSTU 4145-2002")
+            .any(|n| n["algorithm"] == "DSTU 4145-2002 B-167 … B-431")
     );
     let out = pqkit()
         .args(["bench", "primitives", "--buffer", "100"])

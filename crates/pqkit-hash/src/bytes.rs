@@ -2,8 +2,8 @@
 //!
 //! The schemes move n-byte values (n = 16, 24, 32), headers and short messages around by the
 //! hundred thousand per signature; a `copy_from_slice` of a length known only at run time is a
-//! call into the C library's `memcpy`, which for 16–64 bytes costs more than the copy (measured
-//! 5–9 % of SLH-DSA and LMS signing in `memmove` before this).
+//! call into the C library's `memcpy`, which for 16–64 bytes costs more than the copy (SLH-DSA
+//! and LMS signing spent a measurable share of their time in `memmove` before this).
 
 /// `dst.copy_from_slice(src)`: up to 64 bytes as two (possibly overlapping) fixed-size moves
 /// (the usual small-copy technique), longer copies by `copy_from_slice`.

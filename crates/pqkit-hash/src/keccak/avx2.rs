@@ -11,16 +11,15 @@
 //! The round constants [`RC`] and rotation offsets [`RHO`] are those of FIPS 202 §3.2.5
 //! (ι: RC\[i\] from the LFSR rc(t)) and §3.2.2 (ρ, Table 2), shared with the AVX-512 kernel.
 //!
-//! Measured (Xeon reported as Ice Lake, core ≈ 3.2 GHz; cycles of the 2.3 GHz TSC), rounds
-//! unrolled 2 per loop iteration: ≈ 160 ns = 365 cycles per permutation (≈ 1 450 per call of 4
-//! permutations), against ≈ 315 ns = 725 cycles for the portable permutation. With 16 ymm
-//! registers for 25 lanes the state partly lives on the stack (memory operands).
+//! The rounds are unrolled 2 per loop iteration; a permutation measured well below the portable
+//! permutation's cost (`pqkit bench crypto --hash-path all`). With 16 ymm registers for 25 lanes
+//! the state partly lives on the stack (memory operands).
 //!
 //! The same code compiled for AVX-512F/VL ([`vl`], through `four_lanes!`) has 32 ymm
 //! registers: the lanes and θ's column parities stay in registers. The AVX-512 path runs its
 //! calls of 1 to 4 states there when the measurement at its first call finds that faster than
-//! a call of the 8-lane kernel and the scalar permutation (`Small` in the parent module) — on
-//! AMD's Zen 4 it takes about half the time of a call of 8 (figures in the README).
+//! a call of the 8-lane kernel and the scalar permutation (`Small` in the parent module), as it
+//! does on AMD's Zen 4.
 #![allow(unsafe_code)]
 
 use core::arch::x86_64::{
@@ -112,9 +111,9 @@ fn permute4_on(states: &mut [[u64; 25]; 4]) {
 /// in once, the values once in and once out; a step only ORs the byte-swapped j into the
 /// step lane (`vpshufb`) and blends the first n/8 lanes of the permuted states into the
 /// value lanes under the mask of the lanes still running (finished lanes keep their value
-/// and j). Measured on the SLH-DSA-SHAKE-128f chains (4 480 chains of 15 steps, n = 16,
-/// through `fixed_chains`): ≈ 155 ns = 355–365 TSC cycles (2.3 GHz) per permutation, the bare
-/// [`permute4`] cost (the per-step absorb and squeeze path took ≈ 190 ns = 430–445).
+/// and j). On the SLH-DSA-SHAKE-128f chains (through `fixed_chains`) a step measured at the
+/// bare [`permute4`] cost per permutation, below the per-step absorb and squeeze path
+/// (`pqkit bench crypto --hash-path all`).
 ///
 /// # Panics
 /// When the CPU lacks AVX2 (the dispatch only calls this on a CPU that has it), or the

@@ -14,12 +14,11 @@
 //! The round constants and rotation offsets are those of FIPS 202 §3.2.5 and §3.2.2 (shared
 //! with the AVX2 kernel: [`super::avx2::RC`], [`super::avx2::RHO`]).
 //!
-//! Measured (Xeon reported as Ice Lake, core ≈ 3.2 GHz; cycles of the 2.3 GHz TSC), rounds
-//! unrolled 4 per loop iteration, no spills: ≈ 46.5 ns = 107 cycles per permutation (≈ 855 per
-//! call of 8), of which the transposes in and out take ≈ 15–20. The rounds are bound by the two
-//! 512-bit ports: 24 × 90 instructions / 2 per cycle = 1 080 core cycles per call. Gathers and
-//! scatters (`vpgatherqq`/`vpscatterqq`) for the transposes measured slower (≈ 30 cycles per
-//! permutation for the transposes alone).
+//! The rounds are unrolled 4 per loop iteration, with no spills, and bound by the two 512-bit
+//! ports: 24 × 90 instructions / 2 per cycle = 1 080 core cycles per call; the transposes in
+//! and out are a small part of a call. Gathers and scatters (`vpgatherqq`/`vpscatterqq`) for
+//! the transposes measured slower. The path's cost per permutation on the machine at hand: the
+//! engine table of `pqkit bench crypto --hash-path all`.
 #![allow(unsafe_code)]
 
 use core::arch::x86_64::{
@@ -173,12 +172,11 @@ fn rounds(a: &mut [__m512i; 25]) {
 /// transposed in once, the values once in and once out; a step only ORs the byte-swapped j
 /// into the step lane (`vpshufb`) and moves the first n/8 lanes of the permuted states into
 /// the value lanes under the mask of the lanes still running (finished lanes keep their
-/// value and j). Measured on the SLH-DSA-SHAKE-128f chains (4 480 chains of 15 steps,
-/// n = 16, through `fixed_chains`): ≈ 45–46 ns = 104–107 TSC cycles (2.3 GHz) per
-/// permutation, the bare [`permute8_each`] cost (the per-step absorb, transpose and squeeze path
-/// took ≈ 66–70 ns = 150–160). The last round computes only the n/8 value lanes
-/// ([`rounds_for_lanes`]): best of 40 runs of 1 024 chains × 15 steps, 42.2 against 43.4 ns
-/// per permutation with all 25 lanes (−2.7 %).
+/// value and j). On the SLH-DSA-SHAKE-128f chains (through `fixed_chains`) a step measured at
+/// the bare [`permute8_each`] cost per permutation, well below the per-step absorb, transpose
+/// and squeeze path. The last round computes only the n/8 value lanes ([`rounds_for_lanes`]),
+/// which measured slightly faster than computing all 25 lanes there
+/// (`pqkit bench crypto --hash-path all`).
 ///
 /// # Panics
 /// When the CPU lacks AVX-512F/BW (the dispatch only calls this on a CPU that has them), or

@@ -165,7 +165,7 @@ struct Small {
 
 #[cfg(target_arch = "x86_64")]
 impl Small {
-    /// The choice, measured at the first call (about a millisecond: the best of 5 batches of
+    /// The choice, measured at the first call (a short calibration: the best of 5 batches of
     /// 64 calls of each kernel on all-zero states).
     fn measured() -> Self {
         static CHOICE: std::sync::OnceLock<Small> = std::sync::OnceLock::new();

@@ -199,8 +199,8 @@ impl XofLanes {
     /// run alone. And when the streams number one more than a multiple of the width, the last
     /// (if its message is one block) waits for the second round, where the calls usually have
     /// room for it (ML-KEM-512 encapsulation: 4 + 5 streams, then 4 + 2), rather than ride the
-    /// first as a ninth state beside 8 (the fused kernel: ≈ 200 ns more on AVX-512) or run
-    /// alone on AVX2.
+    /// first as a ninth state beside 8 (on AVX-512 the fused kernel, which measured dearer than
+    /// waiting) or run alone on AVX2.
     pub fn squeeze_with(&mut self, mut take: impl FnMut(&Self, usize) -> bool) {
         let width = self.width();
         let [mut fresh, mut waiting, mut batch] = core::mem::take(&mut self.lists);

@@ -8,8 +8,8 @@
 //! transpose (`vpunpck{l,h}{dq,qdq}`). The message schedule is a ring of 16 vectors; rounds
 //! 16..64 are one 16-round body run three times.
 //!
-//! Measured on a 2-core Xeon VM (family 6 model 207, TSC 2.3 GHz), best of several runs:
-//! ~104–124 TSC cycles (~45–54 ns) per compression per lane for the kernel alone.
+//! The path's cost per compression on the machine at hand: the engine table of
+//! `pqkit bench crypto --hash-path all`.
 #![allow(unsafe_code)]
 
 use core::arch::x86_64::*;
@@ -63,9 +63,9 @@ fn kernel(states: &mut [[u32; 8]; 8], blocks: &[&[u8; 64]; 8]) {
 /// `values[l]` (updated in place), steps `g.at[l]..g.end[l]`. Finished lanes keep their values
 /// by a `vpblendvb`.
 ///
-/// Measured on a 2-core Xeon VM (TSC 2.3 GHz), SLH-DSA-SHA2-128f's F chains through
-/// [`crate::fixed_chains`], best of several runs: ~99 TSC cycles (~43 ns) per compression,
-/// against ~126 through [`compress8`] before.
+/// Keeping the state in registers measured faster per compression than running the steps
+/// through [`compress8`] on SLH-DSA-SHA2-128f's F chains through [`crate::fixed_chains`]
+/// (`pqkit bench crypto --hash-path all`).
 ///
 /// # Panics
 /// When the CPU lacks AVX2, or the layout does not fit ([`ChainGroup::check`]).

@@ -11,10 +11,10 @@
 //! Per 16 rounds with the schedule: 160 `vprord`, 32 `vpsrld`, 96 `vpternlogd`, 160 `vpaddd`,
 //! no spills: about two 512-bit µops per cycle, the limit of ports 0 and 5.
 //!
-//! Measured on a 2-core Xeon VM (family 6 model 207, TSC 2.3 GHz, cores ~3.1 GHz), best of
-//! several runs: ~43–46 TSC cycles (~19–20 ns) per compression per lane for the kernel alone;
-//! ~71 TSC cycles per message through `Sha256Prefix::hash_many_on` (38-byte messages after a
-//! 64-byte prefix, SLH-DSA-SHA2-128f's F), the rest being the caller's gathering of blocks.
+//! Through `Sha256Prefix::hash_many_on` (e.g. SLH-DSA-SHA2-128f's F: 38-byte messages after a
+//! 64-byte prefix) a message costs markedly more than the kernel's compression alone: the rest
+//! is the caller's gathering of blocks. The path's cost per compression on the machine at hand:
+//! the engine table of `pqkit bench crypto --hash-path all`.
 #![allow(unsafe_code)]
 
 use core::arch::x86_64::*;
@@ -75,11 +75,11 @@ fn kernel(states: &mut [[u32; 8]; 16], blocks: &[&[u8; 64]; 16]) {
 ///
 /// Per step: about 1 500 512-bit µops for 16 lanes for SLH-DSA-SHA2-128f's F (the rounds
 /// before the first changing word and ~80 schedule µops skipped; ~20 to form the message; one
-/// masked add per value word), against 1 616 for a plain compression. Measured on a 2-core
-/// Xeon VM (TSC 2.3 GHz) through [`crate::fixed_chains`], best of several runs: ~36–37 TSC
-/// cycles (~16 ns) per compression for SLH-DSA-SHA2-128f's F (4480 chains of 15 steps, or 280
-/// per call), ~38–39 without the fixed schedule parts, ~70 through [`compress16`]; ~56 for
-/// LMS's 1–4-step chains (133 chains per call, n = 32), the group setup showing.
+/// masked add per value word), against 1 616 for a plain compression. Through
+/// [`crate::fixed_chains`] on SLH-DSA-SHA2-128f's F, the fixed schedule parts measured a small
+/// gain and the kernel as a whole a large one over steps through [`compress16`]; on LMS's
+/// 1–4-step chains (133 chains per call, n = 32) the per-group setup shows, which
+/// [`chains16_ids`] pays once (`pqkit bench crypto --hash-path all`).
 ///
 /// # Panics
 /// When the CPU lacks AVX-512F or AVX-512BW, or the layout does not fit
@@ -317,7 +317,7 @@ pub(super) struct IdLanes<'a> {
 /// values go in, and the values come out.
 ///
 /// LMS_SHA256_M32_H10/W2 (133 chains of 0–3 steps in 8–9 groups): the setup [`chains16`]
-/// pays per group, about 120 ns of a one-step group's 360 ns, is paid once.
+/// pays per group, a large share of a one-step group's time, is paid once.
 ///
 /// The lanes' ids, counters and ends are loaded a group at a time from `lanes`' arrays (the
 /// caller lays them out once for all the groups), and each lane's value is one masked n-byte

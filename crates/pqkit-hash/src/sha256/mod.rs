@@ -264,9 +264,8 @@ impl Sha256Prefix {
     /// compressed where they lie, and only the bytes of a block that spans parts (and the
     /// padding) are gathered, in one 64-byte buffer that is wiped after (the parts may be
     /// secret). On SHA-NI the state stays in registers from the first block to the last, one
-    /// call per message: a one-block message (an LMS leaf, the randomizer C) costs 69 against
-    /// 81 ns through the many-message path, a two-block one 96 against 97 (best of 2 000 × 100
-    /// calls, both in one process).
+    /// call per message: for a one-block message (an LMS leaf, the randomizer C) that measured
+    /// faster than the many-message path, and no slower for a two-block one.
     pub fn hash_parts<'a>(&self, parts: impl IntoIterator<Item = &'a [u8]>) -> [u8; 32] {
         let mut state = self.state;
         let blocks = gathered(crate::dispatch::current(), &mut state, self.len, parts);
@@ -286,8 +285,8 @@ impl Sha256Prefix {
 /// 32 bytes. 2h + 1 compressions, in sequence.
 ///
 /// On SHA-NI each node's message is formed in registers from the last node's digest (no node
-/// goes through memory): an H10 leaf and path in 835–847 ns against 1 141–1 147 ns hashed
-/// node by node through [`Sha256Prefix::hash`] (best of 100 × 200 calls, 4 runs).
+/// goes through memory), which measured clearly faster than hashing node by node through
+/// [`Sha256Prefix::hash`] (LMS verification: `pqkit bench crypto`).
 ///
 /// # Panics
 /// When `path` is not h × 32 bytes for an h ≤ 25 with q < 2^h (a caller bug: the caller has

@@ -6,12 +6,11 @@
 //! message schedule, `pshufb` for the big-endian byte swap; the state is kept in the ABEF/CDGH
 //! register layout the instructions use (as in Intel's and Linux's `sha256_ni` code).
 //!
-//! Measured on a 2-core Xeon VM (family 6 model 207, TSC 2.3 GHz), best of several runs:
-//! ~80–90 TSC cycles (~35–39 ns) per compression, the same for one long chained message and
-//! for independent one-block messages; two interleaved ~77 TSC cycles (~33.5 ns). On that core
-//! `sha256rnds2`'s throughput, not its latency, is the limit, so interleaving gains little; on
-//! the AMD EPYC measured its latency is, and four interleaved messages take less than half the
-//! time per compression of one (README).
+//! Where `sha256rnds2`'s throughput, not its latency, is the limit, one long chained message
+//! and independent one-block messages cost about the same per compression and interleaving
+//! gains little; where its latency is the limit (as on the AMD EPYC measured), interleaving
+//! four messages hides it. `pqkit bench crypto --hash-path all` measures each path (its engine
+//! table) on the machine at hand.
 #![allow(unsafe_code)]
 
 use core::arch::x86_64::*;
@@ -74,8 +73,8 @@ pub(super) const SHORT: usize = 119;
 /// buffer on the stack (wiped after), its blocks compressed with the state in registers, and
 /// the digest byte-swapped there and stored as two 16-byte halves — so that a caller that
 /// hashes the digest next loads it without a store-forwarding stall. An LMS interior node
-/// (86 bytes) hashed from the last one: 111 against 114 ns through the general gathering of
-/// [`hash_parts`] (best of 80 × 1 000 nodes, 5 alternated runs).
+/// (86 bytes) hashed from the last one measured faster this way than through the general
+/// gathering of [`hash_parts`].
 ///
 /// # Panics
 /// When `msg` is longer than [`SHORT`] or the CPU lacks the SHA extensions or SSE4.1.

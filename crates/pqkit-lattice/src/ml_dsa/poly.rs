@@ -449,9 +449,9 @@ pub(crate) fn mul_challenge<T: Lane>(out: &mut Poly, c: &Challenge, s: &Shifts<T
     // Variable time OK: the starts are c's (public, see `Challenge::new`).
     for starts in c.starts[..c.len].chunks(group) {
         // The partial sums stay in registers for the whole inner loop (a `Cleared` buffer,
-        // whose address escapes to its wipe, put every addition through memory: signing 3–6 %
-        // slower); what the compiler spills to widen them is a stack temporary, like the NTT
-        // kernels' spills. The caller's `out` is the wiped buffer.
+        // whose address escapes to its wipe, put every addition through memory: signing
+        // measured slower); what the compiler spills to widen them is a stack temporary, like
+        // the NTT kernels' spills. The caller's `out` is the wiped buffer.
         let mut acc = [T::ZERO; N];
         for &start in starts {
             let from = usize::from(start);
