@@ -124,65 +124,76 @@ pub static ALL: [&SignatureAlgorithm; 12] = [
 
 pub use pqkit_slh_dsa::{set_signing_threads, signing_threads};
 
-/// FIPS 205 Algorithm 18 (slh_keygen_internal), for vector tests: the 4n-byte private key
-/// and the 2n-byte public key from SK.seed, SK.prf and PK.seed (n bytes each).
+/// FIPS 205's internal functions (Algorithms 18–20) over a caller-formatted M′ and with the
+/// caller's randomness, for known-answer tests.
 ///
-/// # Errors
-/// [`Error::InvalidLength`] when a seed is not n bytes; [`Error::Unsupported`] for an
-/// algorithm that is not SLH-DSA.
-pub fn keygen_internal(
-    alg: &'static SignatureAlgorithm,
-    sk_seed: &[u8],
-    sk_prf: &[u8],
-    pk_seed: &[u8],
-) -> Result<(Zeroizing<Vec<u8>>, Vec<u8>), Error> {
-    let p = params_of(alg)?;
-    let seed = Zeroizing::new([sk_seed, sk_prf, pk_seed].concat());
-    check_len("SLH-DSA seeds", &seed, alg.seed_size)?;
-    for part in [sk_seed, sk_prf, pk_seed] {
-        check_len("SLH-DSA seed", part, p.n)?;
-    }
-    let key = internal::keygen(p, &seed);
-    let pk = key[2 * p.n..].to_vec();
-    Ok((key, pk))
-}
+/// # Security
+/// `sign_internal` signs with the `addrnd` it is given (or none: the deterministic variant),
+/// and none of these formats M′ (FIPS 205 §10.2's domain separation of pure and pre-hash
+/// signing is the caller's). Sign through [`SignatureAlgorithm`]'s keys otherwise.
+pub mod hazmat {
+    use super::*;
 
-/// FIPS 205 Algorithm 19 (slh_sign_internal) over a caller-formatted M′, for vector tests:
-/// the signature (Table 2 size, e.g. 17 088 bytes for SLH-DSA-SHA2-128f). `addrnd` of `None`
-/// is the deterministic variant (opt_rand = PK.seed).
-///
-/// # Errors
-/// [`Error::InvalidLength`] for a key (4n bytes) or `addrnd` (n bytes) of the wrong size;
-/// [`Error::Unsupported`] for an algorithm that is not SLH-DSA.
-pub fn sign_internal(
-    alg: &'static SignatureAlgorithm,
-    private_key: &[u8],
-    m_prime: &[u8],
-    addrnd: Option<&[u8]>,
-) -> Result<Vec<u8>, Error> {
-    let p = params_of(alg)?;
-    check_len("SLH-DSA private key", private_key, alg.signing_key_size)?;
-    if let Some(r) = addrnd {
-        check_len("SLH-DSA addrnd", r, p.n)?;
+    /// FIPS 205 Algorithm 18 (slh_keygen_internal), for vector tests: the 4n-byte private key
+    /// and the 2n-byte public key from SK.seed, SK.prf and PK.seed (n bytes each).
+    ///
+    /// # Errors
+    /// [`Error::InvalidLength`] when a seed is not n bytes; [`Error::Unsupported`] for an
+    /// algorithm that is not SLH-DSA.
+    pub fn keygen_internal(
+        alg: &'static SignatureAlgorithm,
+        sk_seed: &[u8],
+        sk_prf: &[u8],
+        pk_seed: &[u8],
+    ) -> Result<(Zeroizing<Vec<u8>>, Vec<u8>), Error> {
+        let p = params_of(alg)?;
+        let seed = Zeroizing::new([sk_seed, sk_prf, pk_seed].concat());
+        check_len("SLH-DSA seeds", &seed, alg.seed_size)?;
+        for part in [sk_seed, sk_prf, pk_seed] {
+            check_len("SLH-DSA seed", part, p.n)?;
+        }
+        let key = internal::keygen(p, &seed);
+        let pk = key[2 * p.n..].to_vec();
+        Ok((key, pk))
     }
-    // No top tree here: this is the path that signs from the key bytes alone (the public
-    // API's keys keep theirs; the ACVP test compares the two).
-    Ok(internal::sign(p, private_key, &[m_prime], addrnd, None))
-}
 
-/// FIPS 205 Algorithm 20 (slh_verify_internal) over a caller-formatted M′.
-///
-/// # Errors
-/// [`Error::BadSignature`] when the signature (of any length) does not verify;
-/// [`Error::Unsupported`] for an algorithm that is not SLH-DSA.
-pub fn verify_internal(
-    alg: &'static SignatureAlgorithm,
-    public_key: &[u8],
-    m_prime: &[u8],
-    signature: &[u8],
-) -> Result<(), Error> {
-    let p = params_of(alg)?;
-    verified(internal::verify(p, public_key, &[m_prime], signature))
+    /// FIPS 205 Algorithm 19 (slh_sign_internal) over a caller-formatted M′, for vector tests:
+    /// the signature (Table 2 size, e.g. 17 088 bytes for SLH-DSA-SHA2-128f). `addrnd` of `None`
+    /// is the deterministic variant (opt_rand = PK.seed).
+    ///
+    /// # Errors
+    /// [`Error::InvalidLength`] for a key (4n bytes) or `addrnd` (n bytes) of the wrong size;
+    /// [`Error::Unsupported`] for an algorithm that is not SLH-DSA.
+    pub fn sign_internal(
+        alg: &'static SignatureAlgorithm,
+        private_key: &[u8],
+        m_prime: &[u8],
+        addrnd: Option<&[u8]>,
+    ) -> Result<Vec<u8>, Error> {
+        let p = params_of(alg)?;
+        check_len("SLH-DSA private key", private_key, alg.signing_key_size)?;
+        if let Some(r) = addrnd {
+            check_len("SLH-DSA addrnd", r, p.n)?;
+        }
+        // No top tree here: this is the path that signs from the key bytes alone (the public
+        // API's keys keep theirs; the ACVP test compares the two).
+        Ok(internal::sign(p, private_key, &[m_prime], addrnd, None))
+    }
+
+    /// FIPS 205 Algorithm 20 (slh_verify_internal) over a caller-formatted M′.
+    ///
+    /// # Errors
+    /// [`Error::BadSignature`] when the signature (of any length) does not verify;
+    /// [`Error::Unsupported`] for an algorithm that is not SLH-DSA.
+    pub fn verify_internal(
+        alg: &'static SignatureAlgorithm,
+        public_key: &[u8],
+        m_prime: &[u8],
+        signature: &[u8],
+    ) -> Result<(), Error> {
+        let p = params_of(alg)?;
+        verified(internal::verify(p, public_key, &[m_prime], signature))
+    }
 }
 
 fn verified(ok: bool) -> Result<(), Error> {
@@ -397,8 +408,8 @@ mod tests {
     }
 
     /// Multithreaded signing gives the single-threaded bytes, and both those of
-    /// [`sign_internal`], which has no cached top tree (the setting is process-wide; other
-    /// tests that sign meanwhile just run threaded, with the same results).
+    /// [`hazmat::sign_internal`], which has no cached top tree (the setting is process-wide;
+    /// other tests that sign meanwhile just run threaded, with the same results).
     #[test]
     fn threaded_signatures_are_the_single_threaded_ones() {
         for alg in [&SLH_DSA_SHA2_128F, &SLH_DSA_SHAKE_128F, &SLH_DSA_SHA2_192F] {
@@ -417,7 +428,7 @@ mod tests {
             // The key's cached top tree changes nothing: the bytes are those signed from
             // the key bytes alone (M′ = 0 ‖ |ctx| ‖ ctx ‖ M, FIPS 205 Algorithm 22).
             let sk = key.expanded().expect("sk");
-            let alone = sign_internal(alg, &sk, b"\x00\x01cm", None).expect("sign");
+            let alone = hazmat::sign_internal(alg, &sk, b"\x00\x01cm", None).expect("sign");
             assert!(alone == one, "{}: cached top tree", alg.name);
             set_signing_threads(1);
             key.verifying_key()

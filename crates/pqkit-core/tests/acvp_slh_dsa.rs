@@ -71,8 +71,8 @@ fn slh_dsa_keygen_all_sets() {
             hex(&c.test["skPrf"]),
             hex(&c.test["pkSeed"]),
         );
-        let (sk, pk) =
-            slh_dsa::keygen_internal(alg, &sk_seed, &sk_prf, &pk_seed).expect("keygen_internal");
+        let (sk, pk) = slh_dsa::hazmat::keygen_internal(alg, &sk_seed, &sk_prf, &pk_seed)
+            .expect("keygen_internal");
         assert_eq!(&sk[..], hex(&c.expected["sk"]), "{} sk", c.id());
         assert_eq!(pk, hex(&c.expected["pk"]), "{} pk", c.id());
         let count = per_set.entry(alg.name).or_insert(0);
@@ -121,13 +121,14 @@ fn slh_dsa_legacy_sigver_and_its_siggen_kats() {
             hex(&c.test["message"]),
             hex(&c.test["signature"]),
         );
-        let result = slh_dsa::verify_internal(alg, &pk, &msg, &sig);
+        let result = slh_dsa::hazmat::verify_internal(alg, &pk, &msg, &sig);
         if want {
             result.unwrap_or_else(|e| panic!("{id}: {e}"));
             accepted += 1;
             // The valid cases are sigGen known answers too.
             let addrnd = hex(&c.test["additionalRandomness"]);
-            let again = slh_dsa::sign_internal(alg, &sk, &msg, Some(&addrnd)).expect("sign");
+            let again =
+                slh_dsa::hazmat::sign_internal(alg, &sk, &msg, Some(&addrnd)).expect("sign");
             assert!(again == sig, "{id}: re-signed bytes differ");
             let key = alg.signing_key_from_expanded(&sk).expect("expanded sk");
             assert_eq!(key.verifying_key().as_bytes(), pk, "{id}");
@@ -302,7 +303,7 @@ fn siggen_case(c: &Case, alg: &'static SignatureAlgorithm, det: bool, tally: &mu
                 "{id}: internal with a context"
             );
             m_prime = vec![&msg];
-            sig = slh_dsa::sign_internal(alg, &sk, &msg, addrnd.as_deref()).expect("sign");
+            sig = slh_dsa::hazmat::sign_internal(alg, &sk, &msg, addrnd.as_deref()).expect("sign");
         }
         (i, p) => panic!("{id}: unknown mode {i}/{p}"),
     }
@@ -314,17 +315,17 @@ fn siggen_case(c: &Case, alg: &'static SignatureAlgorithm, det: bool, tally: &mu
         prf_msg(alg, sk_prf, opt_rand, &m_prime)[..],
         "{id}: R differs from PRF_msg(SK.prf, opt_rand, M′) computed here"
     );
-    slh_dsa::verify_internal(alg, pk, &m_prime_bytes, &sig)
+    slh_dsa::hazmat::verify_internal(alg, pk, &m_prime_bytes, &sig)
         .unwrap_or_else(|e| panic!("{id}: verify_internal over M′ formatted here: {e}"));
     let mut other = m_prime_bytes.clone();
     *other.last_mut().expect("non-empty M′") ^= 1;
     assert_eq!(
-        slh_dsa::verify_internal(alg, pk, &other, &sig),
+        slh_dsa::hazmat::verify_internal(alg, pk, &other, &sig),
         Err(Error::BadSignature),
         "{id}: a modified M′ must not verify"
     );
     if (FULL || !is_small(alg)) && c.opt("signatureInterface") == "external" {
-        let again = slh_dsa::sign_internal(alg, &sk, &m_prime_bytes, addrnd.as_deref())
+        let again = slh_dsa::hazmat::sign_internal(alg, &sk, &m_prime_bytes, addrnd.as_deref())
             .expect("sign_internal");
         assert!(
             again == sig,

@@ -71,7 +71,7 @@ fn compare(index: usize, path: Path) {
     };
     with_path(path, || {
         let name = format!("{} on {path}", alg.name);
-        let (sk, pk) = pqkit_core::slh_dsa::keygen_internal(
+        let (sk, pk) = pqkit_core::slh_dsa::hazmat::keygen_internal(
             alg,
             &seeds[..n],
             &seeds[n..2 * n],
@@ -79,22 +79,23 @@ fn compare(index: usize, path: Path) {
         )
         .expect("keygen");
         assert_eq!(&sk[..], &their_sk[..], "{name}: private key");
-        let det = pqkit_core::slh_dsa::sign_internal(alg, &sk, &m_prime, None).expect("sign");
+        let det =
+            pqkit_core::slh_dsa::hazmat::sign_internal(alg, &sk, &m_prime, None).expect("sign");
         assert!(det == their_det, "{name}: deterministic signatures differ");
-        let rnd =
-            pqkit_core::slh_dsa::sign_internal(alg, &sk, &m_prime, Some(&addrnd)).expect("sign");
+        let rnd = pqkit_core::slh_dsa::hazmat::sign_internal(alg, &sk, &m_prime, Some(&addrnd))
+            .expect("sign");
         assert!(rnd == their_rnd, "{name}: signatures with addrnd differ");
         assert!(
             their_verify(&rnd),
             "{name}: RustCrypto rejects pqkit's signature"
         );
-        pqkit_core::slh_dsa::verify_internal(alg, &pk, &m_prime, &their_det)
+        pqkit_core::slh_dsa::hazmat::verify_internal(alg, &pk, &m_prime, &their_det)
             .unwrap_or_else(|e| panic!("{name}: pqkit rejects RustCrypto's signature: {e}"));
         let mut bad = their_rnd.clone();
         let mid = bad.len() / 2;
         bad[mid] ^= 1;
         assert!(
-            pqkit_core::slh_dsa::verify_internal(alg, &pk, &m_prime, &bad).is_err(),
+            pqkit_core::slh_dsa::hazmat::verify_internal(alg, &pk, &m_prime, &bad).is_err(),
             "{name}: a modified signature verifies"
         );
         assert!(

@@ -8,7 +8,8 @@
 //!   HashSLH-DSA, ML-KEM, HSS, XMSS, XMSS^MT, Falcon, ECDSA, EdDSA).
 //! - `token`: slots, sessions, logins, objects and operations behind the C interface.
 //! - `abi`: the C interface — `C_GetFunctionList`, `C_GetInterfaceList`, `C_GetInterface` —
-//!   the only module with `unsafe`; nothing unwinds across it.
+//!   with `client::raw` (the raw function list of another module), the only modules with
+//!   `unsafe`; nothing unwinds across it.
 //!
 //! The client ([`client`]): RFC 7512 `pkcs11:` URIs resolved through any module (pqkit's,
 //! SoftHSM, a hardware token), giving a [`pqkit_core::sig::SigningKey`] whose private key never
