@@ -831,7 +831,7 @@ enum CsrCommand {
         subject: String,
         /// DNS name for the subjectAltName (repeatable): RFC 1034 preferred syntax, IDNs as
         /// A-labels, a left-most `*` label allowed.
-        #[arg(long, value_parser = pqkit_pki::path::san_dns_name)]
+        #[arg(long, value_parser = pqkit_pki::path::issued_dns_name)]
         dns: Vec<String>,
         /// IP address for the subjectAltName (repeatable).
         #[arg(long)]

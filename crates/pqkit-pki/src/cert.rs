@@ -308,7 +308,7 @@ pub(crate) fn subject_alt_name(
     let enc = |e| Error::malformed("subjectAltName", e);
     let mut names = Vec::new();
     for dns in dns_names {
-        crate::path::san_dns_name(dns).map_err(|e| Error::malformed("subjectAltName", e))?;
+        crate::path::issued_dns_name(dns).map_err(|e| Error::malformed("subjectAltName", e))?;
         names.push(GeneralName::DnsName(Ia5String::new(dns).map_err(enc)?));
     }
     for ip in ip_addresses {

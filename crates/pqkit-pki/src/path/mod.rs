@@ -48,7 +48,7 @@ use crate::error::Error;
 mod name;
 mod rules;
 
-pub use name::{PeerName, dns_name, san_dns_name};
+pub use name::{PeerName, dns_name, issued_dns_name, san_dns_name};
 
 pub use crate::rule::{PathError, Purpose, Rule};
 

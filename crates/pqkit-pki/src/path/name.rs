@@ -195,6 +195,32 @@ pub fn san_dns_name(text: &str) -> Result<String, String> {
     Ok(text.to_owned())
 }
 
+/// A dNSName pqkit puts into a certificate or CSR it makes: [`san_dns_name`], and stricter than
+/// what validation accepts from others — no final dot (RFC 5280 §4.2.1.6 asks for the
+/// preferred name syntax, which has none) and a wildcard only over at least two labels
+/// (`*.example.com`, not `*.com`: RFC 9525 §6.3 leaves wildcards over a public suffix to the
+/// CA's policy, and pqkit has no public-suffix list, so it refuses the one case it can tell).
+///
+/// # Errors
+/// The rule the name breaks, in words.
+pub fn issued_dns_name(text: &str) -> Result<String, String> {
+    let name = san_dns_name(text)?;
+    if name.ends_with('.') {
+        return Err(format!(
+            "{text:?}: a subjectAltName dNSName has no final dot (RFC 5280 §4.2.1.6)"
+        ));
+    }
+    if let Some(rest) = name.strip_prefix("*.")
+        && !rest.contains('.')
+    {
+        return Err(format!(
+            "{text:?}: a wildcard covers a name with at least two labels after it \
+             (\"*.example.com\", not \"*.{rest}\")"
+        ));
+    }
+    Ok(name)
+}
+
 /// Whether `ace` (an A-label after its `xn--`) is Punycode that decodes to a name with at
 /// least one non-ASCII character (RFC 3492 §6.2; RFC 5890 §2.3.2.1). Labels are at most 63
 /// octets, so every step is bounded.
@@ -271,6 +297,33 @@ fn punycode_decodes(ace: &str) -> bool {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn issued_names_have_no_final_dot_and_no_wildcard_over_one_label() {
+        assert_eq!(issued_dns_name("localhost").as_deref(), Ok("localhost"));
+        assert_eq!(
+            issued_dns_name("*.example.com").as_deref(),
+            Ok("*.example.com")
+        );
+        assert_eq!(
+            issued_dns_name("device7.example").as_deref(),
+            Ok("device7.example")
+        );
+        for bad in [
+            "*.com",
+            "example.com.",
+            "*.example.com.",
+            "*",
+            "a.*.com",
+            "10.0.0.1",
+        ] {
+            assert!(issued_dns_name(bad).is_err(), "{bad}");
+        }
+        // Validation of others' certificates stays as accepting as before.
+        assert!(san_dns_name("example.com.").is_ok());
+        assert!(san_dns_name("*.com").is_ok());
+    }
+
     use super::*;
 
     #[test]
