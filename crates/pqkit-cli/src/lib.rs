@@ -1150,12 +1150,11 @@ pub fn run() -> ExitCode {
         return status;
     }
     let g = Globals {
-        overwrite: Overwrite::from_force(cli.force),
         force: cli.force,
         pkcs11_module: cli.pkcs11_module,
         pin_source: cli.pin_source,
     };
-    let overwrite = g.overwrite;
+    let overwrite = g.overwrite();
     files::set_pkcs11(token_cmd::options(
         g.pkcs11_module.clone(),
         g.pin_source.clone(),
@@ -1304,15 +1303,21 @@ fn client(a: ClientArgs) -> failure::Result<()> {
 
 /// The options every subcommand may read (`--force`, `--pkcs11-module`, `--pin-source`).
 struct Globals {
-    overwrite: Overwrite,
     force: bool,
     pkcs11_module: Option<PathBuf>,
     pin_source: Option<String>,
 }
 
+impl Globals {
+    /// `--force` as the output files see it.
+    fn overwrite(&self) -> Overwrite {
+        Overwrite::from_force(self.force)
+    }
+}
+
 /// `pqkit pki …`.
 fn pki(command: PkiCommand, g: &Globals) -> failure::Result<()> {
-    let overwrite = g.overwrite;
+    let overwrite = g.overwrite();
     match command {
         PkiCommand::Init { sig, dir } => commands::pki_init(&sig, &dir, overwrite),
         PkiCommand::Issue {
@@ -1481,7 +1486,7 @@ fn bench(command: BenchCommand, g: &Globals) -> failure::Result<()> {
 
 /// `pqkit hbs …`.
 fn hbs(command: HbsCommand, g: &Globals) -> failure::Result<()> {
-    let overwrite = g.overwrite;
+    let overwrite = g.overwrite();
     match command {
         HbsCommand::Params { json } => hbs_cmd::params(json),
         HbsCommand::Keygen {
@@ -1605,7 +1610,7 @@ fn hbs(command: HbsCommand, g: &Globals) -> failure::Result<()> {
 
 /// `pqkit csr …`.
 fn csr(command: CsrCommand, g: &Globals) -> failure::Result<()> {
-    let overwrite = g.overwrite;
+    let overwrite = g.overwrite();
     match command {
         CsrCommand::Create {
             key,
@@ -1628,7 +1633,7 @@ fn csr(command: CsrCommand, g: &Globals) -> failure::Result<()> {
 
 /// `pqkit kem …`.
 fn kem(command: KemCommand, g: &Globals) -> failure::Result<()> {
-    let overwrite = g.overwrite;
+    let overwrite = g.overwrite();
     match command {
         KemCommand::Encapsulate {
             public,

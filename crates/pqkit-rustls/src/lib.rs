@@ -87,15 +87,16 @@ pub fn find_group(name: &str) -> Result<&'static dyn SupportedKxGroup, pqkit_cor
 /// The IANA name of a negotiated group (its code point in hex when pqkit does not know it).
 pub fn group_name(group: &dyn SupportedKxGroup) -> String {
     let wire = u16::from(group.name());
-    let other = CLASSICAL_GROUPS
-        .iter()
-        .chain(NAMED_ONLY_GROUPS)
-        .find(|(_, g)| u16::from(g.name()) == wire)
-        .map(|(names, _)| names[0].to_owned());
     kx::every_kx_group()
         .find(|g| g.group.code_point.value == wire)
         .map(|g| g.group.name.to_owned())
-        .or(other)
+        .or_else(|| {
+            CLASSICAL_GROUPS
+                .iter()
+                .chain(NAMED_ONLY_GROUPS)
+                .find(|(_, g)| u16::from(g.name()) == wire)
+                .map(|(names, _)| names[0].to_owned())
+        })
         .unwrap_or_else(|| format!("{wire:#06x}"))
 }
 
