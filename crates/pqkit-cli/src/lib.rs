@@ -58,6 +58,10 @@ const AFTER_HELP: &str = concat!(
     "output. No command overwrites an existing file without --force; keys and other secrets\n",
     "are created with mode 0600.\n",
     "\n",
+    "Environment:\n",
+    "  PQKIT_HASH=portable|shani|avx2|avx512  the hash engine's instruction set (default: the\n",
+    "     widest this CPU has)\n",
+    "\n",
     "Exit status:\n",
     "  0  success (also when a reader closes standard output early: pqkit list | head -1)\n",
     "  1  verification failed (signature, certificate chain incl. a malformed certificate in\n",
@@ -1137,6 +1141,22 @@ fn quiet_on_closed_stdout() {
     }));
 }
 
+/// `PQKIT_HASH=portable|shani|avx2|avx512`: the hash path of the whole process (pqkit-hash
+/// reads no environment; the program chooses). A name that is not a path, or a path this CPU
+/// cannot run, is named on stderr and the detected path kept.
+fn hash_path_from_env() {
+    let Some(name) = std::env::var_os("PQKIT_HASH") else {
+        return;
+    };
+    let name = name.to_string_lossy();
+    if let Err(e) = pqkit_hash::dispatch::set_process_by_name(&name) {
+        eprintln!(
+            "pqkit: PQKIT_HASH={name:?}: {e}; hashing on the {} path",
+            pqkit_hash::dispatch::detected()
+        );
+    }
+}
+
 /// Parses the command line and runs the command; the exit status is the one `--help` lists.
 pub fn run() -> ExitCode {
     quiet_on_closed_stdout();
@@ -1149,6 +1169,7 @@ pub fn run() -> ExitCode {
     {
         return status;
     }
+    hash_path_from_env();
     let g = Globals {
         force: cli.force,
         pkcs11_module: cli.pkcs11_module,

@@ -1,5 +1,5 @@
-//! Which kernels run: the CPU is checked once, the widest supported path is chosen, and
-//! `PQKIT_HASH` may force another.
+//! Which kernels run: the CPU is checked once and the widest supported path is chosen, unless
+//! the program chose another first ([`set_process`]).
 //!
 //! | [`Path`] | SHA-256 lanes | sequential SHA-256 | Keccak-f\[1600\] lanes |
 //! |---|---|---|---|
@@ -8,9 +8,9 @@
 //! | `shani` | 1 at a time (SHA-NI) | SHA-NI | portable |
 //! | `portable` | portable | portable | portable |
 //!
-//! `PQKIT_HASH=portable|shani|avx2|avx512` forces a path for the whole process (a path the CPU
-//! lacks is refused with a message on stderr and the detected one used). [`with_path`] forces
-//! one for the current thread (tests, benchmarks).
+//! [`set_process`] forces a path for the whole process (the `pqkit` command maps
+//! `PQKIT_HASH=portable|shani|avx2|avx512` onto it); [`with_path`] forces one for the current
+//! thread (tests, benchmarks). The library reads no environment variable and prints nothing.
 
 use std::cell::Cell;
 use std::sync::OnceLock;
@@ -32,7 +32,7 @@ impl Path {
     /// Every path, narrowest first.
     pub const ALL: [Path; 4] = [Path::Portable, Path::ShaNi, Path::Avx2, Path::Avx512];
 
-    /// The name `PQKIT_HASH` and the benchmark tables use.
+    /// The name `PQKIT_HASH`, `--hash-path` and the benchmark tables use.
     pub fn name(self) -> &'static str {
         match self {
             Self::Portable => "portable",
@@ -102,30 +102,63 @@ pub fn detected() -> Path {
         .unwrap_or(Path::Portable)
 }
 
-/// The process-wide path: `PQKIT_HASH` if set (and supported), else [`detected`]. Checked once.
+static PROCESS: OnceLock<Path> = OnceLock::new();
+
+/// The process-wide path: the one [`set_process`] chose, else [`detected`]. Fixed at the first
+/// call of this function or of [`set_process`], whichever comes first.
 pub fn process() -> Path {
-    static PATH: OnceLock<Path> = OnceLock::new();
-    *PATH.get_or_init(|| {
-        let Ok(name) = std::env::var("PQKIT_HASH") else {
-            return detected();
-        };
-        match Path::from_name(name.trim()) {
-            Some(p) if p.is_supported() => p,
-            _ => {
-                eprintln!(
-                    "pqkit-hash: PQKIT_HASH={name:?} is not a path this CPU supports \
-                     (one of {:?}); using {}",
-                    Path::supported()
-                        .iter()
-                        .map(|p| p.name())
-                        .collect::<Vec<_>>(),
-                    detected()
-                );
-                detected()
-            }
-        }
-    })
+    *PROCESS.get_or_init(detected)
 }
+
+/// Chooses the process-wide path, before the first hash. A program maps its own setting onto
+/// this (the `pqkit` command reads `PQKIT_HASH`; the library reads no environment).
+///
+/// # Errors
+/// [`ChooseError::Unsupported`] when the CPU cannot run `path`; [`ChooseError::Fixed`] when
+/// another path is already fixed (a hash ran, or another call chose it). Choosing the path
+/// already fixed is not an error.
+pub fn set_process(path: Path) -> Result<(), ChooseError> {
+    if !path.is_supported() {
+        return Err(ChooseError::Unsupported(Unsupported(path)));
+    }
+    match *PROCESS.get_or_init(|| path) {
+        fixed if fixed == path => Ok(()),
+        fixed => Err(ChooseError::Fixed(fixed)),
+    }
+}
+
+/// [`set_process`] by a path's name (`portable`, `shani`, `avx2` or `avx512`; surrounding
+/// blanks ignored); returns the path.
+///
+/// # Errors
+/// [`ChooseError::Unknown`] for another name, else those of [`set_process`].
+pub fn set_process_by_name(name: &str) -> Result<Path, ChooseError> {
+    let path = Path::from_name(name.trim()).ok_or(ChooseError::Unknown)?;
+    set_process(path).map(|()| path)
+}
+
+/// Why [`set_process`] refused a path.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ChooseError {
+    /// Not the name of a path.
+    Unknown,
+    /// The CPU cannot run it.
+    Unsupported(Unsupported),
+    /// The process already runs this other path.
+    Fixed(Path),
+}
+
+impl core::fmt::Display for ChooseError {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        match self {
+            Self::Unknown => f.write_str("not a hash path (portable, shani, avx2 or avx512)"),
+            Self::Unsupported(u) => u.fmt(f),
+            Self::Fixed(p) => write!(f, "the process already hashes on the {p} path"),
+        }
+    }
+}
+
+impl std::error::Error for ChooseError {}
 
 thread_local! {
     static FORCED: Cell<Option<Path>> = const { Cell::new(None) };

@@ -9,8 +9,8 @@
 //! | SHA-256 compression | 16 lanes | 8 lanes | 1 (sequential blocks) | 1 |
 //! | Keccak-f\[1600\] | 8 lanes | 4 lanes | — | 1 |
 //!
-//! The CPU is checked once ([`dispatch`]); `PQKIT_HASH=portable` (or `shani`, `avx2`,
-//! `avx512`) forces a path. Every SIMD kernel has a portable twin, and the tests prove them
+//! The CPU is checked once ([`dispatch`]); a program may choose a narrower path for the
+//! process (`dispatch::set_process`; the `pqkit` command maps `PQKIT_HASH` onto it). Every SIMD kernel has a portable twin, and the tests prove them
 //! byte-identical on every length the callers use.
 //!
 //! The API speaks in the terms of the signature schemes, not lanes:

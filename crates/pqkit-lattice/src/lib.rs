@@ -5,8 +5,7 @@
 //! streams expand the matrix Â, and independent SHAKE256 streams the secret, error and mask
 //! vectors. Here they are squeezed together on pqkit-hash's Keccak lanes (8 permutations at
 //! once on AVX-512, 4 on AVX2), and the NTT arithmetic is compiled for the same instruction
-//! set, chosen at run time with the hash path ([`pqkit_hash::dispatch`]; `PQKIT_HASH` forces
-//! one).
+//! set, chosen at run time with the hash path ([`pqkit_hash::dispatch`]).
 //!
 //! pqkit-core's `KemAlgorithm` and `SignatureAlgorithm` are the everyday API; [`ml_kem`] and
 //! [`ml_dsa`] are the engines under them.

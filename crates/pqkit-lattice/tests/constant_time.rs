@@ -43,6 +43,16 @@ fn under_valgrind() -> bool {
     running
 }
 
+/// The hash path (and so the lattice kernels) under test: the one `PQKIT_HASH` names (CI runs
+/// this file once per path), else the detected one.
+fn hash_path() -> pqkit_hash::Path {
+    if let Ok(name) = std::env::var("PQKIT_HASH") {
+        pqkit_hash::dispatch::set_process_by_name(&name)
+            .unwrap_or_else(|e| panic!("PQKIT_HASH={name}: {e}"));
+    }
+    pqkit_hash::dispatch::current()
+}
+
 fn how(under_valgrind: bool) -> &'static str {
     if under_valgrind {
         "under Valgrind memcheck"
@@ -54,7 +64,7 @@ fn how(under_valgrind: bool) -> &'static str {
 #[test]
 fn ml_kem_secrets_do_not_steer_branches_or_addresses() {
     let under_valgrind = under_valgrind();
-    let path = pqkit_hash::dispatch::current();
+    let path = hash_path();
     for p in [&ML_KEM_512, &ML_KEM_768, &ML_KEM_1024] {
         let k = p.k;
         let mut ek = vec![0u8; p.encapsulation_key_size()];
@@ -100,7 +110,7 @@ fn ml_dsa_signing_secrets_do_not_steer_branches_or_addresses() {
         verify_mu,
     };
     let under_valgrind = under_valgrind();
-    let path = pqkit_hash::dispatch::current();
+    let path = hash_path();
     for p in [&ML_DSA_44, &ML_DSA_65, &ML_DSA_87] {
         let key = key_gen_internal(p, &[0x44; 32]);
         // Six messages: about 4–5 attempts each on average, most rejected by the r₀ or z check

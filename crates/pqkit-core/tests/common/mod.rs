@@ -16,12 +16,26 @@ use pqkit_core::sig::SignatureAlgorithm;
 use serde_json::Value;
 
 /// The vectors directory: `$PQKIT_VECTORS`, else `../shared/vectors` beside the repository.
+/// Every suite reads its vectors before it hashes, so this is also where the hash path
+/// `PQKIT_HASH` names is chosen for the test process (CI runs the suites once per path).
 pub(crate) fn vectors_dir() -> PathBuf {
+    hash_path_from_env();
     std::env::var_os("PQKIT_VECTORS")
         .map(PathBuf::from)
         .unwrap_or_else(|| {
             PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/vectors")
         })
+}
+
+/// Chooses the hash path `PQKIT_HASH` names, if set, for the whole process.
+///
+/// # Panics
+/// When it names no path this CPU runs, or another path is already fixed.
+pub(crate) fn hash_path_from_env() {
+    if let Ok(name) = std::env::var("PQKIT_HASH") {
+        pqkit_hash::dispatch::set_process_by_name(&name)
+            .unwrap_or_else(|e| panic!("PQKIT_HASH={name}: {e}"));
+    }
 }
 
 /// The bytes of `<vectors>/<rel>`, decompressed. A file stored gzipped (its name ends in `.gz`)

@@ -17,9 +17,8 @@
 //!
 //! The same code compiled for AVX-512F/VL ([`vl`], through `four_lanes!`) has 32 ymm
 //! registers: the lanes and θ's column parities stay in registers. The AVX-512 path runs its
-//! calls of 1 to 4 states there when the measurement at its first call finds that faster than
-//! a call of the 8-lane kernel and the scalar permutation (`Small` in the parent module), as it
-//! does on AMD's Zen 4.
+//! calls of 2 to 4 states there rather than a padded call of the 8-lane kernel, and on AMD
+//! (Zen 4) one state too (`Small` in the parent module: a fixed choice per CPU family).
 #![allow(unsafe_code)]
 
 use core::arch::x86_64::{

@@ -94,14 +94,14 @@ pub(crate) fn permute_picked(path: Path, states: &mut [[u64; 25]], picked: &[usi
 
 /// The AVX-512 path's grouping of the `n` states `each` yields, where they are: 8 at a time;
 /// 1 to 4 in one call of the 4-lane kernel compiled for AVX-512VL ([`avx2::vl::permute`])
-/// when [`Small`] found it faster on this CPU, else one alone in scalar code ([`permute_one`])
+/// when [`Small`] chooses it for this CPU, else one alone in scalar code ([`permute_one`])
 /// and 2 to 4 with 5 to 7 in one call of 8, states of no stream filling the lanes; a ninth
 /// left over beside 8 on the integer units ([`avx512::permute8_plus_one`]). One state alone
 /// is counted as alone (the caller counts them all).
 #[cfg(target_arch = "x86_64")]
 fn avx512_groups<'a>(mut n: usize, mut each: impl Iterator<Item = &'a mut [u64; 25]>) {
     let mut next = || each.next().expect("as many states as counted");
-    let small = Small::measured();
+    let small = Small::for_this_cpu();
     // States of no stream, for a call of 8 with fewer (what they hold is never read); zeroed
     // only when such a call comes.
     let mut pads = None;
@@ -148,12 +148,21 @@ fn avx512_groups<'a>(mut n: usize, mut each: impl Iterator<Item = &'a mut [u64; 
     }
 }
 
-/// Which kernel the AVX-512 path gives calls of 1 to 4 states, measured once per process on
-/// the CPU it runs on: the 4-lane kernel compiled for AVX-512VL ([`avx2::vl::permute`])
-/// against the scalar permutation for one state and a padded call of the 8-lane kernel for
-/// four. On AMD's Zen 4, whose 512-bit instructions take two passes through 256-bit units,
-/// the 4-lane kernel wins both (the README's figures); where 512-bit units are full width it
-/// need not. Every choice gives the same states.
+/// Which kernel the AVX-512 path gives calls of 1 to 4 states: the 4-lane kernel compiled for
+/// AVX-512VL ([`avx2::vl::permute`]) or, for one state, the scalar permutation
+/// ([`permute_one`]) and, for 2 to 4, a padded call of the 8-lane kernel. A fixed choice per CPU
+/// family, not a measurement (a process measuring itself at its first hash would run at a speed
+/// that varies from run to run):
+///
+/// | CPU | 1 state | 2 to 4 states |
+/// |---|---|---|
+/// | AMD (Zen 4: 512-bit instructions take two passes through 256-bit units) | 4-lane kernel | 4-lane kernel |
+/// | others (Intel: full-width 512-bit units) | scalar | 4-lane kernel |
+/// | without AVX-512VL | scalar | 8-lane kernel |
+///
+/// The first-call calibration this table replaced chose the 4-lane kernel for both on Zen 4,
+/// and on an Intel Xeon with AVX-512 the scalar permutation for one state and the 4-lane
+/// kernel for 2 to 4, every time it was run there. Every choice gives the same states.
 #[cfg(target_arch = "x86_64")]
 #[derive(Clone, Copy, Debug)]
 struct Small {
@@ -165,43 +174,25 @@ struct Small {
 
 #[cfg(target_arch = "x86_64")]
 impl Small {
-    /// The choice, measured at the first call (a short calibration: the best of 5 batches of
-    /// 64 calls of each kernel on all-zero states).
-    fn measured() -> Self {
+    /// The choice of the table above for this CPU (its CPUID vendor string and features,
+    /// read once).
+    fn for_this_cpu() -> Self {
         static CHOICE: std::sync::OnceLock<Small> = std::sync::OnceLock::new();
         *CHOICE.get_or_init(|| {
-            if !avx2::vl::available() {
-                return Self {
-                    one: false,
-                    few: false,
-                };
-            }
-            let mut s = [[0u64; 25]; 8];
-            let mut best = |kernel: &mut dyn FnMut(&mut [[u64; 25]; 8])| {
-                (0..5)
-                    .map(|_| {
-                        let start = std::time::Instant::now();
-                        for _ in 0..64 {
-                            kernel(std::hint::black_box(&mut s));
-                        }
-                        start.elapsed()
-                    })
-                    .min()
-                    .unwrap_or_default()
-            };
-            let vl_one = best(&mut |s| avx2::vl::permute(&mut [&mut s[0]]));
-            let scalar = best(&mut |s| permute_one(&mut s[0]));
-            let vl_four = best(&mut |s| {
-                let [a, b, c, d, ..] = s;
-                avx2::vl::permute(&mut [a, b, c, d]);
-            });
-            let eight = best(&mut |s| avx512::permute8_each(&mut s.each_mut()));
+            let vl = avx2::vl::available();
             Self {
-                one: vl_one < scalar,
-                few: vl_four < eight,
+                one: vl && is_amd(),
+                few: vl,
             }
         })
     }
+}
+
+/// Whether CPUID leaf 0 names AMD ("AuthenticAMD").
+#[cfg(target_arch = "x86_64")]
+fn is_amd() -> bool {
+    let id = core::arch::x86_64::__cpuid(0);
+    (id.ebx, id.edx, id.ecx) == (0x6874_7541, 0x6974_6E65, 0x444D_4163)
 }
 
 fn lanes(path: Path, states: &mut [[u64; 25]]) {
