@@ -2,8 +2,8 @@
 //! key generation, signing and verification from μ, every mode — pure, HashML-DSA, external μ,
 //! context strings, hedged and deterministic, seed and expanded keys).
 //!
-//! This module formats M′ (FIPS 204 Algorithm 2 line 10, Algorithm 4 line 23) and computes
-//! μ = H(tr ‖ M′, 64); pqkit-lattice does the rest. The vector suites also run
+//! This module formats M′ (FIPS 204 Algorithm 2 line 10, Algorithm 4 line 23);
+//! pqkit-lattice computes μ = H(tr ‖ M′, 64) (`pqkit_lattice::ml_dsa::mu`) and does the rest. The vector suites also run
 //! aws-lc-rs and fips204 as independent implementations (`tests/oracles/mod.rs`; both are
 //! dev-dependencies for ML-DSA).
 
@@ -114,17 +114,6 @@ fn params(level: Level) -> &'static lattice::Params {
         Level::L65 => &lattice::ML_DSA_65,
         Level::L87 => &lattice::ML_DSA_87,
     }
-}
-
-/// μ = H(tr ‖ M′, 64) (FIPS 204 Algorithm 7 line 6), M′ the concatenation of `m_prime`: on
-/// pqkit-hash's sponge, like the rest of the scheme.
-fn mu(tr: &[u8; 64], m_prime: &[&[u8]]) -> [u8; MU_SIZE] {
-    let mut parts = Vec::with_capacity(m_prime.len() + 1);
-    parts.push(&tr[..]);
-    parts.extend_from_slice(m_prime);
-    let mut out = [0u8; MU_SIZE];
-    pqkit_hash::Sponge::Shake256.hash(&parts, &mut out);
-    out
 }
 
 /// M′'s prefix: 0 ‖ |ctx| for pure ML-DSA (FIPS 204 Algorithm 2 line 10), 1 ‖ |ctx| for
@@ -312,7 +301,7 @@ impl SigningKeyImpl for MlDsaSigningKey {
         context: &[u8],
         randomness: SigningRandomness<'_>,
     ) -> Result<Vec<u8>, Error> {
-        let mu = mu(self.key.tr(), &[&prefix(false, context)?, context, message]);
+        let mu = lattice::mu(self.key.tr(), &[&prefix(false, context)?, context, message]);
         self.sign_from_mu(&mu, randomness)
     }
 
@@ -325,7 +314,7 @@ impl SigningKeyImpl for MlDsaSigningKey {
         randomness: SigningRandomness<'_>,
     ) -> Result<Vec<u8>, Error> {
         let oid = hash.oid_der();
-        let mu = mu(
+        let mu = lattice::mu(
             self.key.tr(),
             &[&prefix(true, context)?, context, &oid, digest],
         );

@@ -229,17 +229,6 @@ fn xof(mut reader: impl XofReader, size: usize) -> Vec<u8> {
     out
 }
 
-/// SHAKE256 of the concatenated `parts`, `N` bytes (FIPS 204's H).
-pub(crate) fn shake256<const N: usize>(parts: &[&[u8]]) -> [u8; N] {
-    let mut h = sha3::Shake256::default();
-    for p in parts {
-        Update::update(&mut h, p);
-    }
-    let mut out = [0u8; N];
-    h.finalize_xof().read(&mut out);
-    out
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

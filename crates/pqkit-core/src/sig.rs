@@ -544,36 +544,9 @@ fn check_context(alg: &SignatureAlgorithm, context: &[u8]) -> Result<(), Error> 
     Ok(())
 }
 
-/// ML-DSA's μ computed in pieces: SHAKE256(tr ‖ prefix ‖ M), 64 bytes, tr = SHAKE256(pk, 64).
-pub struct MuHasher(sha3::Shake256);
-
-impl MuHasher {
-    /// Starts μ for verifying key `pk` with the formatted prefix of M′ (FIPS 204 Algorithm 2
-    /// line 10: `0 ‖ |ctx| ‖ ctx`; an empty prefix gives the internal interface's μ).
-    pub fn new(pk: &[u8], prefix: &[&[u8]]) -> Self {
-        use sha3::digest::Update;
-        let tr: [u8; 64] = crate::prehash::shake256(&[pk]);
-        let mut h = sha3::Shake256::default();
-        h.update(&tr);
-        for p in prefix {
-            h.update(p);
-        }
-        Self(h)
-    }
-
-    /// Feeds the next piece of the message.
-    pub fn update(&mut self, piece: &[u8]) {
-        sha3::digest::Update::update(&mut self.0, piece);
-    }
-
-    /// μ, 64 bytes.
-    pub fn finalize(self) -> [u8; MU_SIZE] {
-        use sha3::digest::{ExtendableOutput, XofReader};
-        let mut mu = [0u8; MU_SIZE];
-        self.0.finalize_xof().read(&mut mu);
-        mu
-    }
-}
+/// ML-DSA's μ computed in pieces: SHAKE256(tr ‖ prefix ‖ M), 64 bytes, tr = SHAKE256(pk, 64)
+/// (pqkit-lattice's, the one computation of μ; FIPS 204 Algorithm 7 line 6).
+pub use pqkit_lattice::ml_dsa::MuHasher;
 
 /// A signature implementation behind a [`SignatureAlgorithm`].
 pub trait SignatureBackend: Send + Sync {

@@ -331,6 +331,7 @@ fn sigver() {
 /// Signed by pqkit-lattice, verified by every backend (hedged and deterministic).
 #[test]
 fn backends_verify_each_others_signatures() {
+    common::hash_path_from_env();
     for alg in [
         &pqkit_core::ml_dsa::ML_DSA_44,
         &pqkit_core::ml_dsa::ML_DSA_65,

@@ -234,6 +234,7 @@ fn ml_kem_accumulated(alg: &'static KemAlgorithm, iterations: usize) -> Accumula
 /// process's path only.
 #[test]
 fn ml_kem_accumulated_10000() {
+    common::hash_path_from_env();
     let process = pqkit_hash::dispatch::process();
     let paths = on_every_path(|path| ml_kem_accumulated_on(path == process));
     eprintln!("CCTV ML-KEM accumulated: on every hash path, {paths:?}");

@@ -10,8 +10,9 @@
 //! | Keccak-f\[1600\] | 8 lanes | 4 lanes | — | 1 |
 //!
 //! The CPU is checked once ([`dispatch`]); a program may choose a narrower path for the
-//! process (`dispatch::set_process`; the `pqkit` command maps `PQKIT_HASH` onto it). Every SIMD kernel has a portable twin, and the tests prove them
-//! byte-identical on every length the callers use.
+//! process (`dispatch::set_process`; the `pqkit` command maps `PQKIT_HASH` onto it). Every
+//! SIMD kernel has a portable twin, and the tests prove them byte-identical on every length
+//! the callers use.
 //!
 //! The API speaks in the terms of the signature schemes, not lanes:
 //! [`ManyHash::hash_many`] hashes N messages of one length (SHA-256 after a shared prefix,
@@ -36,7 +37,7 @@ pub use chain::{
     fixed_chains_with, fixed_chains_with_prelude, id_chains, id_chains_to_end,
 };
 pub use dispatch::Path;
-pub use keccak::{Shake, Sponge, XofLanes};
+pub use keccak::{Absorber, Shake, Sponge, XofLanes};
 pub use sha256::Sha256Prefix;
 pub use sha512::Sha512Prefix;
 pub use wipe::{Cleared, Wiped, Zero, wipe};

@@ -2,10 +2,14 @@
 //! Algorithms 9, 10) and of ML-DSA's (FIPS 204 Algorithms 41, 42) — whose cost per call on a
 //! path ([`crate::cost::ntt_ns`]) is what `pqkit bench` adds to the Keccak work in its "limit" column
 //! for the lattice rows. A thread-local increment per transform (no atomic: the operations
-//! are single-threaded).
+//! are single-threaded), only with the `counters` feature (pqkit-bench enables it): without
+//! it the counting compiles to nothing. [`ntt_pairs!`] (what the cost model times) is always
+//! here.
 
+#[cfg(feature = "counters")]
 use std::cell::Cell;
 
+#[cfg(feature = "counters")]
 /// NTTs (forward and inverse) run on this thread so far.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Ntts {
@@ -15,6 +19,7 @@ pub struct Ntts {
     pub ml_dsa: u64,
 }
 
+#[cfg(feature = "counters")]
 impl Ntts {
     /// The transforms run between `earlier` and `self`.
     pub fn since(self, earlier: Ntts) -> Ntts {
@@ -25,10 +30,12 @@ impl Ntts {
     }
 }
 
+#[cfg(feature = "counters")]
 thread_local! {
     static THREAD: Cell<Ntts> = const { Cell::new(Ntts { ml_kem: 0, ml_dsa: 0 }) };
 }
 
+#[cfg(feature = "counters")]
 /// The NTTs run on this thread so far.
 pub fn thread_counts() -> Ntts {
     THREAD.with(Cell::get)
@@ -36,6 +43,7 @@ pub fn thread_counts() -> Ntts {
 
 #[inline(always)]
 pub(crate) fn ml_kem_ntt() {
+    #[cfg(feature = "counters")]
     THREAD.with(|c| {
         let mut v = c.get();
         v.ml_kem += 1;
@@ -45,6 +53,7 @@ pub(crate) fn ml_kem_ntt() {
 
 #[inline(always)]
 pub(crate) fn ml_dsa_ntt() {
+    #[cfg(feature = "counters")]
     THREAD.with(|c| {
         let mut v = c.get();
         v.ml_dsa += 1;

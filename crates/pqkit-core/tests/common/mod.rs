@@ -16,8 +16,9 @@ use pqkit_core::sig::SignatureAlgorithm;
 use serde_json::Value;
 
 /// The vectors directory: `$PQKIT_VECTORS`, else `../shared/vectors` beside the repository.
-/// Every suite reads its vectors before it hashes, so this is also where the hash path
-/// `PQKIT_HASH` names is chosen for the test process (CI runs the suites once per path).
+/// Also where the hash path `PQKIT_HASH` names is chosen for the test process (CI runs the
+/// LMS/XMSS suites once per path; a test that hashes before it reads vectors calls
+/// [`hash_path_from_env`] first).
 pub(crate) fn vectors_dir() -> PathBuf {
     hash_path_from_env();
     std::env::var_os("PQKIT_VECTORS")
@@ -30,7 +31,8 @@ pub(crate) fn vectors_dir() -> PathBuf {
 /// Chooses the hash path `PQKIT_HASH` names, if set, for the whole process.
 ///
 /// # Panics
-/// When it names no path this CPU runs, or another path is already fixed.
+/// When it names no path this CPU runs, or another path is already fixed (a test hashed
+/// before calling this): a forced path is never silently ignored.
 pub(crate) fn hash_path_from_env() {
     if let Ok(name) = std::env::var("PQKIT_HASH") {
         pqkit_hash::dispatch::set_process_by_name(&name)

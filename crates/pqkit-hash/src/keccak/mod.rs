@@ -46,7 +46,7 @@ mod scalar;
 mod tests;
 mod xof;
 
-pub use xof::{Sponge, XofLanes};
+pub use xof::{Absorber, Sponge, XofLanes};
 
 use crate::chain::Message;
 use crate::{Chain, Layout, ManyHash, Path, Prelude, count};
@@ -156,13 +156,11 @@ fn avx512_groups<'a>(mut n: usize, mut each: impl Iterator<Item = &'a mut [u64; 
 ///
 /// | CPU | 1 state | 2 to 4 states |
 /// |---|---|---|
-/// | AMD (Zen 4: 512-bit instructions take two passes through 256-bit units) | 4-lane kernel | 4-lane kernel |
+/// | AMD (Zen 4: 512-bit instructions in two 256-bit passes) | 4-lane kernel | 4-lane kernel |
 /// | others (Intel: full-width 512-bit units) | scalar | 4-lane kernel |
 /// | without AVX-512VL | scalar | 8-lane kernel |
 ///
-/// The first-call calibration this table replaced chose the 4-lane kernel for both on Zen 4,
-/// and on an Intel Xeon with AVX-512 the scalar permutation for one state and the 4-lane
-/// kernel for 2 to 4, every time it was run there. Every choice gives the same states.
+/// Every choice gives the same states.
 #[cfg(target_arch = "x86_64")]
 #[derive(Clone, Copy, Debug)]
 struct Small {

@@ -47,31 +47,79 @@ impl Sponge {
     /// # Panics
     /// When `out` is longer than the rate (a caller bug).
     pub fn hash(self, parts: &[&[u8]], out: &mut [u8]) {
-        let path = crate::dispatch::current();
-        let rate = self.rate();
-        assert!(out.len() <= rate, "Sponge: more than one rate of output");
-        // The message XORed into the state where it lies (no block buffer to copy and wipe),
-        // a permutation after each full rate, then the padding (FIPS 202 Algorithm 8).
-        let mut state = [0u64; 25];
-        let mut at = 0;
+        let mut a = self.absorber();
         for part in parts {
-            let mut part = *part;
-            while !part.is_empty() {
-                let take = part.len().min(rate - at);
-                absorb_at(&mut state, at, &part[..take]);
-                at += take;
-                part = &part[take..];
-                if at == rate {
-                    permute_lanes(path, core::slice::from_mut(&mut state));
-                    at = 0;
-                }
+            a.update(part);
+        }
+        a.finalize(out);
+    }
+
+    /// An empty sponge that absorbs its input a piece at a time ([`Absorber`]).
+    pub fn absorber(self) -> Absorber {
+        Absorber {
+            sponge: self,
+            path: crate::dispatch::current(),
+            state: [0u64; 25],
+            at: 0,
+        }
+    }
+}
+
+/// A [`Sponge`] absorbing a message fed in pieces of any lengths (FIPS 202 Algorithm 8):
+/// each piece XORed into the state where it lies (no block buffer), a permutation after each
+/// full rate; the same output as [`Sponge::hash`] of the pieces joined. Its permutations run on
+/// the path current when it was created. The state (which may hold a secret) is wiped when the
+/// absorber is finalized or dropped; `Debug` prints the sponge and position only.
+pub struct Absorber {
+    sponge: Sponge,
+    path: Path,
+    state: [u64; 25],
+    /// Bytes of the current rate block absorbed.
+    at: usize,
+}
+
+impl core::fmt::Debug for Absorber {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_struct("Absorber")
+            .field("sponge", &self.sponge)
+            .field("at", &self.at)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Absorber {
+    /// Absorbs the next piece of the message.
+    pub fn update(&mut self, mut piece: &[u8]) {
+        let rate = self.sponge.rate();
+        while !piece.is_empty() {
+            let take = piece.len().min(rate - self.at);
+            absorb_at(&mut self.state, self.at, &piece[..take]);
+            self.at += take;
+            piece = &piece[take..];
+            if self.at == rate {
+                permute_lanes(self.path, core::slice::from_mut(&mut self.state));
+                self.at = 0;
             }
         }
-        xor_byte(&mut state, at, self.domain());
-        xor_byte(&mut state, rate - 1, 0x80);
-        permute_lanes(path, core::slice::from_mut(&mut state));
-        super::squeeze(&state, out);
-        crate::wipe(&mut state);
+    }
+
+    /// Pads, permutes and writes the first `out.len()` bytes of the output.
+    ///
+    /// # Panics
+    /// When `out` is longer than the rate (a caller bug).
+    pub fn finalize(mut self, out: &mut [u8]) {
+        let rate = self.sponge.rate();
+        assert!(out.len() <= rate, "Sponge: more than one rate of output");
+        xor_byte(&mut self.state, self.at, self.sponge.domain());
+        xor_byte(&mut self.state, rate - 1, 0x80);
+        permute_lanes(self.path, core::slice::from_mut(&mut self.state));
+        super::squeeze(&self.state, out);
+    }
+}
+
+impl Drop for Absorber {
+    fn drop(&mut self) {
+        crate::wipe(&mut self.state);
     }
 }
 

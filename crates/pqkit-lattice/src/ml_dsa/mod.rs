@@ -25,7 +25,7 @@
 mod poly;
 mod simd;
 
-use pqkit_hash::{Cleared, Shake, Sponge, Wiped, XofLanes, Zero};
+use pqkit_hash::{Absorber, Cleared, Shake, Sponge, Wiped, XofLanes, Zero};
 use std::sync::OnceLock;
 use subtle::ConstantTimeEq;
 use zeroize::Zeroizing;
@@ -197,6 +197,53 @@ fn check_len(what: &'static str, bytes: &[u8], expected: usize) -> Result<(), Er
 /// H(parts, out.len()) = SHAKE256 (FIPS 204 §3.7), one stream.
 fn h(parts: &[&[u8]], out: &mut [u8]) {
     Sponge::Shake256.hash(parts, out);
+}
+
+/// The message representative μ = H(tr ‖ M′, 64) (FIPS 204 Algorithm 7 line 6, Algorithm 8
+/// line 7), M′ the concatenation of `m_prime` (for pure ML-DSA, 0 ‖ |ctx| ‖ ctx ‖ M,
+/// Algorithm 2 line 10; for HashML-DSA, 1 ‖ |ctx| ‖ ctx ‖ OID ‖ PH(M), Algorithm 4 line 23).
+/// 64 bytes. The one computation of μ in pqkit: signing, verification, external μ and the
+/// token all come here or to [`MuHasher`].
+pub fn mu(tr: &[u8; 64], m_prime: &[&[u8]]) -> [u8; MU_SIZE] {
+    MuHasher::from_tr(tr, m_prime).finalize()
+}
+
+/// [`mu`] of a message fed in pieces (a file streamed through, a token's C_SignUpdate):
+/// SHAKE256 absorbing tr, M′'s prefix and then each piece, on pqkit-hash's sponge.
+#[derive(Debug)]
+pub struct MuHasher(Absorber);
+
+impl MuHasher {
+    /// Starts μ for the encoded verifying key `pk` (tr = H(pk, 64), FIPS 204 Algorithm 6
+    /// line 3) with the formatted prefix of M′ (`0 ‖ |ctx| ‖ ctx` for pure ML-DSA; empty for
+    /// the internal interface).
+    pub fn new(pk: &[u8], prefix: &[&[u8]]) -> Self {
+        let mut tr = [0u8; 64];
+        h(&[pk], &mut tr);
+        Self::from_tr(&tr, prefix)
+    }
+
+    /// Starts μ from tr (64 bytes) and M′'s prefix.
+    pub fn from_tr(tr: &[u8; 64], prefix: &[&[u8]]) -> Self {
+        let mut a = Sponge::Shake256.absorber();
+        a.update(tr);
+        for p in prefix {
+            a.update(p);
+        }
+        Self(a)
+    }
+
+    /// Feeds the next piece of the message.
+    pub fn update(&mut self, piece: &[u8]) {
+        self.0.update(piece);
+    }
+
+    /// μ, 64 bytes.
+    pub fn finalize(self) -> [u8; MU_SIZE] {
+        let mut out = [0u8; MU_SIZE];
+        self.0.finalize(&mut out);
+        out
+    }
 }
 
 /// A consumer of one XOF stream, a block at a time.
@@ -1034,14 +1081,11 @@ fn verify_any(
         }
     };
     // Line 7: μ ← H(tr ‖ M′, 64).
-    let mut from_message = [0u8; MU_SIZE];
+    let from_message;
     let mu = match mu {
         Mu::Given(mu) => mu,
         Mu::FromMessage(m_prime) => {
-            let mut parts = Vec::with_capacity(m_prime.len() + 1);
-            parts.push(&tr[..]);
-            parts.extend_from_slice(m_prime);
-            h(&parts, &mut from_message);
+            from_message = self::mu(tr, m_prime);
             &from_message
         }
     };
