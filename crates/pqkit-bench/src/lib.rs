@@ -12,6 +12,8 @@
 //!   in MB/s and ops/s, on one core and on every core.
 //! - [`render`]: aligned text, Markdown and HTML tables; [`plot`]: SVG plots.
 //! - [`suite`]: each benchmark as JSON + tables + plots, and the `pqkit report` HTML page.
+//! - [`reference`]: the reference documents' own figures, as data; [`documents`]: one page per
+//!   document with pqkit's figures beside them.
 //!
 //! Every report names the machine ([`machine::Machine`]): CPU, SIMD features, build profile,
 //! timer and backends. Timings are medians of repeated runs; comparisons are ratios measured
@@ -20,6 +22,7 @@
 
 pub mod boundary;
 pub mod crypto;
+pub mod documents;
 pub mod engine;
 pub mod etcd;
 pub mod handshake;
@@ -31,6 +34,7 @@ pub mod peers;
 pub mod plot;
 pub mod preset;
 pub mod primitives;
+pub mod reference;
 pub mod render;
 pub mod row;
 pub mod stack;

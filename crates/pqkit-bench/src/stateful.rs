@@ -19,6 +19,24 @@ use crate::timing::{Budget, measure, measure_with};
 /// manual's L2_H10_W2 and L3_H5_W8, and XMSS-SHA2_10_256.
 pub const DEFAULT: [&str; 3] = ["L2_H10_W2", "L3_H5_W8", "XMSS-SHA2_10_256"];
 
+/// Every set the wolfSSL manual's LMS/HSS and XMSS benchmark tables print (`../shared/seeds`,
+/// document 000): what `pqkit report` runs, so that its wolfSSL page compares them all.
+pub const REFERENCE: [&str; 13] = [
+    "L2_H10_W2",
+    "L2_H10_W4",
+    "L3_H5_W4",
+    "L3_H5_W8",
+    "L3_H10_W4",
+    "L4_H5_W8",
+    "XMSS-SHA2_10_256",
+    "XMSSMT-SHA2_20/2_256",
+    "XMSSMT-SHA2_20/4_256",
+    "XMSSMT-SHA2_40/4_256",
+    "XMSSMT-SHA2_40/8_256",
+    "XMSSMT-SHA2_60/6_256",
+    "XMSSMT-SHA2_60/12_256",
+];
+
 /// A stateful scheme by name: one of the manual's HSS presets or an XMSS / XMSS^MT set.
 #[derive(Clone, Debug)]
 pub enum Scheme {

@@ -65,6 +65,15 @@ impl Measurement {
         }
     }
 
+    /// The name its JSON file and its section of the report take: the kind, and for a
+    /// handshake preset the preset's name too ("handshake-m4-paper").
+    pub fn stem(&self) -> String {
+        match self.body.pointer("/preset/name").and_then(Value::as_str) {
+            Some(name) => format!("{}-{name}", self.kind),
+            None => self.kind.to_owned(),
+        }
+    }
+
     /// Writes each plot into `dir` (created if missing); returns the paths.
     ///
     /// # Errors
@@ -159,7 +168,7 @@ struct Compared {
 fn handshake_measurement(
     rows: &[handshake::Row],
     skipped: &[handshake::Skipped],
-    preset: Option<&'static preset::Preset>,
+    preset: Option<&preset::Preset>,
 ) -> Result<Measurement, String> {
     let mut tables = vec![render::handshake(rows, skipped), render::breakdown(rows)];
     if let Some(p) = preset {
@@ -213,7 +222,7 @@ pub fn handshake(options: &handshake::Options) -> Result<Measurement, String> {
 /// # Errors
 /// As [`handshake::run`], and plotting errors.
 pub fn handshake_preset(
-    preset: &'static preset::Preset,
+    preset: &preset::Preset,
     mutual: &[bool],
     repetitions: usize,
 ) -> Result<Measurement, String> {
@@ -355,21 +364,38 @@ pub struct Suite {
     pub boundary_sizes: Vec<usize>,
     /// `bench boundary` budget.
     pub boundary_budget: Budget,
+    /// `bench handshake --preset`: the preset and how many of its rows (all: its length).
+    pub preset: (&'static preset::Preset, usize),
+    /// `bench primitives` options.
+    pub primitives: primitives::Options,
+    /// "standard" or "quick", as the document pages name the run.
+    pub name: &'static str,
 }
 
 impl Suite {
-    /// The standard suite: every algorithm (0.2 s per operation), the default handshake
-    /// matrix (3 connections per combination, mutual on and off), the default `bench tls`
-    /// set (1 s each phase), the boundary table at the HSM paper's sizes. Tens of minutes
-    /// on a small machine, dominated by SLH-DSA "s" signing.
+    /// The standard suite: every algorithm and the wolfSSL manual's stateful sets (0.2 s
+    /// per operation), the default handshake matrix (3 connections per combination, mutual
+    /// on and off), the default `bench tls` set (1 s each phase), the boundary table at the
+    /// HSM paper's sizes, the m4-paper handshake preset and every classical primitive.
+    /// Minutes on a small machine, most of them in SLH-DSA "s" signing and stateful key
+    /// generation.
     pub fn standard() -> Self {
         let budget = Budget {
             min_time: std::time::Duration::from_millis(200),
             min_iterations: 3,
         };
+        // Every catalogue entry, and the stateful sets of the wolfSSL manual's tables.
+        let catalogue = pqkit_core::catalogue::signatures()
+            .iter()
+            .map(|a| a.name)
+            .chain(pqkit_core::catalogue::kems().iter().map(|k| k.name))
+            .chain(pqkit_core::catalogue::groups().iter().map(|g| g.name));
         Self {
             crypto: crypto::Options {
-                algorithms: Vec::new(),
+                algorithms: catalogue
+                    .chain(crate::stateful::REFERENCE)
+                    .map(str::to_owned)
+                    .collect(),
                 budget,
                 deterministic: false,
                 hash_paths: Vec::new(),
@@ -383,11 +409,15 @@ impl Suite {
             tls: tls::Options::default(),
             boundary_sizes: boundary::DEFAULT_SIZES.to_vec(),
             boundary_budget: budget,
+            preset: (&preset::M4_PAPER, preset::M4_PAPER.rows.len()),
+            primitives: primitives::Options::default(),
+            name: "standard",
         }
     }
 
     /// A suite of seconds, for trying the command and for CI: one algorithm of each kind,
-    /// two handshake combinations, one `bench tls` combination, two boundary sizes.
+    /// two handshake combinations, one `bench tls` combination, two boundary sizes, the first
+    /// row of the m4-paper preset, three classical primitives.
     pub fn quick() -> Self {
         let budget = Budget {
             min_time: std::time::Duration::ZERO,
@@ -420,29 +450,57 @@ impl Suite {
             },
             boundary_sizes: vec![1 << 10, 64 << 10],
             boundary_budget: budget,
+            preset: (&preset::M4_PAPER, 1),
+            primitives: primitives::Options {
+                min_time: std::time::Duration::from_millis(20),
+                only: vec!["AES-128".into(), "SHA-256".into(), "ECDSA-P256".into()],
+                ..primitives::Options::default()
+            },
+            name: "quick",
         }
     }
 
     /// Runs every benchmark and writes into `dir`: `index.html` (every table and plot on one
-    /// page), `<kind>.json` per benchmark and each plot as an SVG file. Returns the paths.
+    /// page), `<kind>.json` per benchmark (`handshake-<preset>.json` for the preset), each plot
+    /// as an SVG file, and one Markdown page per reference document ([`crate::documents`]) —
+    /// into `pages` if given (e.g. the book's `docs/src/perf/measured`). Returns the paths.
     ///
     /// # Errors
     /// A benchmark's error, or an I/O error with its path.
-    pub fn run(&self, dir: &Path) -> Result<Vec<PathBuf>, String> {
+    pub fn run(&self, dir: &Path, pages: Option<&Path>) -> Result<Vec<PathBuf>, String> {
         let machine = Machine::detect();
+        let docs = crate::reference::documents()?;
+        let (preset, rows) = self.preset;
+        let subset = preset::Preset {
+            rows: &preset.rows[..rows.min(preset.rows.len())],
+            ..*preset
+        };
+        let mut preset_run = handshake_preset(&subset, &[true], self.handshake.repetitions)?;
+        // Its plots would have the matrix's file names; the matrix's plots are the report's.
+        preset_run.plots.clear();
         let measurements = [
             crypto(&self.crypto)?,
             handshake(&self.handshake)?,
             tls(&self.tls)?,
             boundary(&self.boundary_sizes, self.boundary_budget)?,
+            preset_run,
+            primitives(&self.primitives)?,
         ];
+        std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
         let mut written = Vec::new();
         for m in &measurements {
             written.extend(m.write_plots(dir)?);
-            let path = dir.join(format!("{}.json", m.kind));
+            let path = dir.join(format!("{}.json", m.stem()));
             let json =
                 serde_json::to_string_pretty(&m.envelope(&machine)).map_err(|e| e.to_string())?;
             std::fs::write(&path, json).map_err(|e| format!("{}: {e}", path.display()))?;
+            written.push(path);
+        }
+        let page_dir = pages.unwrap_or(dir);
+        std::fs::create_dir_all(page_dir).map_err(|e| format!("{}: {e}", page_dir.display()))?;
+        for (name, text) in crate::documents::pages(&docs, &machine, &measurements, self.name) {
+            let path = page_dir.join(name);
+            std::fs::write(&path, text).map_err(|e| format!("{}: {e}", path.display()))?;
             written.push(path);
         }
         let path = dir.join("index.html");
@@ -469,7 +527,7 @@ pub fn html(machine: &Machine, measurements: &[Measurement]) -> String {
         render::escape(&machine.line())
     ));
     for m in measurements {
-        out.push_str(&format!("<h2>bench {}</h2>\n", m.kind));
+        out.push_str(&format!("<h2>bench {}</h2>\n", m.stem()));
         for t in &m.tables {
             out.push_str(&t.to_html());
         }

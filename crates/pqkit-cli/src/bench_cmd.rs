@@ -61,14 +61,24 @@ pub(crate) fn seconds(s: f64, flag: &str) -> Result<Duration> {
         .map_err(|_| Failure::usage(format!("{flag}: {s} is not a number of seconds")))
 }
 
-/// `pqkit report`: refuses a directory that holds a report already (minutes of measurement
-/// are not spent to find that out at the end), unless `--force`.
-pub(crate) fn report(out: &Path, quick: bool, overwrite: Overwrite) -> Result<()> {
-    let index = out.join("index.html");
-    if overwrite == Overwrite::Refuse && index.exists() {
+/// `pqkit report`: refuses a directory that holds a report or a page already (minutes of
+/// measurement are not spent to find that out at the end), unless `--force`.
+pub(crate) fn report(
+    out: &Path,
+    pages: Option<&Path>,
+    quick: bool,
+    overwrite: Overwrite,
+) -> Result<()> {
+    let page_dir = pages.unwrap_or(out);
+    let docs = pqkit_bench::reference::documents().map_err(Failure::other)?;
+    let mut written = vec![out.join("index.html")];
+    written.extend(docs.iter().map(|d| page_dir.join(format!("{}.md", d.key))));
+    if overwrite == Overwrite::Refuse
+        && let Some(exists) = written.iter().find(|p| p.exists())
+    {
         return Err(Failure::other(format!(
             "{}: exists; refusing to overwrite a report (--force replaces it)",
-            index.display()
+            exists.display()
         )));
     }
     let suite = if quick {
@@ -76,7 +86,7 @@ pub(crate) fn report(out: &Path, quick: bool, overwrite: Overwrite) -> Result<()
     } else {
         Suite::standard()
     };
-    for path in suite.run(out).map_err(Failure::other)? {
+    for path in suite.run(out, pages).map_err(Failure::other)? {
         println!("{}", path.display());
     }
     Ok(())

@@ -98,8 +98,12 @@ enum Command {
     #[command(subcommand)]
     Bench(BenchCommand),
     /// Run the standard measurement suite and write one HTML page with every table and plot,
-    /// plus each benchmark's JSON and SVG files.
-    #[command(after_help = "Example:\n  pqkit report --out report && xdg-open report/index.html")]
+    /// each benchmark's JSON and SVG files, and one Markdown page per reference document (its
+    /// figures beside pqkit's).
+    #[command(
+        after_help = "Examples:\n  pqkit report --out report && xdg-open report/index.html\n  \
+                      pqkit report --out /tmp/report --pages docs/src/perf/measured --force"
+    )]
     Report {
         /// Output directory (created if missing).
         #[arg(long)]
@@ -108,6 +112,10 @@ enum Command {
         /// handshake combinations, …).
         #[arg(long)]
         quick: bool,
+        /// Write the reference-document pages (wolfssl.md, m4-paper.md, hsm-boundary.md,
+        /// cipher-plus.md) into this directory instead of --out.
+        #[arg(long)]
+        pages: Option<PathBuf>,
     },
     /// Certificate signing requests (PKCS#10): create, show, sign.
     #[command(subcommand)]
@@ -1152,7 +1160,7 @@ fn hash_path_from_env() {
     if let Err(e) = pqkit_hash::dispatch::set_process_by_name(&name) {
         eprintln!(
             "pqkit: PQKIT_HASH={name:?}: {e}; hashing on the {} path",
-            pqkit_hash::dispatch::detected()
+            pqkit_hash::dispatch::process()
         );
     }
 }
@@ -1184,7 +1192,9 @@ pub fn run() -> ExitCode {
         Command::Demo(a) => commands::demo(&a.group, &a.sig, a.dir.as_deref(), a.json),
         Command::Server(a) => server(a),
         Command::Client(a) => client(a),
-        Command::Report { out, quick } => bench_cmd::report(&out, quick, overwrite),
+        Command::Report { out, quick, pages } => {
+            bench_cmd::report(&out, pages.as_deref(), quick, overwrite)
+        }
         Command::List { json } => catalogue_cmd::list(json),
         Command::Sizes { json, markdown } => catalogue_cmd::sizes(json, markdown),
         Command::Keygen {

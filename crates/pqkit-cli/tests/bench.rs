@@ -605,8 +605,15 @@ fn report_quick_writes_one_page() {
         "--out",
         dir.to_str().expect("utf-8 path"),
     ]));
-    for kind in ["crypto", "handshake", "tls", "boundary"] {
-        let v = read_json(&dir.join(format!("{kind}.json")));
+    for (file, kind) in [
+        ("crypto", "crypto"),
+        ("handshake", "handshake"),
+        ("tls", "tls"),
+        ("boundary", "boundary"),
+        ("handshake-m4-paper", "handshake"),
+        ("primitives", "primitives"),
+    ] {
+        let v = read_json(&dir.join(format!("{file}.json")));
         validate(&v);
         assert_eq!(v["kind"], kind);
         assert!(
@@ -625,10 +632,51 @@ fn report_quick_writes_one_page() {
         assert!(dir.join(plot).is_file(), "{plot} missing");
         assert!(html.contains(plot), "{plot} not on the page");
     }
-    // Every table and every plot inline: 6 tables (crypto, the pqkit-hash engine its ML-KEM
-    // rows ran on, handshake + breakdown, tls, boundary) and 5 SVG documents.
-    assert_eq!(html.matches("<table>").count(), 6);
+    // Every table and every plot inline: 12 tables (crypto, the pqkit-hash engine its ML-KEM
+    // rows ran on, handshake + breakdown, tls, boundary, the m4-paper preset + its handshake
+    // and breakdown, three primitives tables) and 5 SVG documents.
+    assert_eq!(html.matches("<table>").count(), 12);
     assert!(html.contains("pqkit-hash engine"));
     assert_eq!(html.matches("<svg").count(), 5);
     assert!(html.contains("schema pqkit-bench/1") && html.contains("ML-DSA-44 × X25519MLKEM768"));
+    // One page per reference document, each naming the machine, with figures of this run
+    // beside the document's: the m4 paper's Dil2-Kyb1 handshake (the quick suite's preset
+    // row), wolfSSL's ML-DSA-44 size, Cipher+'s AES-128 ECB and the HSM paper's ML-DSA-65 at
+    // 1 KiB.
+    for (page, row) in [
+        (
+            "m4-paper.md",
+            "| Dil2-Kyb1 | Avg Handshake Time (client) | 96.32 | ",
+        ),
+        (
+            "wolfssl.md",
+            "| DILITHIUM_LEVEL2 | Public key size | 1312 | 1312 |",
+        ),
+        ("cipher-plus.md", "| AES NI-128 | ECB |"),
+        ("hsm-boundary.md", "| DILITHIUM / A | 1k |"),
+    ] {
+        let text = std::fs::read_to_string(dir.join(page)).expect(page);
+        assert!(text.contains("quick suite of `pqkit report` on "), "{page}");
+        let line = text
+            .lines()
+            .find(|l| l.contains(row) && !l.contains("not in this run"))
+            .unwrap_or_else(|| panic!("{page}: no measured row {row:?}\n{text}"));
+        assert!(
+            line.contains('×') || line.contains("same") || line.contains('+') || line.contains('−'),
+            "{line}"
+        );
+    }
+    assert!(
+        !std::fs::read_to_string(dir.join("m4-paper.md"))
+            .expect("page")
+            .contains("SIKEp434 |"),
+        "SIKE rows are left out"
+    );
+    // A second run refuses to overwrite the report, before measuring anything.
+    let again = pqkit()
+        .args(["report", "--quick", "--out", dir.to_str().expect("utf-8")])
+        .output()
+        .expect("runs");
+    assert_eq!(again.status.code(), Some(3));
+    assert!(String::from_utf8_lossy(&again.stderr).contains("refusing to overwrite"));
 }
