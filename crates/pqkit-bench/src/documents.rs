@@ -14,7 +14,6 @@ use serde_json::Value;
 
 use crate::machine::Machine;
 use crate::reference::{Document, Filter, Mapping, RefTable};
-use crate::suite::Measurement;
 
 /// The result sets a mapping may name.
 pub const KINDS: [&str; 6] = [
@@ -33,12 +32,12 @@ pub struct Results<'a> {
 }
 
 impl<'a> Results<'a> {
-    /// The rows of `measurements` (several of one kind are searched in order) and the
-    /// catalogue's algorithm sizes.
-    pub fn new(measurements: &'a [Measurement]) -> Self {
-        let sets = measurements
+    /// The `rows` of each `(kind, JSON body)` of a report (several of one kind are searched
+    /// in order) and the catalogue's algorithm sizes.
+    pub fn new(bodies: &[(&'a str, &'a Value)]) -> Self {
+        let sets = bodies
             .iter()
-            .filter_map(|m| Some((m.kind, m.body.get("rows")?.as_array()?.as_slice())))
+            .filter_map(|&(kind, body)| Some((kind, body.get("rows")?.as_array()?.as_slice())))
             .collect();
         Self {
             sets,
@@ -183,15 +182,16 @@ fn cell(text: &str) -> String {
     text.replace('|', "\\|").replace('\n', " ")
 }
 
-/// Every document's page: `(file name, Markdown)`, e.g. `("m4-paper.md", …)`. `run` says
-/// which suite produced the measurements ("standard", "quick").
+/// Every document's page: `(file name, Markdown)`, e.g. `("m4-paper.md", …)`, from a
+/// report's `(kind, JSON body)` pairs. `run` says which suite produced them ("standard",
+/// "quick").
 pub fn pages(
     docs: &[Document],
     machine: &Machine,
-    measurements: &[Measurement],
+    bodies: &[(&str, &Value)],
     run: &str,
 ) -> Vec<(String, String)> {
-    let results = Results::new(measurements);
+    let results = Results::new(bodies);
     docs.iter()
         .map(|d| (format!("{}.md", d.key), page(d, machine, &results, run)))
         .collect()
@@ -316,17 +316,11 @@ mod tests {
 
     #[test]
     fn a_mapping_finds_its_row_and_converts() {
-        let m = Measurement {
-            kind: "crypto",
-            body: serde_json::json!({"rows": [
-                {"algorithm": "ML-KEM-512", "operation": "keygen", "mean_ns": 20000.0},
-                {"algorithm": "ML-KEM-768", "operation": "keygen", "mean_ns": 30000.0, "mutual": true},
-            ]}),
-            tables: Vec::new(),
-            plots: Vec::new(),
-        };
-        let measurements = [m];
-        let results = Results::new(&measurements);
+        let body = serde_json::json!({"rows": [
+            {"algorithm": "ML-KEM-512", "operation": "keygen", "mean_ns": 20000.0},
+            {"algorithm": "ML-KEM-768", "operation": "keygen", "mean_ns": 30000.0, "mutual": true},
+        ]});
+        let results = Results::new(&[("crypto", &body)]);
         let mapping = |filter: &[(&str, &str)], field: &str, convert| Mapping {
             row: "Kyber768".into(),
             column: "Key Generate".into(),

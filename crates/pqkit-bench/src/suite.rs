@@ -498,7 +498,8 @@ impl Suite {
         }
         let page_dir = pages.unwrap_or(dir);
         std::fs::create_dir_all(page_dir).map_err(|e| format!("{}: {e}", page_dir.display()))?;
-        for (name, text) in crate::documents::pages(&docs, &machine, &measurements, self.name) {
+        let bodies: Vec<(&str, &Value)> = measurements.iter().map(|m| (m.kind, &m.body)).collect();
+        for (name, text) in crate::documents::pages(&docs, &machine, &bodies, self.name) {
             let path = page_dir.join(name);
             std::fs::write(&path, text).map_err(|e| format!("{}: {e}", path.display()))?;
             written.push(path);
