@@ -38,7 +38,7 @@ pub use chain::{
 };
 pub use dispatch::Path;
 pub use keccak::{Absorber, Shake, Sponge, XofLanes};
-pub use sha256::Sha256Prefix;
+pub use sha256::{Sha256Prefix, lms_sha256_root};
 pub use sha512::Sha512Prefix;
 pub use wipe::{Cleared, Wiped, Zero, wipe};
 

@@ -456,7 +456,11 @@ impl LmsPublicKey {
             return Err(Error::Invalid);
         }
         let kc = ots_candidate(self.ots, &self.id, q, ots_sig, message)?;
-        let node = self.root_of(q, &kc, path);
+        let node = if self.lms.hash == HashFn::Sha256 && self.lms.m == 32 {
+            pqkit_hash::lms_sha256_root(&self.id, q, &kc, path)
+        } else {
+            self.root_of(q, &kc, path)
+        };
         if !bool::from(subtle::ConstantTimeEq::ct_eq(&node[..], &self.root[..])) {
             return Err(Error::Invalid);
         }

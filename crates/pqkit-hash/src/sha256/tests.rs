@@ -629,6 +629,49 @@ fn id_chains_to_end_match_id_chains() {
     assert_eq!(tested, Path::supported());
 }
 
+/// `lms_sha256_root` on every path against the nodes hashed with `sha2` (RFC 8554 §5.3: the
+/// leaf H(I ‖ u32str(r) ‖ u16str(D_LEAF) ‖ K), then H(I ‖ u32str(r/2) ‖ u16str(D_INTR) ‖
+/// left ‖ right) up the path), for heights 0–25 and leaves at both edges and between.
+#[test]
+fn lms_root_matches_sha2() {
+    let mut rng = Rng::new(17);
+    let tested = each_path(|path| {
+        for h in [0u32, 1, 2, 5, 10, 15, 20, 25] {
+            let mut id = [0u8; 16];
+            rng.fill(&mut id);
+            let k: [u8; 32] = rng.bytes();
+            let auth: Vec<u8> = (0..32 * h).map(|_| rng.next().to_le_bytes()[0]).collect();
+            let last = (1u64 << h) - 1;
+            for q in [0, last, rng.next() % (last + 1)] {
+                let q = u32::try_from(q).expect("q < 2^25");
+                let node = |r: u32, d: u8, parts: &[&[u8]]| -> [u8; 32] {
+                    let mut h = sha2::Sha256::new();
+                    h.update(id);
+                    h.update(r.to_be_bytes());
+                    h.update([d, d]);
+                    parts.iter().for_each(|p| h.update(p));
+                    h.finalize().into()
+                };
+                let mut r = (1u32 << h) + q;
+                let mut want = node(r, 0x82, &[&k]);
+                for s in auth.chunks_exact(32) {
+                    want = if r & 1 == 1 {
+                        node(r / 2, 0x83, &[s, &want])
+                    } else {
+                        node(r / 2, 0x83, &[&want, s])
+                    };
+                    r /= 2;
+                }
+                let got =
+                    crate::dispatch::with_path(path, || crate::lms_sha256_root(&id, q, &k, &auth))
+                        .expect("a supported path");
+                assert_eq!(got, want, "{path}, h {h}, q {q}");
+            }
+        }
+    });
+    assert_eq!(tested, Path::supported());
+}
+
 /// A message hashed a piece at a time (`then` over whole blocks, then `hash` of the rest) on
 /// every path: the `sha2` digest of the whole, for lengths around the block and piece edges.
 #[test]
