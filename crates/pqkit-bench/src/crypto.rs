@@ -11,7 +11,7 @@ use pqkit_core::catalogue;
 use pqkit_core::hybrid::KeyExchangeGroup;
 use pqkit_core::kem::{KemAlgorithm, KemFamily};
 use pqkit_core::sig::{Family, SignatureAlgorithm, SigningRandomness};
-use pqkit_hash::dispatch::{Path, with_path};
+use pqkit_hash::dispatch::{Isa, with_isa};
 
 use crate::Progress;
 use crate::stateful::{self, Scheme};
@@ -51,7 +51,7 @@ pub struct Options {
     pub deterministic: bool,
     /// The `pqkit-hash` paths hash-based schemes (SLH-DSA, LMS/HSS, XMSS) run on, one set of
     /// rows each; empty for the dispatched path ([`pqkit_hash::dispatch::process`]).
-    pub hash_paths: Vec<Path>,
+    pub hash_paths: Vec<Isa>,
     /// Threads per SLH-DSA signature for an extra "sign (N threads)" row (the single-thread
     /// rows are always measured); 0 or 1 for none.
     pub threads: usize,
@@ -117,14 +117,11 @@ fn kem_on_paths(kem: &KemAlgorithm) -> bool {
 /// Runs `rows` with `path` forced, marks the rows it returns with the path, and measures the
 /// engine on it (the limits are set at the end of the run, from the best measurement:
 /// [`set_limits`]).
-fn on_path(
-    path: Path,
-    rows: impl FnOnce() -> Result<Vec<Row>, String>,
-) -> Result<Vec<Row>, String> {
-    let mut out = with_path(path, rows).map_err(|e| e.to_string())??;
-    crate::engine::measure(path);
+fn on_path(isa: Isa, rows: impl FnOnce() -> Result<Vec<Row>, String>) -> Result<Vec<Row>, String> {
+    let mut out = with_isa(isa, rows).map_err(|e| e.to_string())??;
+    crate::engine::measure(isa);
     for r in &mut out {
-        r.hash_path = Some(path.name());
+        r.hash_path = Some(isa.name());
     }
     Ok(out)
 }
@@ -133,15 +130,15 @@ fn on_path(
 /// once.
 fn on_paths(
     engine: bool,
-    paths: &[Path],
+    paths: &[Isa],
     rows: impl Fn() -> Result<Vec<Row>, String>,
 ) -> Result<Vec<Row>, String> {
     if !engine {
         return rows();
     }
     let mut out = Vec::new();
-    for &path in paths {
-        out.extend(on_path(path, &rows)?);
+    for &isa in paths {
+        out.extend(on_path(isa, &rows)?);
     }
     Ok(out)
 }
@@ -149,9 +146,9 @@ fn on_paths(
 /// Each engine row's limit: its counted work × the engine's best cost on its path in this run.
 fn set_limits(rows: &mut [Row]) {
     for r in rows {
-        let path = r.hash_path.and_then(Path::from_name);
-        if let (Some(path), Some(work)) = (path, r.timing.hashes) {
-            r.limit_ns = Some(crate::engine::cost(path).limit_ns(&work));
+        let isa = r.hash_path.and_then(Isa::from_name);
+        if let (Some(isa), Some(work)) = (isa, r.timing.hashes) {
+            r.limit_ns = Some(crate::engine::cost(isa).limit_ns(&work));
         }
     }
 }
@@ -476,12 +473,12 @@ pub fn run(options: &Options) -> Result<Vec<Row>, String> {
         let one_tree = stateful::OneTree::of(scheme, &[0x5au8; MESSAGE_SIZE]);
         rows.extend(in_rounds(options, |options| {
             let mut rows = Vec::new();
-            for &path in &paths {
-                progress.step(&format!("{} keygen/sign/verify ({path})", scheme.name()));
-                rows.extend(on_path(path, || stateful::rows(scheme, options.budget))?);
+            for &isa in &paths {
+                progress.step(&format!("{} keygen/sign/verify ({isa})", scheme.name()));
+                rows.extend(on_path(isa, || stateful::rows(scheme, options.budget))?);
                 #[cfg(feature = "peers")]
                 if let Some(one) = &one_tree {
-                    rows.extend(on_path(path, || {
+                    rows.extend(on_path(isa, || {
                         stateful::one_tree_rows(one, options.budget, &[0x5au8; MESSAGE_SIZE])
                     })?);
                 }

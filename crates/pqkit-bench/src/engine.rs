@@ -12,7 +12,7 @@ use std::collections::BTreeMap;
 use std::sync::{Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
-use pqkit_hash::dispatch::{Path, with_path};
+use pqkit_hash::dispatch::{Isa, with_isa};
 use pqkit_hash::{
     Chain, Layout, ManyHash, Sha256Prefix, Sha512Prefix, Shake, Sponge, fixed_chains,
 };
@@ -77,12 +77,12 @@ fn best(units: usize, mut f: impl FnMut()) -> f64 {
 
 /// ns per message of `hash` over BATCH messages of `len` bytes (one compression or
 /// permutation each).
-fn per_message(path: Path, hash: &dyn ManyHash, len: usize) -> f64 {
+fn per_message(isa: Isa, hash: &dyn ManyHash, len: usize) -> f64 {
     let msgs: Vec<u8> = (0..BATCH * len)
         .map(|i| (i % 251).to_le_bytes()[0])
         .collect();
     let mut out = vec![0u8; BATCH * 16];
-    let ns = best(BATCH, || hash.hash_many_on(path, len, &msgs, 16, &mut out));
+    let ns = best(BATCH, || hash.hash_many_on(isa, len, &msgs, 16, &mut out));
     std::hint::black_box(&out);
     ns
 }
@@ -125,14 +125,14 @@ fn per_chain_step(hash: &dyn ManyHash, layout: &Layout) -> f64 {
 ///
 /// # Panics
 /// When the CPU does not support `path` (callers pass supported paths).
-pub fn cost(path: Path) -> Cost {
-    let known = costs().lock().map(|c| c.get(&path).copied()).ok().flatten();
-    known.unwrap_or_else(|| measure(path))
+pub fn cost(isa: Isa) -> Cost {
+    let known = costs().lock().map(|c| c.get(&isa).copied()).ok().flatten();
+    known.unwrap_or_else(|| measure(isa))
 }
 
 /// The costs kept per path.
-fn costs() -> &'static Mutex<BTreeMap<Path, Cost>> {
-    static COSTS: OnceLock<Mutex<BTreeMap<Path, Cost>>> = OnceLock::new();
+fn costs() -> &'static Mutex<BTreeMap<Isa, Cost>> {
+    static COSTS: OnceLock<Mutex<BTreeMap<Isa, Cost>>> = OnceLock::new();
     COSTS.get_or_init(Default::default)
 }
 
@@ -144,9 +144,9 @@ fn costs() -> &'static Mutex<BTreeMap<Path, Cost>> {
 ///
 /// # Panics
 /// When the CPU does not support `path` (callers pass supported paths).
-pub fn measure(path: Path) -> Cost {
-    let now = with_path(path, || Cost {
-        path: path.name(),
+pub fn measure(isa: Isa) -> Cost {
+    let now = with_isa(isa, || Cost {
+        path: isa.name(),
         // SLH-DSA-SHA2-128 F chains: ADRSc (22; hash address at 18) ‖ M (16) after
         // PK.seed ‖ toByte(0, 48).
         sha256_ns: per_chain_step(
@@ -160,7 +160,7 @@ pub fn measure(path: Path) -> Cost {
             },
         ),
         // SLH-DSA-SHA2-192/256 H: ADRSc (22) ‖ 2n (64) after a 128-byte prefix.
-        sha512_ns: per_message(path, &Sha512Prefix::new(&[7; 128]), 86),
+        sha512_ns: per_message(isa, &Sha512Prefix::new(&[7; 128]), 86),
         // SLH-DSA-SHAKE-128 F chains: PK.seed (16) ‖ ADRS (32; hash address at 44) ‖ M (16).
         keccak_ns: per_chain_step(
             &Shake::SHAKE256,
@@ -173,14 +173,14 @@ pub fn measure(path: Path) -> Cost {
             },
         ),
         keccak_alone_ns: per_sponge(),
-        ml_kem_ntt_ns: pqkit_lattice::cost::ntt_ns(Ring::MlKem, path, NTT_PAIRS),
-        ml_dsa_ntt_ns: pqkit_lattice::cost::ntt_ns(Ring::MlDsa, path, NTT_PAIRS),
+        ml_kem_ntt_ns: pqkit_lattice::cost::ntt_ns(Ring::MlKem, isa, NTT_PAIRS),
+        ml_dsa_ntt_ns: pqkit_lattice::cost::ntt_ns(Ring::MlDsa, isa, NTT_PAIRS),
     })
     .expect("a supported path");
     let Ok(mut costs) = costs().lock() else {
         return now;
     };
-    let kept = costs.entry(path).or_insert(now);
+    let kept = costs.entry(isa).or_insert(now);
     kept.sha256_ns = kept.sha256_ns.min(now.sha256_ns);
     kept.sha512_ns = kept.sha512_ns.min(now.sha512_ns);
     kept.keccak_ns = kept.keccak_ns.min(now.keccak_ns);
@@ -191,7 +191,7 @@ pub fn measure(path: Path) -> Cost {
 }
 
 /// The engine table: per path, ns and TSC cycles per compression / permutation.
-pub fn table(paths: &[Path]) -> crate::render::Table {
+pub fn table(paths: &[Isa]) -> crate::render::Table {
     let ghz = tsc_ghz();
     let cycles = |ns: f64| ghz.map_or_else(|| "-".to_owned(), |g| format!("{:.0}", ns * g));
     let mut t = crate::render::Table::new(

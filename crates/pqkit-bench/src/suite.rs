@@ -115,9 +115,9 @@ pub fn crypto(options: &crypto::Options) -> Result<Measurement, String> {
         engine: Vec<crate::engine::Cost>,
     }
     let rows = crypto::run(options)?;
-    let mut paths: Vec<pqkit_hash::Path> = rows
+    let mut paths: Vec<pqkit_hash::Isa> = rows
         .iter()
-        .filter_map(|r| r.hash_path.and_then(pqkit_hash::Path::from_name))
+        .filter_map(|r| r.hash_path.and_then(pqkit_hash::Isa::from_name))
         .collect();
     paths.sort();
     paths.dedup();

@@ -97,26 +97,26 @@ pub(crate) fn report(
 ///
 /// # Errors
 /// An unknown name, or a path this CPU does not support.
-pub(crate) fn hash_paths(names: &[String]) -> Result<Vec<pqkit_hash::Path>> {
-    use pqkit_hash::Path;
+pub(crate) fn hash_paths(names: &[String]) -> Result<Vec<pqkit_hash::Isa>> {
+    use pqkit_hash::Isa;
     let mut out = Vec::new();
     for name in names {
         let name = name.trim().to_ascii_lowercase();
         if name == "all" {
-            out.extend(Path::supported().into_iter().rev());
+            out.extend(Isa::supported().into_iter().rev());
             continue;
         }
-        let path = Path::from_name(&name).ok_or_else(|| {
+        let isa = Isa::from_name(&name).ok_or_else(|| {
             Failure::usage(format!(
                 "unknown hash path {name:?} (avx512, avx2, shani, portable or all)"
             ))
         })?;
-        if !path.is_supported() {
+        if !isa.is_supported() {
             return Err(Failure::usage(format!(
-                "this CPU does not support the {path} hash path"
+                "this CPU does not support the {isa} hash path"
             )));
         }
-        out.push(path);
+        out.push(isa);
     }
     out.dedup();
     Ok(out)

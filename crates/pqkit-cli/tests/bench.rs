@@ -119,7 +119,7 @@ fn bench_crypto_every_hash_path_json() {
         "--min-iters",
         "1",
     ]);
-    let supported: Vec<&str> = pqkit_hash::Path::supported()
+    let supported: Vec<&str> = pqkit_hash::Isa::supported()
         .iter()
         .map(|p| p.name())
         .collect();

@@ -15,7 +15,7 @@ fn ml_kem_keygen() {
     eprintln!("ML-KEM keyGen: on every hash path, {paths:?}");
 }
 
-fn ml_kem_keygen_on(path: pqkit_hash::Path) {
+fn ml_kem_keygen_on(isa: pqkit_hash::Isa) {
     let mut n = 0;
     for (g, t, e) in cases("ML-KEM-keyGen-FIPS203") {
         let seed = [hex(&t["d"]), hex(&t["z"])].concat();
@@ -30,16 +30,16 @@ fn ml_kem_keygen_on(path: pqkit_hash::Path) {
         assert_eq!(dk.seed(), Some(&seed[..]));
         n += 1;
     }
-    eprintln!("ML-KEM keyGen: {n} cases passed (pqkit-lattice, {path})");
+    eprintln!("ML-KEM keyGen: {n} cases passed (pqkit-lattice, {isa})");
     assert_eq!(n, 75);
 }
 
 fn ml_kem_encap_decap(dir: &str, expected_total: usize) {
-    let paths = on_every_path(|path| ml_kem_encap_decap_on(dir, expected_total, path));
+    let paths = on_every_path(|isa| ml_kem_encap_decap_on(dir, expected_total, isa));
     eprintln!("{dir}: on every hash path, {paths:?}");
 }
 
-fn ml_kem_encap_decap_on(dir: &str, expected_total: usize, path: pqkit_hash::Path) {
+fn ml_kem_encap_decap_on(dir: &str, expected_total: usize, isa: pqkit_hash::Isa) {
     let (mut encap, mut decap, mut ek_check, mut dk_check) = (0, 0, 0, 0);
     for (g, t, e) in cases(dir) {
         let alg = kem(&g);
@@ -81,7 +81,7 @@ fn ml_kem_encap_decap_on(dir: &str, expected_total: usize, path: pqkit_hash::Pat
         }
     }
     eprintln!(
-        "{dir} on {path}: {} cases passed (encapsulation {encap}, decapsulation {decap}, \
+        "{dir} on {isa}: {} cases passed (encapsulation {encap}, decapsulation {decap}, \
          encapsulationKeyCheck {ek_check}, decapsulationKeyCheck {dk_check})",
         encap + decap + ek_check + dk_check
     );
@@ -104,8 +104,8 @@ fn ml_dsa_keygen_every_backend() {
     eprintln!("ML-DSA keyGen: on every hash path, {paths:?}");
 }
 
-fn ml_dsa_keygen_on(path: pqkit_hash::Path) {
-    eprintln!("ML-DSA keyGen on {path}:");
+fn ml_dsa_keygen_on(isa: pqkit_hash::Isa) {
+    eprintln!("ML-DSA keyGen on {isa}:");
     for b in backend::ALL {
         let mut n = 0;
         for (g, t, e) in cases("ML-DSA-keyGen-FIPS204") {

@@ -47,7 +47,7 @@ fn ml_kem_strcmp() {
     eprintln!("CCTV ML-KEM strcmp: on every hash path, {paths:?}");
 }
 
-fn ml_kem_strcmp_on(_: pqkit_hash::Path) {
+fn ml_kem_strcmp_on(_: pqkit_hash::Isa) {
     let mut n = 0;
     for name in KEMS {
         let path = format!("cctv/ML-KEM/strcmp/{name}.txt");
@@ -119,7 +119,7 @@ fn ml_kem_unlucky_sample_and_intermediate() {
     eprintln!("CCTV ML-KEM unluckysample + intermediate: on every hash path, {paths:?}");
 }
 
-fn ml_kem_unlucky_sample_and_intermediate_on(_: pqkit_hash::Path) {
+fn ml_kem_unlucky_sample_and_intermediate_on(_: pqkit_hash::Isa) {
     let mut n = 0;
     for dir in ["unluckysample", "intermediate"] {
         for name in KEMS {
@@ -140,7 +140,7 @@ fn ml_kem_modulus_invalid_encapsulation_keys() {
     eprintln!("CCTV ML-KEM modulus: on every hash path, {paths:?}");
 }
 
-fn ml_kem_modulus_on(_: pqkit_hash::Path) {
+fn ml_kem_modulus_on(_: pqkit_hash::Isa) {
     let mut counts = Vec::new();
     for name in KEMS {
         let alg = kem_alg(name);

@@ -4,7 +4,7 @@
 //! addrnd), and each side's signatures verify on the other (Algorithm 20). Each set runs on
 //! one of the hash paths this CPU supports, in turn, so every path signs and verifies.
 
-use pqkit_hash::dispatch::{Path, with_path};
+use pqkit_hash::dispatch::{Isa, with_isa};
 
 /// xorshift64*: reproducible test bytes.
 fn bytes(seed: &mut u64, len: usize) -> Vec<u8> {
@@ -46,7 +46,7 @@ macro_rules! oracle {
 }
 
 /// Runs the comparison for one set on a 64 MiB stack (RustCrypto keeps signatures on it).
-fn compare(index: usize, path: Path) {
+fn compare(index: usize, isa: Isa) {
     let alg = pqkit_core::slh_dsa::ALL[index];
     let n = alg.verifying_key_size / 2;
     let mut seed = 0x5eed_0000 + index as u64;
@@ -69,8 +69,8 @@ fn compare(index: usize, path: Path) {
         10 => oracle!(s::Shake256s, &seeds, m, &addrnd),
         _ => oracle!(s::Shake256f, &seeds, m, &addrnd),
     };
-    with_path(path, || {
-        let name = format!("{} on {path}", alg.name);
+    with_isa(isa, || {
+        let name = format!("{} on {isa}", alg.name);
         let (sk, pk) = pqkit_core::slh_dsa::hazmat::keygen_internal(
             alg,
             &seeds[..n],
@@ -109,13 +109,13 @@ fn compare(index: usize, path: Path) {
 
 #[test]
 fn all_sets_match_rustcrypto_slh_dsa_on_every_path() {
-    let paths = Path::supported();
+    let paths = Isa::supported();
     std::thread::scope(|scope| {
         for index in 0..12 {
-            let path = paths[index % paths.len()];
+            let isa = paths[index % paths.len()];
             std::thread::Builder::new()
                 .stack_size(64 << 20)
-                .spawn_scoped(scope, move || compare(index, path))
+                .spawn_scoped(scope, move || compare(index, isa))
                 .expect("thread")
                 .join()
                 .expect("comparison");

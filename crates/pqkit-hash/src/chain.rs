@@ -6,7 +6,7 @@ use zeroize::Zeroize;
 
 use crate::Wiped;
 
-use crate::{ManyHash, Path};
+use crate::{Isa, ManyHash};
 
 /// One chain: its running value, the step it is at, and the step it stops before. Its value
 /// may be secret: keep chains in a [`crate::Wiped`] (or `Zeroizing`) vector.
@@ -104,7 +104,7 @@ pub fn chains<H: ManyHash + ?Sized>(
 /// [`chains`] on a given path.
 fn chains_on<H: ManyHash + ?Sized>(
     hash: &H,
-    path: Path,
+    isa: Isa,
     msg_len: usize,
     n: usize,
     chains: &mut [Chain],
@@ -121,7 +121,7 @@ fn chains_on<H: ManyHash + ?Sized>(
         for (&i, m) in active.iter().zip(msgs.chunks_exact_mut(msg_len)) {
             message(i, &chains[i], m);
         }
-        hash.hash_many_on(path, msg_len, msgs, n, out);
+        hash.hash_many_on(isa, msg_len, msgs, n, out);
         for (&i, o) in active.iter().zip(out.chunks_exact(n)) {
             let c = &mut chains[i];
             crate::copy(&mut c.value[..n], o);
@@ -264,7 +264,7 @@ pub fn fixed_chains_with_prelude<H: ManyHash + ?Sized>(
 /// [`ManyHash::hash_many_on`], then the steps with [`ManyHash::fixed_chains_on`].
 pub(crate) fn prelude_chains_general<H: ManyHash + ?Sized>(
     hash: &H,
-    path: Path,
+    isa: Isa,
     layout: &Layout,
     prelude: Prelude,
     chains: &mut [Chain],
@@ -284,11 +284,11 @@ pub(crate) fn prelude_chains_general<H: ManyHash + ?Sized>(
         m[prelude.at] ^= prelude.xor;
     }
     let mut out = Wiped::filled(0u8, chains.len() * n);
-    hash.hash_many_on(path, msg_len, &msgs, n, &mut out);
+    hash.hash_many_on(isa, msg_len, &msgs, n, &mut out);
     for (c, o) in chains.iter_mut().zip(out.chunks_exact(n)) {
         crate::copy(&mut c.value[..n], o);
     }
-    hash.fixed_chains_on(path, layout, chains, message);
+    hash.fixed_chains_on(isa, layout, chains, message);
 }
 
 /// Where a chain's id is written in its message: `bytes` (1, 2 or 4) big-endian bytes at
@@ -361,13 +361,13 @@ fn check_shared(max_output: usize, layout: &Layout, id: IdField, shared: &[u8]) 
 /// [`ManyHash::fixed_chains_on`].
 pub(crate) fn id_chains_general<H: ManyHash + ?Sized>(
     hash: &H,
-    path: Path,
+    isa: Isa,
     layout: &Layout,
     id: IdField,
     shared: &[u8],
     chains: &mut [Chain],
 ) {
-    hash.fixed_chains_on(path, layout, chains, &|_, c, m| {
+    hash.fixed_chains_on(isa, layout, chains, &|_, c, m| {
         crate::copy(m, shared);
         id.put(m, c.id);
     });
@@ -420,7 +420,7 @@ pub struct ChainEnds<'a> {
 /// The general [`id_chains_to_end`]: one [`Chain`] per value for [`ManyHash::id_chains_on`].
 pub(crate) fn id_chains_to_end_general<H: ManyHash + ?Sized>(
     hash: &H,
-    path: Path,
+    isa: Isa,
     layout: &Layout,
     id: IdField,
     shared: &[u8],
@@ -435,7 +435,7 @@ pub(crate) fn id_chains_to_end_general<H: ManyHash + ?Sized>(
             .map(|((i, &a), v)| Chain::new(i, u32::from(a), ends.end, v))
             .collect(),
     );
-    hash.id_chains_on(path, layout, id, shared, &mut chains);
+    hash.id_chains_on(isa, layout, id, shared, &mut chains);
     for (o, c) in out.chunks_exact_mut(n).zip(chains.iter()) {
         crate::copy(o, &c.value[..n]);
     }
@@ -445,13 +445,13 @@ pub(crate) fn id_chains_to_end_general<H: ManyHash + ?Sized>(
 /// value written in, hashed with [`ManyHash::hash_many_on`].
 pub(crate) fn fixed_chains_general<H: ManyHash + ?Sized>(
     hash: &H,
-    path: Path,
+    isa: Isa,
     layout: &Layout,
     chains: &mut [Chain],
     message: Message<'_>,
 ) {
     let (msg_len, n, value_at) = (layout.msg_len, layout.n, layout.value_at);
-    chains_on(hash, path, msg_len, n, chains, |k, c, m| {
+    chains_on(hash, isa, msg_len, n, chains, |k, c, m| {
         message(k, c, m);
         layout.put_step(m, c.at);
         crate::copy(&mut m[value_at..value_at + n], &c.value[..n]);

@@ -1,7 +1,7 @@
 //! Which kernels run: the CPU is checked once and the widest supported path is chosen, unless
 //! the program chose another first ([`set_process`]).
 //!
-//! | [`Path`] | SHA-256 lanes | sequential SHA-256 | Keccak-f\[1600\] lanes |
+//! | [`Isa`] | SHA-256 lanes | sequential SHA-256 | Keccak-f\[1600\] lanes |
 //! |---|---|---|---|
 //! | `avx512` | 16 (AVX-512F/BW, and AVX2) | SHA-NI if present | 8 (AVX-512F) |
 //! | `avx2` | 8 (AVX2) | SHA-NI if present | 4 (AVX2) |
@@ -9,7 +9,7 @@
 //! | `portable` | portable | portable | portable |
 //!
 //! [`set_process`] forces a path for the whole process (the `pqkit` command maps
-//! `PQKIT_HASH=portable|shani|avx2|avx512` onto it); [`with_path`] forces one for the current
+//! `PQKIT_HASH=portable|shani|avx2|avx512` onto it); [`with_isa`] forces one for the current
 //! thread (tests, benchmarks). The library reads no environment variable and prints nothing.
 
 use std::cell::Cell;
@@ -17,7 +17,7 @@ use std::sync::OnceLock;
 
 /// One way of computing the engine's hashes (see the module table).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub enum Path {
+pub enum Isa {
     /// Plain Rust, the twin every other path is tested against.
     Portable,
     /// The SHA extensions (`sha`, `sse4.1`), one compression at a time.
@@ -28,9 +28,9 @@ pub enum Path {
     Avx512,
 }
 
-impl Path {
+impl Isa {
     /// Every path, narrowest first.
-    pub const ALL: [Path; 4] = [Path::Portable, Path::ShaNi, Path::Avx2, Path::Avx512];
+    pub const ALL: [Isa; 4] = [Isa::Portable, Isa::ShaNi, Isa::Avx2, Isa::Avx512];
 
     /// The name `PQKIT_HASH`, `--hash-path` and the benchmark tables use.
     pub fn name(self) -> &'static str {
@@ -68,7 +68,7 @@ impl Path {
     }
 
     /// Every path this CPU supports, narrowest first.
-    pub fn supported() -> Vec<Path> {
+    pub fn supported() -> Vec<Isa> {
         Self::ALL.into_iter().filter(|p| p.is_supported()).collect()
     }
 
@@ -78,7 +78,7 @@ impl Path {
     }
 }
 
-impl core::fmt::Display for Path {
+impl core::fmt::Display for Isa {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
         f.write_str(self.name())
     }
@@ -95,18 +95,15 @@ fn has_shani() -> bool {
 }
 
 /// The widest path this CPU supports.
-pub fn detected() -> Path {
-    Path::supported()
-        .into_iter()
-        .max()
-        .unwrap_or(Path::Portable)
+pub fn detected() -> Isa {
+    Isa::supported().into_iter().max().unwrap_or(Isa::Portable)
 }
 
-static PROCESS: OnceLock<Path> = OnceLock::new();
+static PROCESS: OnceLock<Isa> = OnceLock::new();
 
 /// The process-wide path: the one [`set_process`] chose, else [`detected`]. Fixed at the first
 /// call of this function or of [`set_process`], whichever comes first.
-pub fn process() -> Path {
+pub fn process() -> Isa {
     *PROCESS.get_or_init(detected)
 }
 
@@ -117,12 +114,12 @@ pub fn process() -> Path {
 /// [`ChooseError::Unsupported`] when the CPU cannot run `path`; [`ChooseError::Fixed`] when
 /// another path is already fixed (a hash ran, or another call chose it). Choosing the path
 /// already fixed is not an error.
-pub fn set_process(path: Path) -> Result<(), ChooseError> {
-    if !path.is_supported() {
-        return Err(ChooseError::Unsupported(Unsupported(path)));
+pub fn set_process(isa: Isa) -> Result<(), ChooseError> {
+    if !isa.is_supported() {
+        return Err(ChooseError::Unsupported(Unsupported(isa)));
     }
-    match *PROCESS.get_or_init(|| path) {
-        fixed if fixed == path => Ok(()),
+    match *PROCESS.get_or_init(|| isa) {
+        fixed if fixed == isa => Ok(()),
         fixed => Err(ChooseError::Fixed(fixed)),
     }
 }
@@ -132,9 +129,9 @@ pub fn set_process(path: Path) -> Result<(), ChooseError> {
 ///
 /// # Errors
 /// [`ChooseError::Unknown`] for another name, else those of [`set_process`].
-pub fn set_process_by_name(name: &str) -> Result<Path, ChooseError> {
-    let path = Path::from_name(name.trim()).ok_or(ChooseError::Unknown)?;
-    set_process(path).map(|()| path)
+pub fn set_process_by_name(name: &str) -> Result<Isa, ChooseError> {
+    let isa = Isa::from_name(name.trim()).ok_or(ChooseError::Unknown)?;
+    set_process(isa).map(|()| isa)
 }
 
 /// Why [`set_process`] refused a path.
@@ -145,7 +142,7 @@ pub enum ChooseError {
     /// The CPU cannot run it.
     Unsupported(Unsupported),
     /// The process already runs this other path.
-    Fixed(Path),
+    Fixed(Isa),
 }
 
 impl core::fmt::Display for ChooseError {
@@ -161,11 +158,11 @@ impl core::fmt::Display for ChooseError {
 impl std::error::Error for ChooseError {}
 
 thread_local! {
-    static FORCED: Cell<Option<Path>> = const { Cell::new(None) };
+    static FORCED: Cell<Option<Isa>> = const { Cell::new(None) };
 }
 
-/// The path hashes take on this thread: the one [`with_path`] forced, else [`process`].
-pub fn current() -> Path {
+/// The path hashes take on this thread: the one [`with_isa`] forced, else [`process`].
+pub fn current() -> Isa {
     FORCED.with(Cell::get).unwrap_or_else(process)
 }
 
@@ -174,12 +171,12 @@ pub fn current() -> Path {
 ///
 /// # Errors
 /// [`Unsupported`] when the CPU cannot run `path`.
-pub fn with_path<T>(path: Path, f: impl FnOnce() -> T) -> Result<T, Unsupported> {
-    if !path.is_supported() {
-        return Err(Unsupported(path));
+pub fn with_isa<T>(isa: Isa, f: impl FnOnce() -> T) -> Result<T, Unsupported> {
+    if !isa.is_supported() {
+        return Err(Unsupported(isa));
     }
-    let before = FORCED.with(|c| c.replace(Some(path)));
-    struct Restore(Option<Path>);
+    let before = FORCED.with(|c| c.replace(Some(isa)));
+    struct Restore(Option<Isa>);
     impl Drop for Restore {
         fn drop(&mut self) {
             FORCED.with(|c| c.set(self.0));
@@ -191,7 +188,7 @@ pub fn with_path<T>(path: Path, f: impl FnOnce() -> T) -> Result<T, Unsupported>
 
 /// A path this CPU cannot run.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Unsupported(pub Path);
+pub struct Unsupported(pub Isa);
 
 impl core::fmt::Display for Unsupported {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {

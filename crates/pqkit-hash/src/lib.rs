@@ -36,7 +36,7 @@ pub use chain::{
     Chain, ChainEnds, IdField, Layout, Message, Prelude, append_values, chains, fixed_chains,
     fixed_chains_with, fixed_chains_with_prelude, id_chains, id_chains_to_end,
 };
-pub use dispatch::Path;
+pub use dispatch::Isa;
 pub use keccak::{Absorber, Shake, Sponge, XofLanes};
 pub use sha256::{Sha256Prefix, lms_sha256_root};
 pub use sha512::Sha512Prefix;
@@ -53,7 +53,7 @@ pub trait ManyHash: Sync {
     /// # Panics
     /// When `msgs.len()` is not a multiple of `msg_len`, `out.len()` is not
     /// `out_len × msgs.len() / msg_len`, or `out_len > self.max_output()` — caller bugs.
-    fn hash_many_on(&self, path: Path, msg_len: usize, msgs: &[u8], out_len: usize, out: &mut [u8]);
+    fn hash_many_on(&self, isa: Isa, msg_len: usize, msgs: &[u8], out_len: usize, out: &mut [u8]);
 
     /// [`ManyHash::hash_many_on`] on the current path ([`dispatch::current`]).
     fn hash_many(&self, msg_len: usize, msgs: &[u8], out_len: usize, out: &mut [u8]) {
@@ -63,50 +63,50 @@ pub trait ManyHash: Sync {
     /// [`fixed_chains`] on a given path (the layout already checked).
     fn fixed_chains_on(
         &self,
-        path: Path,
+        isa: Isa,
         layout: &Layout,
         chains: &mut [Chain],
         message: Message<'_>,
     ) {
-        chain::fixed_chains_general(self, path, layout, chains, message);
+        chain::fixed_chains_general(self, isa, layout, chains, message);
     }
 
     /// [`fixed_chains_with_prelude`] on a given path (the layout and the prelude already
     /// checked).
     fn prelude_chains_on(
         &self,
-        path: Path,
+        isa: Isa,
         layout: &Layout,
         prelude: Prelude,
         chains: &mut [Chain],
         message: Message<'_>,
     ) {
-        chain::prelude_chains_general(self, path, layout, prelude, chains, message);
+        chain::prelude_chains_general(self, isa, layout, prelude, chains, message);
     }
 
     /// [`id_chains`] on a given path (the layout and the id field already checked).
     fn id_chains_on(
         &self,
-        path: Path,
+        isa: Isa,
         layout: &Layout,
         id: IdField,
         shared: &[u8],
         chains: &mut [Chain],
     ) {
-        chain::id_chains_general(self, path, layout, id, shared, chains);
+        chain::id_chains_general(self, isa, layout, id, shared, chains);
     }
 
     /// [`id_chains_to_end`] on a given path (the shapes already checked).
     fn id_chains_to_end_on(
         &self,
-        path: Path,
+        isa: Isa,
         layout: &Layout,
         id: IdField,
         shared: &[u8],
         ends: ChainEnds<'_>,
         out: &mut [u8],
     ) {
-        chain::id_chains_to_end_general(self, path, layout, id, shared, ends, out);
+        chain::id_chains_to_end_general(self, isa, layout, id, shared, ends, out);
     }
 }
 

@@ -2,7 +2,7 @@
 //! and 5 use it for H and T_l (FIPS 205 §11.2.2). One message at a time through the `sha2`
 //! crate's compression (no lanes of pqkit's own yet).
 
-use crate::{ManyHash, Path, count};
+use crate::{Isa, ManyHash, count};
 
 /// SHA-512 initial hash value (FIPS 180-4 §5.3.5).
 const IV: [u64; 8] = [
@@ -61,7 +61,7 @@ impl ManyHash for Sha512Prefix {
 
     fn hash_many_on(
         &self,
-        _path: Path,
+        _isa: Isa,
         msg_len: usize,
         msgs: &[u8],
         out_len: usize,

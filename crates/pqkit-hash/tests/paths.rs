@@ -6,11 +6,11 @@
 //! (`src/sha256/tests.rs`, `src/keccak/tests.rs`) compare every supported path with the
 //! portable twin.
 
-use pqkit_hash::dispatch::{self, Path};
+use pqkit_hash::dispatch::{self, Isa};
 
 /// The paths the CPU flags in /proc/cpuinfo call for (x86_64 Linux; only portable elsewhere).
-fn from_cpuinfo() -> Vec<Path> {
-    let mut want = vec![Path::Portable];
+fn from_cpuinfo() -> Vec<Isa> {
+    let mut want = vec![Isa::Portable];
     let Ok(info) = std::fs::read_to_string("/proc/cpuinfo") else {
         return want;
     };
@@ -21,36 +21,36 @@ fn from_cpuinfo() -> Vec<Path> {
         .unwrap_or_default();
     let has = |f: &str| flags.contains(&f);
     if has("sha_ni") && has("sse4_1") {
-        want.push(Path::ShaNi);
+        want.push(Isa::ShaNi);
     }
     if has("avx2") {
-        want.push(Path::Avx2);
+        want.push(Isa::Avx2);
     }
     if has("avx512f") && has("avx512bw") {
-        want.push(Path::Avx512);
+        want.push(Isa::Avx512);
     }
     want
 }
 
 #[test]
 fn every_path_the_cpu_has_is_supported() {
-    let required: Vec<Path> = match std::env::var("PQKIT_HASH_REQUIRE") {
+    let required: Vec<Isa> = match std::env::var("PQKIT_HASH_REQUIRE") {
         Ok(list) if !list.trim().is_empty() => list
             .split(',')
             .map(|name| {
-                Path::from_name(name.trim())
+                Isa::from_name(name.trim())
                     .unwrap_or_else(|| panic!("PQKIT_HASH_REQUIRE: unknown path {name:?}"))
             })
             .collect(),
         _ => from_cpuinfo(),
     };
-    for path in &required {
+    for isa in &required {
         assert!(
-            path.is_supported(),
-            "the CPU has the {path} path but pqkit-hash does not support it: its kernels would go untested"
+            isa.is_supported(),
+            "the CPU has the {isa} path but pqkit-hash does not support it: its kernels would go untested"
         );
     }
-    println!("required {required:?}; supported {:?}", Path::supported());
+    println!("required {required:?}; supported {:?}", Isa::supported());
 }
 
 #[test]
@@ -67,8 +67,8 @@ fn a_forced_path_is_the_one_used() {
     } else {
         assert_eq!(dispatch::process(), dispatch::detected());
     }
-    for path in Path::supported() {
-        let inner = dispatch::with_path(path, dispatch::current).expect("supported");
-        assert_eq!(inner, path);
+    for isa in Isa::supported() {
+        let inner = dispatch::with_isa(isa, dispatch::current).expect("supported");
+        assert_eq!(inner, isa);
     }
 }

@@ -642,7 +642,7 @@ mod tests {
     #[test]
     #[allow(clippy::cast_possible_truncation, reason = "small test values")]
     fn chains_in_lanes_are_the_buffered_chains() {
-        for path in pqkit_hash::Path::supported() {
+        for isa in pqkit_hash::Isa::supported() {
             for (f, n) in [
                 (HashFn::Sha256, 32usize),
                 (HashFn::Sha256, 24),
@@ -675,9 +675,9 @@ mod tests {
                     }
                     c.at = c.end;
                 }
-                pqkit_hash::dispatch::with_path(path, || run_chains(ots, &id, q, &mut chains))
+                pqkit_hash::dispatch::with_isa(isa, || run_chains(ots, &id, q, &mut chains))
                     .expect("supported");
-                assert_eq!(chains, want, "{path} {f:?} n {n}");
+                assert_eq!(chains, want, "{isa} {f:?} n {n}");
             }
         }
     }

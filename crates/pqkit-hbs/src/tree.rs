@@ -58,7 +58,7 @@ fn leaves<H: TreeHasher>(hasher: &H, first: u32, count: usize, threads: usize) -
     let mut out = vec![[0u8; 32]; count];
     let per = count.div_ceil(threads.max(1)).max(1);
     // The workers hash on the caller's pqkit-hash path (a path forced on this thread too).
-    let path = pqkit_hash::dispatch::current();
+    let isa = pqkit_hash::dispatch::current();
     std::thread::scope(|s| {
         for (c, chunk) in out.chunks_mut(per).enumerate() {
             s.spawn(move || {
@@ -69,7 +69,7 @@ fn leaves<H: TreeHasher>(hasher: &H, first: u32, count: usize, threads: usize) -
                     }
                 };
                 // The caller runs on `path`, so the CPU supports it.
-                let _ = pqkit_hash::dispatch::with_path(path, work);
+                let _ = pqkit_hash::dispatch::with_isa(isa, work);
             });
         }
     });

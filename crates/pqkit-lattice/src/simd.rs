@@ -1,22 +1,22 @@
 //! The choice of instruction set, for the whole crate: whether the AVX2 and AVX-512 copies may run
-//! on a [`Path`] (a plain value, so each entry point checks the CPU itself), and [`on_path!`],
+//! on a [`Isa`] (a plain value, so each entry point checks the CPU itself), and [`on_path!`],
 //! which compiles an algorithm once per instruction set and calls the copy the path allows, and
 //! `avx2_kernel!`, the checked entry point of one AVX2 kernel. The kernels the compiler does not
 //! find by itself are in each scheme's own `simd` module; these and those are the only modules with
 //! `unsafe`.
 
-use pqkit_hash::Path;
+use pqkit_hash::Isa;
 
 /// Whether the AVX2 kernels may run on `path`: an AVX2 or AVX-512 path, on a CPU with AVX2.
 #[inline(always)]
-pub(crate) fn avx2(path: Path) -> bool {
+pub(crate) fn avx2(isa: Isa) -> bool {
     #[cfg(target_arch = "x86_64")]
     {
-        matches!(path, Path::Avx2 | Path::Avx512) && std::arch::is_x86_feature_detected!("avx2")
+        matches!(isa, Isa::Avx2 | Isa::Avx512) && std::arch::is_x86_feature_detected!("avx2")
     }
     #[cfg(not(target_arch = "x86_64"))]
     {
-        let _ = path;
+        let _ = isa;
         false
     }
 }
@@ -25,8 +25,8 @@ pub(crate) fn avx2(path: Path) -> bool {
 /// and AVX2.
 #[cfg(target_arch = "x86_64")]
 #[inline(always)]
-pub(crate) fn avx512(path: Path) -> bool {
-    path == Path::Avx512
+pub(crate) fn avx512(isa: Isa) -> bool {
+    isa == Isa::Avx512
         && std::arch::is_x86_feature_detected!("avx512f")
         && std::arch::is_x86_feature_detected!("avx512bw")
         && std::arch::is_x86_feature_detected!("avx2")
@@ -39,27 +39,27 @@ pub(crate) fn avx512(path: Path) -> bool {
 macro_rules! on_path {
     ($(#[$doc:meta])* fn $name:ident($($arg:ident: $ty:ty),*) -> $ret:ty = $generic:path) => {
         $(#[$doc])*
-        pub(crate) fn $name(path: Path, $($arg: $ty),*) -> $ret {
+        pub(crate) fn $name(isa: Isa, $($arg: $ty),*) -> $ret {
             #[cfg(target_arch = "x86_64")]
             {
                 #[target_feature(enable = "avx2,avx512f,avx512bw")]
-                fn with_avx512(path: Path, $($arg: $ty),*) -> $ret {
-                    $generic(path, $($arg),*)
+                fn with_avx512(isa: Isa, $($arg: $ty),*) -> $ret {
+                    $generic(isa, $($arg),*)
                 }
                 #[target_feature(enable = "avx2")]
-                fn with_avx2(path: Path, $($arg: $ty),*) -> $ret {
-                    $generic(path, $($arg),*)
+                fn with_avx2(isa: Isa, $($arg: $ty),*) -> $ret {
+                    $generic(isa, $($arg),*)
                 }
-                if $crate::simd::avx512(path) {
+                if $crate::simd::avx512(isa) {
                     // SAFETY: the CPU has AVX-512F, AVX-512BW and AVX2 (checked by `avx512`).
-                    return unsafe { with_avx512(path, $($arg),*) };
+                    return unsafe { with_avx512(isa, $($arg),*) };
                 }
-                if $crate::simd::avx2(path) {
+                if $crate::simd::avx2(isa) {
                     // SAFETY: the CPU has AVX2 (checked by `avx2`).
-                    return unsafe { with_avx2(path, $($arg),*) };
+                    return unsafe { with_avx2(isa, $($arg),*) };
                 }
             }
-            $generic(path, $($arg),*)
+            $generic(isa, $($arg),*)
         }
     };
 }
@@ -73,8 +73,8 @@ macro_rules! avx2_kernel {
     ($(#[$doc:meta])* fn $name:ident($($arg:ident: $ty:ty),*) -> $ret:ty = $kernel:ident) => {
         $(#[$doc])*
         #[inline(always)]
-        pub(crate) fn $name($($arg: $ty,)* path: Path) -> Option<$ret> {
-            if !$crate::simd::avx2(path) {
+        pub(crate) fn $name($($arg: $ty,)* isa: Isa) -> Option<$ret> {
+            if !$crate::simd::avx2(isa) {
                 return None;
             }
             #[cfg(target_arch = "x86_64")]

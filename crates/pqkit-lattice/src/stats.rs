@@ -69,18 +69,18 @@ macro_rules! ntt_pairs {
     () => {
         /// `pairs` forward and inverse NTTs of one polynomial in turn, with the reduction after
         /// each that the algorithms do, compiled for `path` (what `cost::ntt_ns` times).
-        pub(crate) fn ntt_pairs(path: pqkit_hash::Path, pairs: usize) {
-            simd::ntt_pairs_on(path, pairs);
+        pub(crate) fn ntt_pairs(isa: pqkit_hash::Isa, pairs: usize) {
+            simd::ntt_pairs_on(isa, pairs);
         }
 
         /// [`ntt_pairs`] on a path.
         #[inline(always)]
-        fn ntt_pairs_any(path: pqkit_hash::Path, pairs: usize) {
+        fn ntt_pairs_any(isa: pqkit_hash::Isa, pairs: usize) {
             let mut f = Poly::ZERO;
             for _ in 0..pairs {
-                poly::ntt(&mut f, path);
+                poly::ntt(&mut f, isa);
                 poly::reduce(&mut f);
-                poly::inv_ntt_to_mont(&mut f, path);
+                poly::inv_ntt_to_mont(&mut f, isa);
                 poly::reduce(&mut f);
                 core::hint::black_box(&mut f);
             }

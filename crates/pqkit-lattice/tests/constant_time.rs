@@ -45,7 +45,7 @@ fn under_valgrind() -> bool {
 
 /// The hash path (and so the lattice kernels) under test: the one `PQKIT_HASH` names (CI runs
 /// this file once per path), else the detected one.
-fn hash_path() -> pqkit_hash::Path {
+fn hash_path() -> pqkit_hash::Isa {
     if let Ok(name) = std::env::var("PQKIT_HASH") {
         pqkit_hash::dispatch::set_process_by_name(&name)
             .unwrap_or_else(|e| panic!("PQKIT_HASH={name}: {e}"));
@@ -64,7 +64,7 @@ fn how(under_valgrind: bool) -> &'static str {
 #[test]
 fn ml_kem_secrets_do_not_steer_branches_or_addresses() {
     let under_valgrind = under_valgrind();
-    let path = hash_path();
+    let isa = hash_path();
     for p in [&ML_KEM_512, &ML_KEM_768, &ML_KEM_1024] {
         let k = p.k;
         let mut ek = vec![0u8; p.encapsulation_key_size()];
@@ -89,11 +89,11 @@ fn ml_kem_secrets_do_not_steer_branches_or_addresses() {
             let got = decapsulate(p, &dk, ct).expect("lengths");
             public(&got[..]);
             public(&dk);
-            assert_eq!(got[..] == key[..], valid, "{} on {path}", p.name);
+            assert_eq!(got[..] == key[..], valid, "{} on {isa}", p.name);
         }
     }
     eprintln!(
-        "ML-KEM constant-time check on {path}: {}",
+        "ML-KEM constant-time check on {isa}: {}",
         how(under_valgrind)
     );
 }
@@ -110,7 +110,7 @@ fn ml_dsa_signing_secrets_do_not_steer_branches_or_addresses() {
         verify_mu,
     };
     let under_valgrind = under_valgrind();
-    let path = hash_path();
+    let isa = hash_path();
     for p in [&ML_DSA_44, &ML_DSA_65, &ML_DSA_87] {
         let key = key_gen_internal(p, &[0x44; 32]);
         // Six messages: about 4–5 attempts each on average, most rejected by the r₀ or z check
@@ -126,13 +126,13 @@ fn ml_dsa_signing_secrets_do_not_steer_branches_or_addresses() {
             public(&rnd);
             assert!(
                 verify_mu(p, key.verifying_key(), &mu, &sig),
-                "{} on {path}",
+                "{} on {isa}",
                 p.name
             );
         }
     }
     eprintln!(
-        "ML-DSA signing constant-time check on {path}: {}",
+        "ML-DSA signing constant-time check on {isa}: {}",
         how(under_valgrind)
     );
 }

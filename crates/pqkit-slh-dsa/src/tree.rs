@@ -138,7 +138,7 @@ pub(crate) fn sign_threaded<T: Send>(
     let at = layers(h, idx_tree, idx_leaf);
     // The trees to build: all but a cached top one.
     let build = at.len() - usize::from(top.is_some());
-    let path = pqkit_hash::dispatch::current();
+    let isa = pqkit_hash::dispatch::current();
     let trees: Vec<Mutex<Option<Levels>>> = at.iter().map(|_| Mutex::new(None)).collect();
     let next = AtomicUsize::new(0);
     let beside = Mutex::new(Some(beside));
@@ -166,7 +166,7 @@ pub(crate) fn sign_threaded<T: Send>(
                     }
                 };
                 // The caller's path is supported: it is the one it runs on.
-                let _ = pqkit_hash::dispatch::with_path(path, work);
+                let _ = pqkit_hash::dispatch::with_isa(isa, work);
             });
         }
     });

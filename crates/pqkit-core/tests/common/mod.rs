@@ -310,10 +310,10 @@ pub(crate) fn ctx_len(ctx: &[u8]) -> u8 {
 /// Runs `f` once on every pqkit-hash path this CPU has — pqkit-lattice's ML-KEM follows the
 /// hash path (its Keccak lanes and its AVX-512, AVX2 or portable arithmetic) — and returns
 /// their names.
-pub(crate) fn on_every_path(mut f: impl FnMut(pqkit_hash::Path)) -> Vec<&'static str> {
-    let paths = pqkit_hash::Path::supported();
+pub(crate) fn on_every_path(mut f: impl FnMut(pqkit_hash::Isa)) -> Vec<&'static str> {
+    let paths = pqkit_hash::Isa::supported();
     for &p in &paths {
-        pqkit_hash::dispatch::with_path(p, || f(p)).expect("a supported path");
+        pqkit_hash::dispatch::with_isa(p, || f(p)).expect("a supported path");
     }
     paths.iter().map(|p| p.name()).collect()
 }

@@ -49,7 +49,7 @@ mod xof;
 pub use xof::{Absorber, Sponge, XofLanes};
 
 use crate::chain::Message;
-use crate::{Chain, Layout, ManyHash, Path, Prelude, count};
+use crate::{Chain, Isa, Layout, ManyHash, Prelude, count};
 
 /// The portable permutation (the `keccak` crate): the twin the SIMD kernels are tested
 /// against.
@@ -58,18 +58,18 @@ pub(crate) fn permute_portable(state: &mut [u64; 25]) {
 }
 
 /// Applies Keccak-f\[1600\] to every state, as many at a time as `path` allows.
-pub(crate) fn permute_lanes(path: Path, states: &mut [[u64; 25]]) {
+pub(crate) fn permute_lanes(isa: Isa, states: &mut [[u64; 25]]) {
     crate::stats::keccak(states.len());
-    lanes(path, states);
+    lanes(isa, states);
 }
 
 /// Applies Keccak-f\[1600\] to the states `picked` (indices in increasing order) of
 /// `states`, as many at a time as `path` allows: on the AVX-512 path where they are, without
 /// gathering them, grouped as [`lanes`] groups them.
-pub(crate) fn permute_picked(path: Path, states: &mut [[u64; 25]], picked: &[usize]) {
+pub(crate) fn permute_picked(isa: Isa, states: &mut [[u64; 25]], picked: &[usize]) {
     debug_assert!(picked.windows(2).all(|w| w[0] < w[1]));
     #[cfg(target_arch = "x86_64")]
-    if path == Path::Avx512 {
+    if isa == Isa::Avx512 {
         crate::stats::keccak(picked.len());
         let mut rest = &mut states[..];
         let mut offset = 0;
@@ -85,7 +85,7 @@ pub(crate) fn permute_picked(path: Path, states: &mut [[u64; 25]], picked: &[usi
         return;
     }
     let mut gathered: Vec<[u64; 25]> = picked.iter().map(|&i| states[i]).collect();
-    permute_lanes(path, &mut gathered);
+    permute_lanes(isa, &mut gathered);
     for (g, &i) in gathered.iter().zip(picked) {
         states[i] = *g;
     }
@@ -193,12 +193,12 @@ fn is_amd() -> bool {
     (id.ebx, id.edx, id.ecx) == (0x6874_7541, 0x6974_6E65, 0x444D_4163)
 }
 
-fn lanes(path: Path, states: &mut [[u64; 25]]) {
-    match path {
+fn lanes(isa: Isa, states: &mut [[u64; 25]]) {
+    match isa {
         #[cfg(target_arch = "x86_64")]
-        Path::Avx512 => avx512_groups(states.len(), states.iter_mut()),
+        Isa::Avx512 => avx512_groups(states.len(), states.iter_mut()),
         #[cfg(target_arch = "x86_64")]
-        Path::Avx2 => {
+        Isa::Avx2 => {
             let mut states = states;
             while states.len() > 1 {
                 let take = states.len().min(4);
@@ -382,41 +382,34 @@ impl ManyHash for Shake {
 
     fn fixed_chains_on(
         &self,
-        path: Path,
+        isa: Isa,
         layout: &Layout,
         chains: &mut [Chain],
         message: Message<'_>,
     ) {
         if layout.msg_len < self.rate {
-            self.one_block_chains(path, layout, chains, message);
+            self.one_block_chains(isa, layout, chains, message);
         } else {
-            crate::chain::fixed_chains_general(self, path, layout, chains, message);
+            crate::chain::fixed_chains_general(self, isa, layout, chains, message);
         }
     }
 
     fn prelude_chains_on(
         &self,
-        path: Path,
+        isa: Isa,
         layout: &Layout,
         prelude: Prelude,
         chains: &mut [Chain],
         message: Message<'_>,
     ) {
         #[cfg(target_arch = "x86_64")]
-        if self.in_kernels(path, layout, chains, message, Some(prelude)) {
+        if self.in_kernels(isa, layout, chains, message, Some(prelude)) {
             return;
         }
-        crate::chain::prelude_chains_general(self, path, layout, prelude, chains, message);
+        crate::chain::prelude_chains_general(self, isa, layout, prelude, chains, message);
     }
 
-    fn hash_many_on(
-        &self,
-        path: Path,
-        msg_len: usize,
-        msgs: &[u8],
-        out_len: usize,
-        out: &mut [u8],
-    ) {
+    fn hash_many_on(&self, isa: Isa, msg_len: usize, msgs: &[u8], out_len: usize, out: &mut [u8]) {
         let count = count(msg_len, msgs, out_len, out, self.rate);
         if count == 0 {
             return;
@@ -427,7 +420,7 @@ impl ManyHash for Shake {
             let mut state = [0u64; 25];
             xor_byte(&mut state, 0, 0x1F);
             xor_byte(&mut state, self.rate - 1, 0x80);
-            permute_lanes(path, core::slice::from_mut(&mut state));
+            permute_lanes(isa, core::slice::from_mut(&mut state));
             squeeze(&state, &mut one);
             out.chunks_exact_mut(out_len)
                 .for_each(|o| o.copy_from_slice(&one));
@@ -453,7 +446,7 @@ impl ManyHash for Shake {
                         xor_byte(s, rate - 1, 0x80);
                     }
                 }
-                permute_lanes(path, states);
+                permute_lanes(isa, states);
             }
             for (s, o) in states.iter().zip(out.chunks_exact_mut(out_len)) {
                 squeeze(s, o);
@@ -469,13 +462,13 @@ impl Shake {
     /// into a zero state, permutes and writes the first n bytes back.
     fn one_block_chains(
         &self,
-        path: Path,
+        isa: Isa,
         layout: &Layout,
         chains: &mut [Chain],
         message: Message<'_>,
     ) {
         #[cfg(target_arch = "x86_64")]
-        if self.in_kernels(path, layout, chains, message, None) {
+        if self.in_kernels(isa, layout, chains, message, None) {
             return;
         }
         let (msg_len, n, at) = (layout.msg_len, layout.n, layout.value_at);
@@ -502,7 +495,7 @@ impl Shake {
                 xor_byte(s, msg_len, 0x1F);
                 xor_byte(s, self.rate - 1, 0x80);
             }
-            permute_lanes(path, states);
+            permute_lanes(isa, states);
             for (&i, s) in active.iter().zip(states.iter()) {
                 squeeze(s, &mut blocks[i * 8 * words + at..i * 8 * words + at + n]);
                 chains[i].at += 1;
@@ -524,7 +517,7 @@ impl Shake {
     #[cfg(target_arch = "x86_64")]
     fn in_kernels(
         &self,
-        path: Path,
+        isa: Isa,
         layout: &Layout,
         chains: &mut [Chain],
         message: Message<'_>,
@@ -536,9 +529,9 @@ impl Shake {
         {
             return false;
         }
-        match path {
-            Path::Avx512 => self.pipelined(l, chains, message, p, avx512::chains8),
-            Path::Avx2 => self.pipelined(l, chains, message, p, avx2::chains4),
+        match isa {
+            Isa::Avx512 => self.pipelined(l, chains, message, p, avx512::chains8),
+            Isa::Avx2 => self.pipelined(l, chains, message, p, avx2::chains4),
             _ => return false,
         }
         true

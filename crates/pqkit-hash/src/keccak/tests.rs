@@ -4,7 +4,7 @@
 use sha3::digest::{ExtendableOutput, Update, XofReader};
 
 use super::{Shake, permute_lanes, permute_picked, permute_portable};
-use crate::{ManyHash, Path};
+use crate::{Isa, ManyHash};
 
 /// xorshift64: reproducible test data without a dependency.
 struct Rng(u64);
@@ -27,24 +27,24 @@ impl Rng {
 }
 
 /// The paths every test below runs on.
-fn paths() -> Vec<Path> {
-    Path::supported()
+fn paths() -> Vec<Isa> {
+    Isa::supported()
 }
 
 #[test]
 fn paths_tested_are_the_supported_paths() {
     let tested = paths();
-    let supported: Vec<Path> = Path::ALL.into_iter().filter(|p| p.is_supported()).collect();
+    let supported: Vec<Isa> = Isa::ALL.into_iter().filter(|p| p.is_supported()).collect();
     assert_eq!(tested, supported);
-    assert_eq!(tested, Path::supported());
-    assert!(tested.contains(&Path::Portable));
+    assert_eq!(tested, Isa::supported());
+    assert!(tested.contains(&Isa::Portable));
     #[cfg(target_arch = "x86_64")]
     {
         let avx2 = std::arch::is_x86_feature_detected!("avx2");
-        assert_eq!(tested.contains(&Path::Avx2), avx2);
+        assert_eq!(tested.contains(&Isa::Avx2), avx2);
         let avx512 = std::arch::is_x86_feature_detected!("avx512f")
             && std::arch::is_x86_feature_detected!("avx512bw");
-        assert_eq!(tested.contains(&Path::Avx512), avx512);
+        assert_eq!(tested.contains(&Isa::Avx512), avx512);
     }
     eprintln!("Keccak paths tested: {tested:?}");
 }
@@ -53,14 +53,14 @@ fn paths_tested_are_the_supported_paths() {
 /// `KeccakF-1600-IntermediateValues.txt`.
 #[test]
 fn zero_state_known_answer() {
-    for path in paths() {
+    for isa in paths() {
         for n in 0..=20 {
             let mut states = vec![[0u64; 25]; n];
-            permute_lanes(path, &mut states);
+            permute_lanes(isa, &mut states);
             for s in &states {
-                assert_eq!(s[0], 0xF125_8F79_40E1_DDE7, "{path}, {n} lanes");
-                assert_eq!(s[1], 0x84D5_CCF9_33C0_478A, "{path}, {n} lanes");
-                assert_eq!(s[24], 0xEAF1_FF7B_5CEC_A249, "{path}, {n} lanes");
+                assert_eq!(s[0], 0xF125_8F79_40E1_DDE7, "{isa}, {n} lanes");
+                assert_eq!(s[1], 0x84D5_CCF9_33C0_478A, "{isa}, {n} lanes");
+                assert_eq!(s[24], 0xEAF1_FF7B_5CEC_A249, "{isa}, {n} lanes");
             }
         }
     }
@@ -69,15 +69,15 @@ fn zero_state_known_answer() {
 #[test]
 fn permute_lanes_matches_portable() {
     let mut rng = Rng(0x9E37_79B9_7F4A_7C15);
-    for path in paths() {
+    for isa in paths() {
         for n in 0..=20 {
             let start: Vec<[u64; 25]> = (0..n).map(|_| rng.state()).collect();
             let mut expected = start.clone();
             let mut got = start;
             for twice in 1..=2 {
                 expected.iter_mut().for_each(permute_portable);
-                permute_lanes(path, &mut got);
-                assert_eq!(got, expected, "{path}, {n} lanes, application {twice}");
+                permute_lanes(isa, &mut got);
+                assert_eq!(got, expected, "{isa}, {n} lanes, application {twice}");
             }
         }
     }
@@ -88,7 +88,7 @@ fn permute_lanes_matches_portable() {
 #[test]
 fn permute_picked_matches_portable() {
     let mut rng = Rng(0x2545_F491_4F6C_DD1D);
-    for path in paths() {
+    for isa in paths() {
         for stride in 1..=4 {
             for n in 0..=20 {
                 let start: Vec<[u64; 25]> = (0..24).map(|_| rng.state()).collect();
@@ -98,8 +98,8 @@ fn permute_picked_matches_portable() {
                     permute_portable(&mut expected[i]);
                 }
                 let mut got = start;
-                permute_picked(path, &mut got, &picked);
-                assert_eq!(got, expected, "{path}, {picked:?}");
+                permute_picked(isa, &mut got, &picked);
+                assert_eq!(got, expected, "{isa}, {picked:?}");
             }
         }
     }
@@ -197,7 +197,7 @@ fn shake_matches_sha3() {
         } else {
             "SHAKE256"
         };
-        for path in paths() {
+        for isa in paths() {
             for msg_len in 1..=420 {
                 for n in [1, 3, 4, 6, 8, 9, 13, 17] {
                     let msgs = rng.bytes(n * msg_len);
@@ -207,12 +207,12 @@ fn shake_matches_sha3() {
                         .collect();
                     for out_len in [16, 20, 24, 32, 40, 64, rate] {
                         let mut out = vec![0; n * out_len];
-                        shake.hash_many_on(path, msg_len, &msgs, out_len, &mut out);
+                        shake.hash_many_on(isa, msg_len, &msgs, out_len, &mut out);
                         for (i, (got, want)) in out.chunks(out_len).zip(&full).enumerate() {
                             assert_eq!(
                                 got,
                                 &want[..out_len],
-                                "{name} on {path}: message {i} of {n}, {msg_len} bytes, \
+                                "{name} on {isa}: message {i} of {n}, {msg_len} bytes, \
                                  {out_len} out"
                             );
                         }
@@ -227,16 +227,16 @@ fn shake_matches_sha3() {
 #[test]
 fn shake_of_no_messages() {
     for shake in [Shake::SHAKE128, Shake::SHAKE256] {
-        for path in paths() {
+        for isa in paths() {
             for out_len in [16, 24, 32, 64, shake.max_output()] {
                 let mut out = [];
-                shake.hash_many_on(path, 0, &[], out_len, &mut out);
+                shake.hash_many_on(isa, 0, &[], out_len, &mut out);
                 let mut three = vec![0u8; 3 * out_len];
-                shake.hash_many_on(path, 0, &[], out_len, &mut three);
+                shake.hash_many_on(isa, 0, &[], out_len, &mut three);
                 let mut one = vec![0u8; out_len];
-                shake.hash_many_on(path, 1, &[0], out_len, &mut one);
-                assert_eq!(three[..out_len], three[2 * out_len..], "{path}");
-                assert_ne!(three[..out_len], one[..], "{path}");
+                shake.hash_many_on(isa, 1, &[0], out_len, &mut one);
+                assert_eq!(three[..out_len], three[2 * out_len..], "{isa}");
+                assert_ne!(three[..out_len], one[..], "{isa}");
             }
         }
     }
@@ -451,10 +451,10 @@ fn fixed_chains_match_portable() {
                     })
                     .collect();
                 let messages = msgs.concat();
-                for path in paths() {
+                for isa in paths() {
                     let mut got = start.clone();
                     let before = crate::stats::thread_counts();
-                    crate::dispatch::with_path(path, || {
+                    crate::dispatch::with_isa(isa, || {
                         fixed_chains(&shake, &layout, &mut got, &messages);
                     })
                     .expect("supported");
@@ -465,9 +465,9 @@ fn fixed_chains_match_portable() {
                     assert_eq!(
                         crate::stats::thread_counts().since(before).keccak,
                         permutations,
-                        "{path}: permutations counted"
+                        "{isa}: permutations counted"
                     );
-                    assert_eq!(got, want, "{path}, rate {}, n = {n}, {count} chains", {
+                    assert_eq!(got, want, "{isa}, rate {}, n = {n}, {count} chains", {
                         shake.max_output()
                     });
                 }
@@ -504,22 +504,22 @@ fn prelude_chains_match_general() {
                 let mut want = start.clone();
                 crate::chain::prelude_chains_general(
                     &shake,
-                    Path::Portable,
+                    Isa::Portable,
                     &layout,
                     prelude,
                     &mut want,
                     &message,
                 );
-                for path in paths() {
+                for isa in paths() {
                     let mut got = start.clone();
                     let before = crate::stats::thread_counts();
-                    crate::dispatch::with_path(path, || {
+                    crate::dispatch::with_isa(isa, || {
                         crate::fixed_chains_with_prelude(
                             &shake, &layout, prelude, &mut got, &message,
                         );
                     })
                     .expect("supported");
-                    let name = format!("{path}, rate {}, n = {n}, {count} chains", {
+                    let name = format!("{isa}, rate {}, n = {n}, {count} chains", {
                         shake.max_output()
                     });
                     assert_eq!(got, want, "{name}");
@@ -544,32 +544,32 @@ fn prelude_chains_match_general() {
 #[test]
 fn permutations_counted_once() {
     let mut rng = Rng(0x5851_F42D_4C95_7F2D);
-    for path in paths() {
+    for isa in paths() {
         let alone = |n: usize| -> u64 {
-            match path {
-                Path::Avx512 => u64::from(n == 1),
-                Path::Avx2 => u64::from(n % 4 == 1),
+            match isa {
+                Isa::Avx512 => u64::from(n == 1),
+                Isa::Avx2 => u64::from(n % 4 == 1),
                 _ => n as u64,
             }
         };
         for n in 0..=20 {
             let mut states: Vec<[u64; 25]> = (0..24).map(|_| rng.state()).collect();
             let before = crate::stats::thread_counts();
-            permute_lanes(path, &mut states[..n]);
+            permute_lanes(isa, &mut states[..n]);
             let done = crate::stats::thread_counts().since(before);
             assert_eq!(
                 (done.keccak, done.keccak_alone),
                 (n as u64, alone(n)),
-                "{path}, {n} lanes"
+                "{isa}, {n} lanes"
             );
             let picked: Vec<usize> = (0..24).step_by(2).take(n).collect();
             let before = crate::stats::thread_counts();
-            permute_picked(path, &mut states, &picked);
+            permute_picked(isa, &mut states, &picked);
             let done = crate::stats::thread_counts().since(before);
             assert_eq!(
                 (done.keccak, done.keccak_alone),
                 (picked.len() as u64, alone(picked.len())),
-                "{path}, {picked:?} picked"
+                "{isa}, {picked:?} picked"
             );
         }
     }

@@ -5,7 +5,7 @@
 //! H), counted like the lanes.
 
 use super::{Shake, absorb, absorb_at, permute_lanes, permute_picked, xor_byte};
-use crate::{Path, Wiped};
+use crate::{Isa, Wiped};
 
 /// One Keccak sponge (FIPS 202 §4) over an input of any length, with at most one rate of
 /// output: SHA3-256 and SHA3-512 (FIPS 202 §6.1) or SHAKE128 and SHAKE256 (§6.2). Its
@@ -58,7 +58,7 @@ impl Sponge {
     pub fn absorber(self) -> Absorber {
         Absorber {
             sponge: self,
-            path: crate::dispatch::current(),
+            isa: crate::dispatch::current(),
             state: [0u64; 25],
             at: 0,
         }
@@ -72,7 +72,7 @@ impl Sponge {
 /// absorber is finalized or dropped; `Debug` prints the sponge and position only.
 pub struct Absorber {
     sponge: Sponge,
-    path: Path,
+    isa: Isa,
     state: [u64; 25],
     /// Bytes of the current rate block absorbed.
     at: usize,
@@ -97,7 +97,7 @@ impl Absorber {
             self.at += take;
             piece = &piece[take..];
             if self.at == rate {
-                permute_lanes(self.path, core::slice::from_mut(&mut self.state));
+                permute_lanes(self.isa, core::slice::from_mut(&mut self.state));
                 self.at = 0;
             }
         }
@@ -112,7 +112,7 @@ impl Absorber {
         assert!(out.len() <= rate, "Sponge: more than one rate of output");
         xor_byte(&mut self.state, self.at, self.sponge.domain());
         xor_byte(&mut self.state, rate - 1, 0x80);
-        permute_lanes(self.path, core::slice::from_mut(&mut self.state));
+        permute_lanes(self.isa, core::slice::from_mut(&mut self.state));
         super::squeeze(&self.state, out);
     }
 }
@@ -132,7 +132,7 @@ impl Drop for Absorber {
 ///
 /// States and messages hold secrets (seeds of secret vectors) and are wiped on drop.
 pub struct XofLanes {
-    path: Path,
+    isa: Isa,
     states: Wiped<[u64; 25]>,
     rates: Vec<usize>,
     /// Each stream's padded message blocks still to absorb: a range of `pending` (empty for
@@ -148,9 +148,9 @@ pub struct XofLanes {
 impl XofLanes {
     /// No streams yet, on `path` (usually [`crate::dispatch::current`]), with room for
     /// `capacity` of them.
-    pub fn new(path: Path, capacity: usize) -> Self {
+    pub fn new(isa: Isa, capacity: usize) -> Self {
         Self {
-            path,
+            isa,
             states: Wiped::with_capacity(capacity),
             rates: Vec::with_capacity(capacity),
             rest: Vec::with_capacity(capacity),
@@ -230,9 +230,9 @@ impl XofLanes {
     /// How many streams one permutation call of this path's widest kernel takes: 8
     /// (AVX-512), 4 (AVX2) or 1.
     pub fn width(&self) -> usize {
-        match self.path {
-            Path::Avx512 if cfg!(target_arch = "x86_64") => 8,
-            Path::Avx2 if cfg!(target_arch = "x86_64") => 4,
+        match self.isa {
+            Isa::Avx512 if cfg!(target_arch = "x86_64") => 8,
+            Isa::Avx2 if cfg!(target_arch = "x86_64") => 4,
             _ => 1,
         }
     }
@@ -336,7 +336,7 @@ impl XofLanes {
     /// Permutes every stream: each one's next block is ready, or for a stream still absorbing
     /// a long message its next block absorbed ([`XofLanes::ready`]).
     pub fn permute_all(&mut self) {
-        permute_lanes(self.path, &mut self.states);
+        permute_lanes(self.isa, &mut self.states);
         for l in 0..self.states.len() {
             self.permuted(l);
         }
@@ -353,13 +353,13 @@ impl XofLanes {
             && lanes.iter().enumerate().all(|(i, &l)| l == first + i)
             && first + lanes.len() <= self.states.len()
         {
-            permute_lanes(self.path, &mut self.states[first..first + lanes.len()]);
+            permute_lanes(self.isa, &mut self.states[first..first + lanes.len()]);
         } else if lanes.windows(2).all(|w| w[0] < w[1]) {
-            permute_picked(self.path, &mut self.states, lanes);
+            permute_picked(self.isa, &mut self.states, lanes);
         } else {
             let mut sorted = lanes.to_vec();
             sorted.sort_unstable();
-            permute_picked(self.path, &mut self.states, &sorted);
+            permute_picked(self.isa, &mut self.states, &sorted);
         }
         for &l in lanes {
             self.permuted(l);
@@ -439,7 +439,7 @@ mod tests {
     /// permutation between full ones.
     #[test]
     fn streams_match_sha3() {
-        for path in Path::supported() {
+        for isa in Isa::supported() {
             let msgs: Vec<Vec<u8>> = (0..13u8)
                 .map(|i| {
                     (0..(i as usize * 11) % 135)
@@ -447,7 +447,7 @@ mod tests {
                         .collect()
                 })
                 .collect();
-            let mut x = XofLanes::new(path, 13);
+            let mut x = XofLanes::new(isa, 13);
             for (i, m) in msgs.iter().enumerate() {
                 let shake = if i % 3 == 0 {
                     Shake::SHAKE256
@@ -481,7 +481,7 @@ mod tests {
                     Shake::SHAKE128
                 };
                 let want = oracle(shake, m, got[i].len());
-                assert_eq!(got[i], want, "{path} stream {i}");
+                assert_eq!(got[i], want, "{isa} stream {i}");
             }
         }
     }
@@ -492,9 +492,9 @@ mod tests {
     /// afresh.
     #[test]
     fn long_streams_match_sha3() {
-        for path in Path::supported() {
+        for isa in Isa::supported() {
             for round in 0..2 {
-                let mut x = XofLanes::new(path, 8);
+                let mut x = XofLanes::new(isa, 8);
                 if round == 1 {
                     x.push_long(Sponge::Shake256, &[&[1u8; 500]]);
                     x.permute_all();
@@ -535,7 +535,7 @@ mod tests {
                     for (i, g) in got.iter_mut().enumerate() {
                         // Ready after as many permutations (t + 1 so far) as padded blocks.
                         let blocks = cases[i].1.len() / cases[i].0.rate + 1;
-                        assert_eq!(x.ready(i), t + 1 >= blocks, "{path} stream {i}, round {t}");
+                        assert_eq!(x.ready(i), t + 1 >= blocks, "{isa} stream {i}, round {t}");
                         if x.ready(i) {
                             let mut b = vec![0u8; x.rates[i]];
                             x.block(i, &mut b);
@@ -547,8 +547,8 @@ mod tests {
                 }
                 for (i, (shake, m, _)) in cases.iter().enumerate() {
                     let blocks = m.len() / shake.rate + 1;
-                    assert_eq!(got[i].len(), (7 - blocks) * shake.rate, "{path} stream {i}");
-                    assert_eq!(got[i], oracle(*shake, m, got[i].len()), "{path} stream {i}");
+                    assert_eq!(got[i].len(), (7 - blocks) * shake.rate, "{isa} stream {i}");
+                    assert_eq!(got[i], oracle(*shake, m, got[i].len()), "{isa} stream {i}");
                 }
             }
             // SHA3-256 and SHA3-512 digests, squeezed with `squeeze_with` beside a SHAKE128
@@ -556,7 +556,7 @@ mod tests {
             use sha3::Digest;
             for len in [0usize, 71, 72, 135, 136, 137, 1184, 1568] {
                 let m: Vec<u8> = (0..len).map(|j| (j * 13).to_le_bytes()[0]).collect();
-                let mut x = XofLanes::new(path, 3);
+                let mut x = XofLanes::new(isa, 3);
                 x.push(Shake::SHAKE128, &[b"beside"]);
                 x.push_long(Sponge::Sha3_256, &[&m]);
                 x.push_long(Sponge::Sha3_512, &[&m]);
@@ -576,16 +576,16 @@ mod tests {
                         true
                     }
                 });
-                assert_eq!(shake_blocks, 12, "{path}, {len} bytes");
+                assert_eq!(shake_blocks, 12, "{isa}, {len} bytes");
                 assert_eq!(
                     d256[..],
                     sha3::Sha3_256::digest(&m)[..],
-                    "{path}, {len} bytes"
+                    "{isa}, {len} bytes"
                 );
                 assert_eq!(
                     d512[..],
                     sha3::Sha3_512::digest(&m)[..],
-                    "{path}, {len} bytes"
+                    "{isa}, {len} bytes"
                 );
             }
         }
@@ -597,7 +597,7 @@ mod tests {
     /// when every other needs one block.
     #[test]
     fn squeeze_with_holds_the_odd_stream() {
-        for path in Path::supported() {
+        for isa in Isa::supported() {
             for n in [5usize, 9, 13, 17] {
                 for (others, last) in [(1usize, 1usize), (3, 1), (3, 2), (1, 3), (2, 5)] {
                     let cases: Vec<(Shake, Vec<u8>, usize)> = (0..n)
@@ -611,7 +611,7 @@ mod tests {
                             (shake, vec![(i * 3 + n).to_le_bytes()[0]; i % 40], need)
                         })
                         .collect();
-                    let mut x = XofLanes::new(path, n);
+                    let mut x = XofLanes::new(isa, n);
                     for (shake, m, _) in &cases {
                         x.push(*shake, &[m]);
                     }
@@ -626,7 +626,7 @@ mod tests {
                         assert_eq!(
                             got[i],
                             oracle(*shake, m, need * shake.rate),
-                            "{path}, {n} streams, stream {i}"
+                            "{isa}, {n} streams, stream {i}"
                         );
                     }
                 }

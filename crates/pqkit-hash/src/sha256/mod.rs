@@ -12,7 +12,7 @@ mod shani;
 mod tests;
 
 use crate::chain::Message;
-use crate::{Chain, IdField, Layout, ManyHash, Path, Prelude, count};
+use crate::{Chain, IdField, Isa, Layout, ManyHash, Prelude, count};
 
 /// The initial hash value H(0) (FIPS 180-4 §5.3.3).
 pub(crate) const IV: [u32; 8] = [
@@ -99,16 +99,16 @@ pub(crate) const K: [u32; 64] = [
 ///
 /// # Panics
 /// When the slices differ in length (a caller bug).
-pub(crate) fn compress_lanes(path: Path, states: &mut [[u32; 8]], blocks: &[&[u8; 64]]) {
+pub(crate) fn compress_lanes(isa: Isa, states: &mut [[u32; 8]], blocks: &[&[u8; 64]]) {
     assert_eq!(states.len(), blocks.len(), "one block per state");
     crate::stats::sha256(states.len());
-    lanes(path, states, blocks);
+    lanes(isa, states, blocks);
 }
 
-fn lanes(path: Path, states: &mut [[u32; 8]], blocks: &[&[u8; 64]]) {
-    match path {
+fn lanes(isa: Isa, states: &mut [[u32; 8]], blocks: &[&[u8; 64]]) {
+    match isa {
         #[cfg(target_arch = "x86_64")]
-        Path::Avx512 => {
+        Isa::Avx512 => {
             let (mut states, mut blocks) = (states, blocks);
             // A padded 16-lane call costs about as much as four single SHA-NI compressions.
             while states.len() > 4 {
@@ -117,10 +117,10 @@ fn lanes(path: Path, states: &mut [[u32; 8]], blocks: &[&[u8; 64]]) {
                 in_chunk::<16>(s, &blocks[..take], avx512::compress16);
                 (states, blocks) = (rest, &blocks[take..]);
             }
-            few(path, states, blocks);
+            few(isa, states, blocks);
         }
         #[cfg(target_arch = "x86_64")]
-        Path::Avx2 => {
+        Isa::Avx2 => {
             let (mut states, mut blocks) = (states, blocks);
             // Below 5 lanes, one compression at a time is cheaper than a padded 8-lane call.
             while states.len() > 4 {
@@ -129,18 +129,18 @@ fn lanes(path: Path, states: &mut [[u32; 8]], blocks: &[&[u8; 64]]) {
                 in_chunk::<8>(s, &blocks[..take], avx2::compress8);
                 (states, blocks) = (rest, &blocks[take..]);
             }
-            few(path, states, blocks);
+            few(isa, states, blocks);
         }
-        _ => few(path, states, blocks),
+        _ => few(isa, states, blocks),
     }
 }
 
 /// Lanes one or a few at a time: with SHA-NI four interleaved ([`shani::compress_n`]; on CPUs
 /// where `sha256rnds2`'s latency is the limit, as on the AMD EPYC measured, that is most of
 /// the gain), else the portable compression.
-fn few(path: Path, states: &mut [[u32; 8]], blocks: &[&[u8; 64]]) {
+fn few(isa: Isa, states: &mut [[u32; 8]], blocks: &[&[u8; 64]]) {
     #[cfg(target_arch = "x86_64")]
-    if path.sequential_shani() {
+    if isa.sequential_shani() {
         fn group<const N: usize>(s: &mut [[u32; 8]], b: &[&[u8; 64]]) {
             let s: &mut [[u32; 8]; N] = s.try_into().expect("N states");
             shani::compress_n(s, b.try_into().expect("N blocks"));
@@ -156,7 +156,7 @@ fn few(path: Path, states: &mut [[u32; 8]], blocks: &[&[u8; 64]]) {
         return;
     }
     for (s, b) in states.iter_mut().zip(blocks) {
-        sequential(path, s, core::slice::from_ref(*b));
+        sequential(isa, s, core::slice::from_ref(*b));
     }
 }
 
@@ -183,18 +183,18 @@ fn in_chunk<const W: usize>(
 }
 
 /// Compresses the blocks of one message in order into `state` (SHA-NI where `path` allows).
-pub(crate) fn compress_sequential(path: Path, state: &mut [u32; 8], blocks: &[[u8; 64]]) {
+pub(crate) fn compress_sequential(isa: Isa, state: &mut [u32; 8], blocks: &[[u8; 64]]) {
     crate::stats::sha256(blocks.len());
-    sequential(path, state, blocks);
+    sequential(isa, state, blocks);
 }
 
-fn sequential(path: Path, state: &mut [u32; 8], blocks: &[[u8; 64]]) {
+fn sequential(isa: Isa, state: &mut [u32; 8], blocks: &[[u8; 64]]) {
     #[cfg(target_arch = "x86_64")]
-    if path.sequential_shani() {
+    if isa.sequential_shani() {
         shani::compress(state, blocks);
         return;
     }
-    let _ = path;
+    let _ = isa;
     for b in blocks {
         portable::compress(state, b);
     }
@@ -291,11 +291,11 @@ impl Sha256Prefix {
 /// # Panics
 /// When `path` is not h × 32 bytes for an h ≤ 25 with q < 2^h (a caller bug: the caller has
 /// checked the signature's length and q against its key).
-pub fn lms_sha256_root(id: &[u8; 16], q: u32, k: &[u8; 32], path: &[u8]) -> [u8; 32] {
-    lms_sha256_root_on(crate::dispatch::current(), id, q, k, path)
+pub fn lms_sha256_root(id: &[u8; 16], q: u32, k: &[u8; 32], auth: &[u8]) -> [u8; 32] {
+    lms_sha256_root_on(crate::dispatch::current(), id, q, k, auth)
 }
 
-fn lms_sha256_root_on(path: Path, id: &[u8; 16], q: u32, k: &[u8; 32], auth: &[u8]) -> [u8; 32] {
+fn lms_sha256_root_on(isa: Isa, id: &[u8; 16], q: u32, k: &[u8; 32], auth: &[u8]) -> [u8; 32] {
     let (siblings, rest) = auth.as_chunks::<32>();
     let h = siblings.len();
     assert!(
@@ -305,7 +305,7 @@ fn lms_sha256_root_on(path: Path, id: &[u8; 16], q: u32, k: &[u8; 32], auth: &[u
     let r = (1u32 << h) + q;
     crate::stats::sha256(2 * h + 1);
     #[cfg(target_arch = "x86_64")]
-    if path.sequential_shani() {
+    if isa.sequential_shani() {
         return shani::lms_root(id, r, k, siblings);
     }
     // The portable twin: each node's message gathered and hashed on `path`.
@@ -317,7 +317,7 @@ fn lms_sha256_root_on(path: Path, id: &[u8; 16], q: u32, k: &[u8; 32], auth: &[u
         msg[22..54].copy_from_slice(parts[0]);
         msg[54..].copy_from_slice(parts[1]);
         let mut state = IV;
-        gathered(path, &mut state, 0, [&msg[..22 + 32 * count]]);
+        gathered(isa, &mut state, 0, [&msg[..22 + 32 * count]]);
         let mut out = [0u8; 32];
         write_digest(&state, &mut out);
         out
@@ -334,16 +334,16 @@ fn lms_sha256_root_on(path: Path, id: &[u8; 16], q: u32, k: &[u8; 32], auth: &[u
 /// Compresses the padded message `parts` (after `prefix_len` bytes already in `state`) into
 /// `state`, on SHA-NI where `path` allows; returns the blocks compressed.
 fn gathered<'a>(
-    path: Path,
+    isa: Isa,
     state: &mut [u32; 8],
     prefix_len: u64,
     parts: impl IntoIterator<Item = &'a [u8]>,
 ) -> usize {
     #[cfg(target_arch = "x86_64")]
-    if path.sequential_shani() {
+    if isa.sequential_shani() {
         return shani::hash_parts(state, prefix_len, parts);
     }
-    let _ = path;
+    let _ = isa;
     padded_blocks(prefix_len, parts, |b| portable::compress(state, b))
 }
 
@@ -393,16 +393,16 @@ pub(crate) fn padded_blocks<'a>(
 /// Whether chains of `layout` run in the AVX-512 group kernels with a prelude or an id field
 /// (one-block messages whose layout fits [`ChainGroup`]).
 #[cfg(target_arch = "x86_64")]
-fn one_call_avx512(path: Path, layout: &Layout) -> bool {
-    path == Path::Avx512 && layout.msg_len < 56 && ChainGroup::<16>::fits(layout)
+fn one_call_avx512(isa: Isa, layout: &Layout) -> bool {
+    isa == Isa::Avx512 && layout.msg_len < 56 && ChainGroup::<16>::fits(layout)
 }
 
 /// Of `count` chains longest first, how many run in the AVX-512 groups: all but a last group
 /// of at most 4, which SHA-NI takes a compression at a time when the CPU has it (one SHA-NI
 /// compression each beats a mostly empty vector).
 #[cfg(target_arch = "x86_64")]
-fn vector_lanes(path: Path, count: usize) -> usize {
-    if count % 16 <= 4 && path.sequential_shani() {
+fn vector_lanes(isa: Isa, count: usize) -> usize {
+    if count % 16 <= 4 && isa.sequential_shani() {
         count - count % 16
     } else {
         count
@@ -419,54 +419,54 @@ impl ManyHash for Sha256Prefix {
 
     fn fixed_chains_on(
         &self,
-        path: Path,
+        isa: Isa,
         layout: &Layout,
         chains: &mut [Chain],
         message: Message<'_>,
     ) {
         if layout.msg_len < 56 && layout.n.is_multiple_of(4) {
-            self.one_block_chains(path, layout, chains, message);
+            self.one_block_chains(isa, layout, chains, message);
         } else {
-            crate::chain::fixed_chains_general(self, path, layout, chains, message);
+            crate::chain::fixed_chains_general(self, isa, layout, chains, message);
         }
     }
 
     fn prelude_chains_on(
         &self,
-        path: Path,
+        isa: Isa,
         layout: &Layout,
         prelude: Prelude,
         chains: &mut [Chain],
         message: Message<'_>,
     ) {
         #[cfg(target_arch = "x86_64")]
-        if one_call_avx512(path, layout) {
+        if one_call_avx512(isa, layout) {
             let p = Some(prelude);
-            self.grouped_chains::<16>(path, layout, chains, message, p, avx512::chains16);
+            self.grouped_chains::<16>(isa, layout, chains, message, p, avx512::chains16);
             return;
         }
-        crate::chain::prelude_chains_general(self, path, layout, prelude, chains, message);
+        crate::chain::prelude_chains_general(self, isa, layout, prelude, chains, message);
     }
 
     fn id_chains_on(
         &self,
-        path: Path,
+        isa: Isa,
         layout: &Layout,
         id: IdField,
         shared: &[u8],
         chains: &mut [Chain],
     ) {
         #[cfg(target_arch = "x86_64")]
-        if one_call_avx512(path, layout) {
-            self.id_grouped_chains(path, layout, id, shared, chains);
+        if one_call_avx512(isa, layout) {
+            self.id_grouped_chains(isa, layout, id, shared, chains);
             return;
         }
-        crate::chain::id_chains_general(self, path, layout, id, shared, chains);
+        crate::chain::id_chains_general(self, isa, layout, id, shared, chains);
     }
 
     fn id_chains_to_end_on(
         &self,
-        path: Path,
+        isa: Isa,
         layout: &Layout,
         id: IdField,
         shared: &[u8],
@@ -474,21 +474,14 @@ impl ManyHash for Sha256Prefix {
         out: &mut [u8],
     ) {
         #[cfg(target_arch = "x86_64")]
-        if one_call_avx512(path, layout) {
-            self.id_grouped_to_end(path, layout, id, shared, ends, out);
+        if one_call_avx512(isa, layout) {
+            self.id_grouped_to_end(isa, layout, id, shared, ends, out);
             return;
         }
-        crate::chain::id_chains_to_end_general(self, path, layout, id, shared, ends, out);
+        crate::chain::id_chains_to_end_general(self, isa, layout, id, shared, ends, out);
     }
 
-    fn hash_many_on(
-        &self,
-        path: Path,
-        msg_len: usize,
-        msgs: &[u8],
-        out_len: usize,
-        out: &mut [u8],
-    ) {
+    fn hash_many_on(&self, isa: Isa, msg_len: usize, msgs: &[u8], out_len: usize, out: &mut [u8]) {
         let count = count(msg_len, msgs, out_len, out, 32);
         if count == 0 {
             return;
@@ -507,10 +500,10 @@ impl ManyHash for Sha256Prefix {
                 let m = &msgs[i * msg_len..(i + 1) * msg_len];
                 let mut state = self.state;
                 let (blocks, _) = m[..64 * full].as_chunks::<64>();
-                compress_sequential(path, &mut state, blocks);
+                compress_sequential(isa, &mut state, blocks);
                 crate::copy(&mut tail[..rest], &m[64 * full..]);
                 let (blocks, _) = tail[..64 * tail_blocks].as_chunks::<64>();
-                compress_sequential(path, &mut state, blocks);
+                compress_sequential(isa, &mut state, blocks);
                 write_digest(&state, o);
             }
             crate::wipe(&mut tail);
@@ -539,7 +532,7 @@ impl ManyHash for Sha256Prefix {
                     };
                     ptrs.push(block.try_into().expect("64 bytes"));
                 }
-                compress_lanes(path, states, &ptrs);
+                compress_lanes(isa, states, &ptrs);
             }
             for (s, o) in states.iter().zip(out.chunks_exact_mut(out_len)) {
                 write_digest(s, o);
@@ -679,14 +672,14 @@ impl Sha256Prefix {
     #[cfg(target_arch = "x86_64")]
     fn id_grouped_chains(
         &self,
-        path: Path,
+        isa: Isa,
         layout: &Layout,
         id: IdField,
         shared: &[u8],
         chains: &mut [Chain],
     ) {
         let order = crate::chain::longest_first(chains);
-        let vector = vector_lanes(path, order.len());
+        let vector = vector_lanes(isa, order.len());
         // The lanes' rows, ids, counters and ends, laid out once for all the groups.
         let whole = vector.next_multiple_of(16);
         let mut lanes = vec![0u32; 4 * whole];
@@ -716,7 +709,7 @@ impl Sha256Prefix {
             chains[i].at = chains[i].end;
         }
         for &i in &order[vector..] {
-            self.id_chain_shani(path, layout, id, &template, shared, &mut chains[i]);
+            self.id_chain_shani(isa, layout, id, &template, shared, &mut chains[i]);
         }
         // The template holds the caller's message.
         crate::wipe(&mut template);
@@ -729,7 +722,7 @@ impl Sha256Prefix {
     #[cfg(target_arch = "x86_64")]
     fn id_grouped_to_end(
         &self,
-        path: Path,
+        isa: Isa,
         layout: &Layout,
         id: IdField,
         shared: &[u8],
@@ -747,7 +740,7 @@ impl Sha256Prefix {
             heap.split_at_mut(count + 16)
         };
         let stepping = avx512::by_start(ends.starts, ends.end, ids, at);
-        let vector = vector_lanes(path, stepping);
+        let vector = vector_lanes(isa, stepping);
         let steps: u32 = at[..vector].iter().map(|&a| ends.end - a).sum();
         let lanes = avx512::IdLanes {
             rows: ids,
@@ -762,7 +755,7 @@ impl Sha256Prefix {
         for (&i, &a) in ids[vector..stepping].iter().zip(&at[vector..stepping]) {
             let r = i as usize * n..(i as usize + 1) * n;
             let mut c = Chain::new(i, a, ends.end, &ends.values[r.clone()]);
-            self.id_chain_shani(path, layout, id, &template, shared, &mut c);
+            self.id_chain_shani(isa, layout, id, &template, shared, &mut c);
             crate::copy(&mut out[r], &c.value[..n]);
             crate::wipe(core::slice::from_mut(&mut c));
         }
@@ -813,7 +806,7 @@ impl Sha256Prefix {
     /// ([`Sha256Prefix::id_template`]).
     fn id_chain_shani(
         &self,
-        path: Path,
+        isa: Isa,
         layout: &Layout,
         id: IdField,
         template: &[u8; 64],
@@ -823,7 +816,7 @@ impl Sha256Prefix {
         let mut block = *template;
         block[..layout.msg_len].copy_from_slice(shared);
         id.put(&mut block, c.id);
-        self.sequential_chain(path, layout, &mut block, None, c);
+        self.sequential_chain(isa, layout, &mut block, None, c);
         crate::wipe(&mut block);
     }
 
@@ -834,24 +827,24 @@ impl Sha256Prefix {
     /// vector registers between steps).
     fn one_block_chains(
         &self,
-        path: Path,
+        isa: Isa,
         layout: &Layout,
         chains: &mut [Chain],
         message: Message<'_>,
     ) {
         #[cfg(target_arch = "x86_64")]
-        match path {
-            Path::Avx512 if ChainGroup::<16>::fits(layout) => {
-                self.grouped_chains::<16>(path, layout, chains, message, None, avx512::chains16);
+        match isa {
+            Isa::Avx512 if ChainGroup::<16>::fits(layout) => {
+                self.grouped_chains::<16>(isa, layout, chains, message, None, avx512::chains16);
                 return;
             }
-            Path::Avx2 if ChainGroup::<8>::fits(layout) => {
-                self.grouped_chains::<8>(path, layout, chains, message, None, avx2::chains8);
+            Isa::Avx2 if ChainGroup::<8>::fits(layout) => {
+                self.grouped_chains::<8>(isa, layout, chains, message, None, avx2::chains8);
                 return;
             }
             _ => {}
         }
-        self.one_block_chains_lanes(path, layout, chains, message);
+        self.one_block_chains_lanes(isa, layout, chains, message);
     }
 
     /// [`Sha256Prefix::one_block_chains`] in groups of `W` consecutive chains, each group one
@@ -860,7 +853,7 @@ impl Sha256Prefix {
     #[cfg(target_arch = "x86_64")]
     fn grouped_chains<const W: usize>(
         &self,
-        path: Path,
+        isa: Isa,
         layout: &Layout,
         chains: &mut [Chain],
         message: Message<'_>,
@@ -880,11 +873,11 @@ impl Sha256Prefix {
         }
         for group in order.chunks(W) {
             // A few lanes: one SHA-NI compression each beats a mostly empty vector.
-            if group.len() <= W / 4 && path.sequential_shani() {
+            if group.len() <= W / 4 && isa.sequential_shani() {
                 for &i in group {
                     let block = &mut templates[0];
                     message(i, &chains[i], &mut block[..msg_len]);
-                    self.sequential_chain(path, layout, block, prelude, &mut chains[i]);
+                    self.sequential_chain(isa, layout, block, prelude, &mut chains[i]);
                 }
                 continue;
             }
@@ -934,7 +927,7 @@ impl Sha256Prefix {
     #[cfg(target_arch = "x86_64")]
     fn sequential_chain(
         &self,
-        path: Path,
+        isa: Isa,
         layout: &Layout,
         block: &mut [u8; 64],
         prelude: Option<Prelude>,
@@ -946,7 +939,7 @@ impl Sha256Prefix {
         let step = |block: &mut [u8; 64], j: u32| {
             layout.put_step(block, j);
             let mut state = self.state;
-            sequential(path, &mut state, core::slice::from_ref(block));
+            sequential(isa, &mut state, core::slice::from_ref(block));
             for (bytes, w) in block[at..at + n].chunks_exact_mut(4).zip(&state) {
                 bytes.copy_from_slice(&w.to_be_bytes());
             }
@@ -967,7 +960,7 @@ impl Sha256Prefix {
     /// [`compress_lanes`].
     fn one_block_chains_lanes(
         &self,
-        path: Path,
+        isa: Isa,
         layout: &Layout,
         chains: &mut [Chain],
         message: Message<'_>,
@@ -992,10 +985,10 @@ impl Sha256Prefix {
             if active.len() == blocks.len() {
                 // Every chain steps: the blocks are the lanes, in order.
                 let ptrs: Vec<&[u8; 64]> = blocks.iter().collect();
-                compress_lanes(path, states, &ptrs);
+                compress_lanes(isa, states, &ptrs);
             } else {
                 let ptrs: Vec<&[u8; 64]> = active.iter().map(|&i| &blocks[i]).collect();
-                compress_lanes(path, states, &ptrs);
+                compress_lanes(isa, states, &ptrs);
             }
             for (&i, s) in active.iter().zip(states.iter()) {
                 let value = &mut blocks[i][at..at + n];

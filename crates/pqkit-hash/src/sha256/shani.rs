@@ -270,18 +270,18 @@ fn load_node(bytes: &[u8; 32]) -> [__m128i; 2] {
 ///
 /// # Panics
 /// When the CPU lacks the SHA extensions or SSE4.1.
-pub(super) fn lms_root(id: &[u8; 16], r: u32, k: &[u8; 32], path: &[[u8; 32]]) -> [u8; 32] {
+pub(super) fn lms_root(id: &[u8; 16], r: u32, k: &[u8; 32], auth: &[[u8; 32]]) -> [u8; 32] {
     assert!(
         std::arch::is_x86_feature_detected!("sha") && std::arch::is_x86_feature_detected!("sse4.1"),
         "the SHA-NI SHA-256 kernel needs the SHA extensions and SSE4.1"
     );
     // SAFETY: the CPU supports SHA and SSE4.1 (asserted just above), the only target features
     // `lms_root_kernel` enables.
-    unsafe { lms_root_kernel(id, r, k, path) }
+    unsafe { lms_root_kernel(id, r, k, auth) }
 }
 
 #[target_feature(enable = "sha,sse4.1")]
-fn lms_root_kernel(id: &[u8; 16], mut r: u32, k: &[u8; 32], path: &[[u8; 32]]) -> [u8; 32] {
+fn lms_root_kernel(id: &[u8; 16], mut r: u32, k: &[u8; 32], auth: &[[u8; 32]]) -> [u8; 32] {
     // SAFETY: SSE2 is enabled on this function; the unaligned load reads exactly the 16 bytes
     // of I.
     let i = unsafe { _mm_loadu_si128(id.as_ptr().cast()) };
@@ -315,7 +315,7 @@ fn lms_root_kernel(id: &[u8; 16], mut r: u32, k: &[u8; 32], path: &[[u8; 32]]) -
     // the length in bits (688) at the second block's end.
     let pad = _mm_setr_epi8(-128, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0);
     let length = _mm_setr_epi8(0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0x02, -80);
-    for sibling in path {
+    for sibling in auth {
         let s = load_node(sibling);
         let ([l0, l1], [r0, r1]) = if r & 1 == 1 { (s, node) } else { (node, s) };
         r /= 2;

@@ -3,7 +3,7 @@
 use sha2::Digest;
 
 use super::{ChainGroup, Sha256Prefix, compress_lanes, compress_sequential, portable};
-use crate::{Chain, IdField, Layout, ManyHash, Path};
+use crate::{Chain, IdField, Isa, Layout, ManyHash};
 
 /// xorshift64*: reproducible test inputs without a dependency.
 struct Rng(u64);
@@ -39,11 +39,11 @@ impl Rng {
 }
 
 /// Runs `f` on every supported path and returns the paths it ran on.
-fn each_path(mut f: impl FnMut(Path)) -> Vec<Path> {
+fn each_path(mut f: impl FnMut(Isa)) -> Vec<Isa> {
     let mut tested = Vec::new();
-    for path in Path::supported() {
-        f(path);
-        tested.push(path);
+    for isa in Isa::supported() {
+        f(isa);
+        tested.push(isa);
     }
     tested
 }
@@ -57,7 +57,7 @@ fn portable_lanes(states: &mut [[u32; 8]], blocks: &[&[u8; 64]]) {
 #[test]
 fn lanes_match_portable() {
     let mut rng = Rng::new(1);
-    let tested = each_path(|path| {
+    let tested = each_path(|isa| {
         for lanes in 0..=40 {
             for _ in 0..3 {
                 let blocks: Vec<[u8; 64]> = (0..lanes).map(|_| rng.bytes()).collect();
@@ -66,35 +66,35 @@ fn lanes_match_portable() {
                 let mut want = states.clone();
                 portable_lanes(&mut want, &ptrs);
                 let mut got = states;
-                compress_lanes(path, &mut got, &ptrs);
-                assert_eq!(got, want, "{path}, {lanes} lanes");
+                compress_lanes(isa, &mut got, &ptrs);
+                assert_eq!(got, want, "{isa}, {lanes} lanes");
             }
         }
     });
-    assert_eq!(tested, Path::supported());
+    assert_eq!(tested, Isa::supported());
 }
 
 #[test]
 fn lanes_with_shared_blocks_match_portable() {
     // Several lanes reading the same block, as the padding of a partial chunk does.
     let mut rng = Rng::new(2);
-    let tested = each_path(|path| {
+    let tested = each_path(|isa| {
         let blocks: [[u8; 64]; 3] = core::array::from_fn(|_| rng.bytes());
         let ptrs: Vec<&[u8; 64]> = (0..37).map(|i| &blocks[i % 3]).collect();
         let states: Vec<[u32; 8]> = (0..37).map(|_| rng.state()).collect();
         let mut want = states.clone();
         portable_lanes(&mut want, &ptrs);
         let mut got = states;
-        compress_lanes(path, &mut got, &ptrs);
-        assert_eq!(got, want, "{path}");
+        compress_lanes(isa, &mut got, &ptrs);
+        assert_eq!(got, want, "{isa}");
     });
-    assert_eq!(tested, Path::supported());
+    assert_eq!(tested, Isa::supported());
 }
 
 #[test]
 fn sequential_matches_portable() {
     let mut rng = Rng::new(3);
-    let tested = each_path(|path| {
+    let tested = each_path(|isa| {
         for n in 0..=5 {
             for _ in 0..8 {
                 let blocks: Vec<[u8; 64]> = (0..n).map(|_| rng.bytes()).collect();
@@ -104,12 +104,12 @@ fn sequential_matches_portable() {
                     portable::compress(&mut want, b);
                 }
                 let mut got = state;
-                compress_sequential(path, &mut got, &blocks);
-                assert_eq!(got, want, "{path}, {n} blocks");
+                compress_sequential(isa, &mut got, &blocks);
+                assert_eq!(got, want, "{isa}, {n} blocks");
             }
         }
     });
-    assert_eq!(tested, Path::supported());
+    assert_eq!(tested, Isa::supported());
 }
 
 #[test]
@@ -123,7 +123,7 @@ fn hash_many_matches_sha2() {
             p
         })
         .collect();
-    let paths = Path::supported();
+    let paths = Isa::supported();
     let mut tested = Vec::new();
     for prefix in &prefixes {
         let pre = Sha256Prefix::new(prefix);
@@ -141,32 +141,32 @@ fn hash_many_matches_sha2() {
                         h.finalize().into()
                     })
                     .collect();
-                for &path in &paths {
+                for &isa in &paths {
                     for out_len in [16, 24, 32] {
                         let mut out = vec![0u8; out_len * count];
-                        pre.hash_many_on(path, msg_len, &msgs, out_len, &mut out);
+                        pre.hash_many_on(isa, msg_len, &msgs, out_len, &mut out);
                         for (i, (got, want)) in out.chunks_exact(out_len).zip(&want).enumerate() {
                             assert_eq!(
                                 got,
                                 &want[..out_len],
-                                "{path}, prefix {}, msg_len {msg_len}, count {count}, \
+                                "{isa}, prefix {}, msg_len {msg_len}, count {count}, \
                                  out_len {out_len}, message {i}",
                                 prefix.len()
                             );
                         }
                     }
-                    if !tested.contains(&path) {
-                        tested.push(path);
+                    if !tested.contains(&isa) {
+                        tested.push(isa);
                     }
                 }
             }
         }
         // Zero messages of zero bytes: nothing to write.
-        for &path in &paths {
-            pre.hash_many_on(path, 0, &[], 32, &mut []);
+        for &isa in &paths {
+            pre.hash_many_on(isa, 0, &[], 32, &mut []);
         }
     }
-    assert_eq!(tested, Path::supported());
+    assert_eq!(tested, Isa::supported());
 }
 
 /// Chain layouts as (value_at, n, step_at, step_bytes): SLH-DSA-SHA2's F and LMS's chain step
@@ -357,7 +357,7 @@ fn fixed_chains_match_portable() {
     let mut rng = Rng::new(10);
     let prefix: [u8; 64] = rng.bytes();
     let pre = Sha256Prefix::new(&prefix);
-    let tested = each_path(|path| {
+    let tested = each_path(|isa| {
         for &l in &CHAIN_LAYOUTS {
             for count in 1..=40 {
                 let layout = chain_layout(&mut rng, l);
@@ -401,20 +401,20 @@ fn fixed_chains_match_portable() {
                 }
                 let hashes: u64 = chains.iter().map(|c| u64::from(c.end - c.at)).sum();
                 let before = crate::stats::thread_counts();
-                crate::dispatch::with_path(path, || {
+                crate::dispatch::with_isa(isa, || {
                     crate::fixed_chains(&pre, &layout, &mut chains, &msgs);
                 })
                 .expect("a supported path");
-                assert_eq!(chains, want, "{path}, {layout:?}, {count} chains");
+                assert_eq!(chains, want, "{isa}, {layout:?}, {count} chains");
                 assert_eq!(
                     crate::stats::thread_counts().since(before).sha256,
                     hashes,
-                    "{path}, {layout:?}, {count} chains: compressions counted"
+                    "{isa}, {layout:?}, {count} chains: compressions counted"
                 );
             }
         }
     });
-    assert_eq!(tested, Path::supported());
+    assert_eq!(tested, Isa::supported());
 }
 
 /// `fixed_chains_with_prelude` on every path against the general one on the portable path
@@ -433,7 +433,7 @@ fn prelude_chains_match_general() {
         value_at: 22,
         n,
     };
-    let tested = each_path(|path| {
+    let tested = each_path(|isa| {
         for (k, count) in [1, 3, 5, 16, 17, 35, 70].into_iter().enumerate() {
             for layout in [
                 slh(16),
@@ -461,10 +461,10 @@ fn prelude_chains_match_general() {
                     .collect();
                 let mut want = chains.clone();
                 let message = |k: usize, _: &Chain, m: &mut [u8]| m.copy_from_slice(&msgs[k]);
-                crate::dispatch::with_path(Path::Portable, || {
+                crate::dispatch::with_isa(Isa::Portable, || {
                     crate::chain::prelude_chains_general(
                         &pre,
-                        Path::Portable,
+                        Isa::Portable,
                         &layout,
                         prelude,
                         &mut want,
@@ -473,11 +473,11 @@ fn prelude_chains_match_general() {
                 })
                 .expect("the portable path");
                 let before = crate::stats::thread_counts();
-                crate::dispatch::with_path(path, || {
+                crate::dispatch::with_isa(isa, || {
                     crate::fixed_chains_with_prelude(&pre, &layout, prelude, &mut chains, &message);
                 })
                 .expect("a supported path");
-                let name = format!("{path}, {layout:?}, {prelude:?}, {count} chains");
+                let name = format!("{isa}, {layout:?}, {prelude:?}, {count} chains");
                 assert_eq!(chains, want, "{name}");
                 let hashes: u64 = want.iter().map(|c| u64::from(c.end) + 1).sum();
                 let counted = crate::stats::thread_counts().since(before).sha256;
@@ -485,7 +485,7 @@ fn prelude_chains_match_general() {
             }
         }
     });
-    assert_eq!(tested, Path::supported());
+    assert_eq!(tested, Isa::supported());
 }
 
 /// LM-OTS's chain step layout for n-byte values: I ‖ u32str(q) ‖ u16str(i) ‖ u8str(j) ‖ tmp.
@@ -506,7 +506,7 @@ fn lms_layout(n: usize) -> Layout {
 #[test]
 fn id_chains_match_fixed_chains() {
     let mut rng = Rng::new(13);
-    let tested = each_path(|path| {
+    let tested = each_path(|isa| {
         for (k, count) in [1, 4, 5, 16, 17, 33, 67, 133, 265].into_iter().enumerate() {
             for (layout, id) in [
                 (lms_layout(32), Some(IdField { at: 20, bytes: 2 })),
@@ -547,19 +547,19 @@ fn id_chains_match_fixed_chains() {
                         m
                     })
                     .collect();
-                crate::dispatch::with_path(Path::Portable, || {
+                crate::dispatch::with_isa(Isa::Portable, || {
                     crate::fixed_chains(&Sha256Prefix::NONE, &layout, &mut want, &msgs);
                 })
                 .expect("the portable path");
-                crate::dispatch::with_path(path, || {
+                crate::dispatch::with_isa(isa, || {
                     crate::id_chains(&Sha256Prefix::NONE, &layout, id, &shared, &mut chains);
                 })
                 .expect("a supported path");
-                assert_eq!(chains, want, "{path}, {layout:?}, {id:?}, {count} chains");
+                assert_eq!(chains, want, "{isa}, {layout:?}, {id:?}, {count} chains");
             }
         }
     });
-    assert_eq!(tested, Path::supported());
+    assert_eq!(tested, Isa::supported());
 }
 
 /// `id_chains_to_end` on every path against `id_chains` on the portable path, chain by chain:
@@ -570,7 +570,7 @@ fn id_chains_match_fixed_chains() {
 fn id_chains_to_end_match_id_chains() {
     let mut rng = Rng::new(19);
     let id = IdField { at: 20, bytes: 2 };
-    let tested = each_path(|path| {
+    let tested = each_path(|isa| {
         for count in [0, 1, 4, 5, 16, 17, 33, 64, 65, 67, 133, 265, 300] {
             for n in [32, 24] {
                 for end in [1u32, 3, 15, 255] {
@@ -590,7 +590,7 @@ fn id_chains_to_end_match_id_chains() {
                         .zip(values.chunks_exact(n))
                         .map(|((i, &a), v)| Chain::new(i, u32::from(a), end, v))
                         .collect();
-                    crate::dispatch::with_path(Path::Portable, || {
+                    crate::dispatch::with_isa(Isa::Portable, || {
                         crate::id_chains(&Sha256Prefix::NONE, &layout, id, &shared, &mut want);
                     })
                     .expect("the portable path");
@@ -601,7 +601,7 @@ fn id_chains_to_end_match_id_chains() {
                         end,
                     };
                     let before = crate::stats::thread_counts();
-                    crate::dispatch::with_path(path, || {
+                    crate::dispatch::with_isa(isa, || {
                         crate::id_chains_to_end(
                             &Sha256Prefix::NONE,
                             &layout,
@@ -612,7 +612,7 @@ fn id_chains_to_end_match_id_chains() {
                         );
                     })
                     .expect("a supported path");
-                    let name = format!("{path}, n {n}, end {end}, {count} chains");
+                    let name = format!("{isa}, n {n}, end {end}, {count} chains");
                     for (k, (o, c)) in out.chunks_exact(n).zip(&want).enumerate() {
                         assert_eq!(o, &c.value[..n], "{name}: chain {k}");
                     }
@@ -626,7 +626,7 @@ fn id_chains_to_end_match_id_chains() {
             }
         }
     });
-    assert_eq!(tested, Path::supported());
+    assert_eq!(tested, Isa::supported());
 }
 
 /// `lms_sha256_root` on every path against the nodes hashed with `sha2` (RFC 8554 §5.3: the
@@ -635,7 +635,7 @@ fn id_chains_to_end_match_id_chains() {
 #[test]
 fn lms_root_matches_sha2() {
     let mut rng = Rng::new(17);
-    let tested = each_path(|path| {
+    let tested = each_path(|isa| {
         for h in [0u32, 1, 2, 5, 10, 15, 20, 25] {
             let mut id = [0u8; 16];
             rng.fill(&mut id);
@@ -663,13 +663,13 @@ fn lms_root_matches_sha2() {
                     r /= 2;
                 }
                 let got =
-                    crate::dispatch::with_path(path, || crate::lms_sha256_root(&id, q, &k, &auth))
+                    crate::dispatch::with_isa(isa, || crate::lms_sha256_root(&id, q, &k, &auth))
                         .expect("a supported path");
-                assert_eq!(got, want, "{path}, h {h}, q {q}");
+                assert_eq!(got, want, "{isa}, h {h}, q {q}");
             }
         }
     });
-    assert_eq!(tested, Path::supported());
+    assert_eq!(tested, Isa::supported());
 }
 
 /// A message hashed a piece at a time (`then` over whole blocks, then `hash` of the rest) on
@@ -677,12 +677,12 @@ fn lms_root_matches_sha2() {
 #[test]
 fn then_matches_sha2() {
     let mut rng = Rng::new(15);
-    let tested = each_path(|path| {
+    let tested = each_path(|isa| {
         for len in [0, 63, 64, 65, 200, 1023, 1024, 1025, 4278, 8502] {
             let msg: Vec<u8> = (0..len).map(|_| rng.next().to_le_bytes()[0]).collect();
             let want: [u8; 32] = sha2::Sha256::digest(&msg).into();
             for piece in [64, 128, 1024] {
-                let got = crate::dispatch::with_path(path, || {
+                let got = crate::dispatch::with_isa(isa, || {
                     let mut prefix = Sha256Prefix::NONE;
                     let mut rest = &msg[..];
                     while rest.len() > piece {
@@ -692,11 +692,11 @@ fn then_matches_sha2() {
                     prefix.hash(rest)
                 })
                 .expect("a supported path");
-                assert_eq!(got, want, "{path}, {len} bytes in pieces of {piece}");
+                assert_eq!(got, want, "{isa}, {len} bytes in pieces of {piece}");
             }
         }
     });
-    assert_eq!(tested, Path::supported());
+    assert_eq!(tested, Isa::supported());
 }
 
 /// A message hashed as parts cut at random points (empty parts, parts within a block, parts
@@ -705,7 +705,7 @@ fn then_matches_sha2() {
 #[test]
 fn hash_parts_matches_sha2() {
     let mut rng = Rng::new(16);
-    let tested = each_path(|path| {
+    let tested = each_path(|isa| {
         for len in [0, 1, 22, 55, 56, 63, 64, 65, 86, 119, 120, 128, 200, 4278] {
             for prefix_blocks in 0..3 {
                 let mut prefix = vec![0u8; 64 * prefix_blocks];
@@ -720,20 +720,20 @@ fn hash_parts_matches_sha2() {
                     rest = &rest[take..];
                 }
                 let want: [u8; 32] = sha2::Sha256::digest([&prefix[..], &msg].concat()).into();
-                let got = crate::dispatch::with_path(path, || {
+                let got = crate::dispatch::with_isa(isa, || {
                     Sha256Prefix::new(&prefix).hash_parts(parts.iter().copied())
                 })
                 .expect("a supported path");
                 assert_eq!(
                     got,
                     want,
-                    "{path}, {len} bytes in {} parts after {prefix_blocks} blocks",
+                    "{isa}, {len} bytes in {} parts after {prefix_blocks} blocks",
                     parts.len()
                 );
             }
         }
     });
-    assert_eq!(tested, Path::supported());
+    assert_eq!(tested, Isa::supported());
 }
 
 #[test]
@@ -744,38 +744,38 @@ fn known_answer() {
         0x23, 0xb0, 0x03, 0x61, 0xa3, 0x96, 0x17, 0x7a, 0x9c, 0xb4, 0x10, 0xff, 0x61, 0xf2, 0x00,
         0x15, 0xad,
     ];
-    let tested = each_path(|path| {
+    let tested = each_path(|isa| {
         for count in [1, 16, 20] {
             let msgs = b"abc".repeat(count);
             let mut out = vec![0u8; 32 * count];
-            Sha256Prefix::NONE.hash_many_on(path, 3, &msgs, 32, &mut out);
+            Sha256Prefix::NONE.hash_many_on(isa, 3, &msgs, 32, &mut out);
             for d in out.chunks_exact(32) {
-                assert_eq!(d, want, "{path}, {count} messages");
+                assert_eq!(d, want, "{isa}, {count} messages");
             }
         }
     });
-    assert_eq!(tested, Path::supported());
+    assert_eq!(tested, Isa::supported());
 }
 
 /// The paths this CPU should support, from the CPU itself, so that a broken
-/// [`Path::is_supported`] cannot silently skip a kernel.
+/// [`Isa::is_supported`] cannot silently skip a kernel.
 #[test]
 fn supported_paths_are_all_tested() {
-    let mut want = vec![Path::Portable];
+    let mut want = vec![Isa::Portable];
     #[cfg(target_arch = "x86_64")]
     {
         use std::arch::is_x86_feature_detected as has;
         if has!("sha") && has!("sse4.1") {
-            want.push(Path::ShaNi);
+            want.push(Isa::ShaNi);
         }
         if has!("avx2") {
-            want.push(Path::Avx2);
+            want.push(Isa::Avx2);
         }
         if has!("avx512f") && has!("avx512bw") {
-            want.push(Path::Avx512);
+            want.push(Isa::Avx512);
         }
     }
-    assert_eq!(Path::supported(), want);
+    assert_eq!(Isa::supported(), want);
     assert_eq!(each_path(|_| {}), want);
 }
 

@@ -278,18 +278,18 @@ impl Sampler<'_> {
         x: &XofLanes,
         lane: usize,
         block: &mut [u8; 136],
-        path: pqkit_hash::Path,
+        isa: pqkit_hash::Isa,
     ) -> bool {
         match self {
             Self::Uniform { a, filled } => {
                 // A RejNTTPoly sampler reads a SHAKE128 stream (expand_a pushes it): 21 words.
                 let words = x.block_words(lane).try_into().expect("a SHAKE128 stream");
-                *filled = poly::rej_ntt(a, *filled, words, path);
+                *filled = poly::rej_ntt(a, *filled, words, isa);
                 *filled == N
             }
             Self::Bounded { a, filled, eta } => {
                 x.block(lane, block);
-                *filled = poly::rej_eta(a, *filled, block, *eta, path);
+                *filled = poly::rej_eta(a, *filled, block, *eta, isa);
                 *filled == N
             }
             Self::Bytes { out, got } => {
@@ -338,9 +338,9 @@ impl Sampler<'_> {
 /// Squeezes every stream of `x` into its sampler (`s[i]` consumes stream i) until each has
 /// what it needs ([`XofLanes::squeeze_with`]).
 #[inline(always)]
-fn squeeze(path: pqkit_hash::Path, x: &mut XofLanes, s: &mut [Sampler<'_>]) {
+fn squeeze(isa: pqkit_hash::Isa, x: &mut XofLanes, s: &mut [Sampler<'_>]) {
     let mut block = Cleared([0u8; 136]);
-    x.squeeze_with(|x, l| s[l].take(x, l, &mut block, path));
+    x.squeeze_with(|x, l| s[l].take(x, l, &mut block, isa));
 }
 
 /// Pushes ExpandA's streams (FIPS 204 Algorithm 32): Â[r, s] from SHAKE128(ρ ‖ s ‖ r), row
@@ -625,7 +625,7 @@ impl SigningKey {
     /// s₁ ‖ s₂ and t̂₀ of skDecode (FIPS 204 Algorithm 25; both were checked when the key
     /// was generated or loaded), computed once, on `path`.
     #[inline(always)]
-    fn signing_parts(&self, path: pqkit_hash::Path) -> &SigningParts {
+    fn signing_parts(&self, isa: pqkit_hash::Isa) -> &SigningParts {
         self.signing.get_or_init(|| {
             let p = self.p;
             let eb = 32 * p.eta_bits();
@@ -643,7 +643,7 @@ impl SigningKey {
                 .zip(t0_bytes.chunks_exact(32 * D as usize))
             {
                 unpack_t0(b, t);
-                poly::ntt(t, path);
+                poly::ntt(t, isa);
             }
             SigningParts { s, t0_hat }
         })
@@ -677,7 +677,7 @@ struct Parts<'a> {
 /// (Algorithm 22) and tr ← H(pk, 64). Writes t₀ into `t0`; returns (pk, tr).
 #[inline(always)]
 fn derive(
-    path: pqkit_hash::Path,
+    isa: pqkit_hash::Isa,
     p: &Params,
     rho: &[u8],
     parts: &Parts<'_>,
@@ -687,7 +687,7 @@ fn derive(
     let mut s1_hat = Wiped::filled(Poly::ZERO, p.l);
     for (h, s) in s1_hat.iter_mut().zip(s1) {
         *h = *s;
-        poly::ntt(h, path);
+        poly::ntt(h, isa);
     }
     let mut pk = vec![0u8; p.verifying_key_size()];
     pk[..32].copy_from_slice(rho);
@@ -695,7 +695,7 @@ fn derive(
     for (i, out) in pk[32..].chunks_exact_mut(320).enumerate() {
         // `dot`'s output is in (−q, q): the inverse NTT's input range.
         poly::dot(&mut t, &parts.a[i * p.l..(i + 1) * p.l], &s1_hat);
-        poly::inv_ntt_to_mont(&mut t, path);
+        poly::inv_ntt_to_mont(&mut t, isa);
         poly::add(&mut t, &s2[i]);
         poly::freeze(&mut t);
         poly::power2round(&mut t, &mut t0[i]);
@@ -731,7 +731,7 @@ fn prepare(p: &'static Params, parts: Parts<'_>, Encoded { tr, sk, pk }: Encoded
 
 /// ML-DSA.KeyGen_internal(ξ) (FIPS 204 Algorithm 6) on a path.
 #[inline(always)]
-fn key_gen_any(path: pqkit_hash::Path, p: &'static Params, xi: &[u8; 32]) -> SigningKey {
+fn key_gen_any(isa: pqkit_hash::Isa, p: &'static Params, xi: &[u8; 32]) -> SigningKey {
     let (k, l) = (p.k, p.l);
     // Line 1: (ρ, ρ′, K) ← H(ξ ‖ IntegerToBytes(k, 1) ‖ IntegerToBytes(ℓ, 1), 128).
     let mut seeds = Cleared([0u8; 128]);
@@ -742,7 +742,7 @@ fn key_gen_any(path: pqkit_hash::Path, p: &'static Params, xi: &[u8; 32]) -> Sig
     // ρ′ ‖ r, s₂[r] from ρ′ ‖ r + ℓ, two bytes little-endian), all streams together.
     let mut a = vec![Poly::ZERO; k * l];
     let mut s1s2 = Wiped::filled(Poly::ZERO, l + k);
-    let mut x = XofLanes::new(path, k * l + k + l);
+    let mut x = XofLanes::new(isa, k * l + k + l);
     let mut s = expand_a(p, &mut x, rho, &mut a);
     for (r, si) in s1s2.iter_mut().enumerate() {
         x.push(Shake::SHAKE256, &[rho_prime, &(r as u16).to_le_bytes()]);
@@ -752,7 +752,7 @@ fn key_gen_any(path: pqkit_hash::Path, p: &'static Params, xi: &[u8; 32]) -> Sig
             eta: p.eta,
         });
     }
-    squeeze(path, &mut x, &mut s);
+    squeeze(isa, &mut x, &mut s);
     drop(s);
     drop(x);
     let parts = Parts {
@@ -762,7 +762,7 @@ fn key_gen_any(path: pqkit_hash::Path, p: &'static Params, xi: &[u8; 32]) -> Sig
     };
     // Lines 5–9: t, (t₁, t₀), pk, tr.
     let mut t0 = Wiped::filled(Poly::ZERO, k);
-    let (pk, tr) = derive(path, p, rho, &parts, &mut t0);
+    let (pk, tr) = derive(isa, p, rho, &parts, &mut t0);
     // Line 10: sk ← skEncode(ρ, K, tr, s₁, s₂, t₀).
     let mut sk = Zeroizing::new(vec![0u8; p.signing_key_size()]);
     sk[..32].copy_from_slice(rho);
@@ -782,7 +782,7 @@ fn key_gen_any(path: pqkit_hash::Path, p: &'static Params, xi: &[u8; 32]) -> Sig
 /// [`SigningKey::from_expanded`] on a path (the length checked).
 #[inline(always)]
 fn from_expanded_any(
-    path: pqkit_hash::Path,
+    isa: pqkit_hash::Isa,
     p: &'static Params,
     sk: &[u8],
 ) -> Result<SigningKey, Error> {
@@ -812,9 +812,9 @@ fn from_expanded_any(
     }
     // Â from ρ.
     let mut a = vec![Poly::ZERO; k * l];
-    let mut x = XofLanes::new(path, k * l);
+    let mut x = XofLanes::new(isa, k * l);
     let mut s = expand_a(p, &mut x, rho, &mut a);
-    squeeze(path, &mut x, &mut s);
+    squeeze(isa, &mut x, &mut s);
     drop(s);
     let parts = Parts {
         key,
@@ -822,7 +822,7 @@ fn from_expanded_any(
         s1s2: &s1s2[..k + l],
     };
     let mut t0_again = Cleared([Poly::ZERO; K_MAX]);
-    let (pk, tr_again) = derive(path, p, rho, &parts, &mut t0_again[..k]);
+    let (pk, tr_again) = derive(isa, p, rho, &parts, &mut t0_again[..k]);
     let mut diff = 0i32;
     for (x, y) in t0[..k].iter().zip(&t0_again[..k]) {
         for (a, b) in x.0.iter().zip(&y.0) {
@@ -846,7 +846,7 @@ fn from_expanded_any(
 /// signature into `sig` (its length checked by the caller).
 #[inline(always)]
 fn sign_any(
-    path: pqkit_hash::Path,
+    isa: pqkit_hash::Isa,
     sk: &SigningKey,
     mu: &[u8; MU_SIZE],
     rnd: &[u8; RND_SIZE],
@@ -854,7 +854,7 @@ fn sign_any(
 ) {
     let p = sk.p;
     let (k, l) = (p.k, p.l);
-    let parts = sk.signing_parts(path);
+    let parts = sk.signing_parts(isa);
     let (s1, s2) = parts.s.split_at(l);
     let t0_hat = &parts.t0_hat[..];
     let g1 = 1i32 << p.gamma1_bits;
@@ -878,7 +878,7 @@ fn sign_any(
     let mut w1_bytes = Cleared([0u8; K_MAX * 192]);
     let w1_size = 32 * p.w1_bits();
     // The streams of every attempt, in one set of lanes emptied between uses.
-    let mut x = XofLanes::new(path, 2 * l + 1);
+    let mut x = XofLanes::new(isa, 2 * l + 1);
     // Masks computed at once: two attempts' where their 2ℓ streams fill one kernel call
     // (ML-DSA-44 on AVX-512: 8 lanes, and c̃ beside them as the fused ninth state), else one.
     let batch = if 2 * l <= x.width() { 2 } else { 1 };
@@ -888,21 +888,21 @@ fn sign_any(
     {
         let mut s = Vec::with_capacity(2 * l);
         masks.push(p, &mut x, &rho2[..], kappa, 0..=batch - 1, &mut s);
-        squeeze(path, &mut x, &mut s);
+        squeeze(isa, &mut x, &mut s);
     }
     let mut ahead = batch - 1;
     loop {
         for r in 0..l {
             unpack_z(p, &masks.current()[r][..p.z_size()], &mut y[r]);
             y_hat[r] = y[r];
-            poly::ntt(&mut y_hat[r], path);
+            poly::ntt(&mut y_hat[r], isa);
         }
         // Lines 12–13: w ← NTT⁻¹(Â ∘ NTT(y)), w₁ ← HighBits(w) (and w₀ ← LowBits(w)).
         for i in 0..k {
             let wi = &mut w1[i];
             // `dot`'s output is in (−q, q): the inverse NTT's input range.
             poly::dot(wi, &sk.a[i * l..(i + 1) * l], &y_hat[..l]);
-            poly::inv_ntt_to_mont(wi, path);
+            poly::inv_ntt_to_mont(wi, isa);
             poly::freeze(wi);
             poly::decompose_all(wi, &mut w0[i], p.gamma2);
             pack_w1(p, wi, &mut w1_bytes[i * w1_size..(i + 1) * w1_size]);
@@ -925,7 +925,7 @@ fn sign_any(
                 out: c_tilde,
                 got: 0,
             });
-            squeeze(path, &mut x, &mut s);
+            squeeze(isa, &mut x, &mut s);
         }
         valgrind::declassify(&*c_tilde);
         // Line 16: c ← SampleInBall(c̃) (line 17's ĉ ← NTT(c) waits for ⟨⟨ct₀⟩⟩, below).
@@ -933,7 +933,7 @@ fn sign_any(
             x.clear();
             let mut s = Vec::with_capacity(1);
             sample_in_ball(p, &mut x, c_tilde, &mut c, &mut s);
-            squeeze(path, &mut x, &mut s);
+            squeeze(isa, &mut x, &mut s);
         }
         let challenge = Challenge::new(&c);
         kappa = kappa.wrapping_add(l as u16);
@@ -969,11 +969,11 @@ fn sign_any(
         // Lines 25–28: ⟨⟨ct₀⟩⟩, h ← MakeHint(−ct₀, w − cs₂ + ct₀); rejected when
         // ‖ct₀‖∞ ≥ γ₂ or h has more than ω ones.
         // Line 17: ĉ ← NTT(c), needed from here on only.
-        poly::ntt(&mut c, path);
+        poly::ntt(&mut c, isa);
         let mut ones = 0usize;
         for i in 0..k {
             poly::mul(&mut prod, &c, &t0_hat[i]);
-            poly::inv_ntt_to_mont(&mut prod, path);
+            poly::inv_ntt_to_mont(&mut prod, isa);
             poly::reduce(&mut prod);
             reject |= poly::exceeds(&prod, p.gamma2);
             poly::add(&mut w0[i], &prod);
@@ -1002,14 +1002,14 @@ fn sign_any(
 /// at a time), and c ← SampleInBall(c̃) when `ball` is given.
 #[inline(always)]
 fn expand(
-    path: pqkit_hash::Path,
+    isa: pqkit_hash::Isa,
     p: &Params,
     pk: &[u8],
     a: &mut [Poly],
     tr: Option<&mut [u8; 64]>,
     ball: Option<(&[u8], &mut Poly)>,
 ) {
-    let mut x = XofLanes::new(path, a.len() + 2);
+    let mut x = XofLanes::new(isa, a.len() + 2);
     let mut s = expand_a(p, &mut x, &pk[..32], a);
     if let Some((c_tilde, c)) = ball {
         sample_in_ball(p, &mut x, c_tilde, c, &mut s);
@@ -1018,7 +1018,7 @@ fn expand(
         x.push_long(Sponge::Shake256, &[pk]);
         s.push(Sampler::Bytes { out: tr, got: 0 });
     }
-    squeeze(path, &mut x, &mut s);
+    squeeze(isa, &mut x, &mut s);
 }
 
 /// A verifying key as verification takes it: encoded, or prepared (Â and tr computed).
@@ -1034,7 +1034,7 @@ enum Key<'a> {
 /// given (lengths checked by the caller).
 #[inline(always)]
 fn verify_any(
-    path: pqkit_hash::Path,
+    isa: pqkit_hash::Isa,
     p: &'static Params,
     key: Key<'_>,
     mu: Mu<'_>,
@@ -1070,13 +1070,13 @@ fn verify_any(
     let mut fresh_tr = [0u8; 64];
     let (a, tr): (&[Poly], &[u8; 64]) = match key {
         Key::Prepared(key) => {
-            expand(path, p, pk, &mut [], None, Some((c_tilde, &mut c)));
+            expand(isa, p, pk, &mut [], None, Some((c_tilde, &mut c)));
             (&key.a, &key.tr)
         }
         Key::Encoded(_) => {
             fresh = vec![Poly::ZERO; k * l];
             let tr = matches!(mu, Mu::FromMessage(_)).then_some(&mut fresh_tr);
-            expand(path, p, pk, &mut fresh, tr, Some((c_tilde, &mut c)));
+            expand(isa, p, pk, &mut fresh, tr, Some((c_tilde, &mut c)));
             (&fresh, &fresh_tr)
         }
     };
@@ -1096,7 +1096,7 @@ fn verify_any(
     let challenge = Challenge::new(&c);
     let mut t1 = Shifts::<i16>::ZERO;
     for zr in z[..l].iter_mut() {
-        poly::ntt(zr, path);
+        poly::ntt(zr, isa);
     }
     let mut w1_bytes = [0u8; K_MAX * 192];
     let w1_size = 32 * p.w1_bits();
@@ -1106,7 +1106,7 @@ fn verify_any(
         let mut w = Poly::ZERO;
         // `dot`'s output is in (−q, q): the inverse NTT's input range.
         poly::dot(&mut w, &a[i * l..(i + 1) * l], &z[..l]);
-        poly::inv_ntt_to_mont(&mut w, path);
+        poly::inv_ntt_to_mont(&mut w, isa);
         poly::unpack::<10>(&t1_bytes[320 * i..320 * (i + 1)], |x| x as i32, &mut t);
         t1.fill(&t);
         poly::mul_challenge(&mut ct, &challenge, &t1, 1023);
@@ -1219,10 +1219,10 @@ impl VerifyingKey {
 
 /// [`VerifyingKey::new`] on `path`, the length checked.
 #[inline(always)]
-fn expand_key_any(path: pqkit_hash::Path, p: &'static Params, pk: &[u8]) -> VerifyingKey {
+fn expand_key_any(isa: pqkit_hash::Isa, p: &'static Params, pk: &[u8]) -> VerifyingKey {
     let mut a = vec![Poly::ZERO; p.k * p.l];
     let mut tr = [0u8; 64];
-    expand(path, p, pk, &mut a, Some(&mut tr), None);
+    expand(isa, p, pk, &mut a, Some(&mut tr), None);
     VerifyingKey {
         p,
         encoded: pk.to_vec(),

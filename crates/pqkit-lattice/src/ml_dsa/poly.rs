@@ -13,7 +13,7 @@
 //! The arithmetic is `#[inline(always)]`: `simd::sign_on` and its siblings compile the
 //! algorithms that call it once per instruction set.
 
-use pqkit_hash::Path;
+use pqkit_hash::Isa;
 
 /// n, the number of coefficients (FIPS 204 §2.3).
 pub(crate) const N: usize = 256;
@@ -201,9 +201,9 @@ fn transpose_blocks(rows: &mut [[i32; W]]) {
 /// NTT(w) (FIPS 204 Algorithm 41), in place: the AVX2 kernel when `path` allows it, else
 /// [`ntt_portable`]. Inputs |w_i| < q; outputs |ŵ_i| < 9q.
 #[inline(always)]
-pub(crate) fn ntt(w: &mut Poly, path: Path) {
+pub(crate) fn ntt(w: &mut Poly, isa: Isa) {
     crate::stats::ml_dsa_ntt();
-    if super::simd::ntt(&mut w.0, path).is_none() {
+    if super::simd::ntt(&mut w.0, isa).is_none() {
         ntt_portable(&mut w.0);
     }
 }
@@ -212,9 +212,9 @@ pub(crate) fn ntt(w: &mut Poly, path: Path) {
 /// before it), in place: the AVX2 kernel when `path` allows it, else [`inv_ntt_portable`].
 /// Inputs |ŵ_i| < q; outputs |w_i| < q.
 #[inline(always)]
-pub(crate) fn inv_ntt_to_mont(w: &mut Poly, path: Path) {
+pub(crate) fn inv_ntt_to_mont(w: &mut Poly, isa: Isa) {
     crate::stats::ml_dsa_ntt();
-    if super::simd::inv_ntt(&mut w.0, path).is_none() {
+    if super::simd::inv_ntt(&mut w.0, isa).is_none() {
         inv_ntt_portable(&mut w.0);
     }
 }
@@ -630,8 +630,8 @@ pub(crate) use crate::Words;
 /// unspecified (the SIMD kernels may leave rejected candidates there, which later blocks
 /// overwrite). The XOF output is ρ's, public.
 #[inline(always)]
-pub(crate) fn rej_ntt(a: &mut Poly, filled: usize, block: &Words, path: Path) -> usize {
-    super::simd::rej_ntt(&mut a.0, filled, block, path)
+pub(crate) fn rej_ntt(a: &mut Poly, filled: usize, block: &Words, isa: Isa) -> usize {
+    super::simd::rej_ntt(&mut a.0, filled, block, isa)
         .unwrap_or_else(|| rej_ntt_portable(&mut a.0, filled, block))
 }
 
@@ -659,14 +659,8 @@ pub(crate) fn rej_ntt_portable(a: &mut [i32; N], filled: usize, block: &Words) -
 /// the coefficients kept, and the compaction does not branch on them. Variable time OK (key
 /// generation only): the number kept per block indexes the copy.
 #[inline(always)]
-pub(crate) fn rej_eta(
-    a: &mut Poly,
-    filled: usize,
-    block: &[u8; 136],
-    eta: i32,
-    path: Path,
-) -> usize {
-    super::simd::rej_eta(&mut a.0, filled, block, eta, path)
+pub(crate) fn rej_eta(a: &mut Poly, filled: usize, block: &[u8; 136], eta: i32, isa: Isa) -> usize {
+    super::simd::rej_eta(&mut a.0, filled, block, eta, isa)
         .unwrap_or_else(|| rej_eta_portable(&mut a.0, filled, block, eta))
 }
 
@@ -774,12 +768,12 @@ mod tests {
             }
         }
         let (mut x, mut y) = (a, b);
-        ntt(&mut x, Path::Portable);
-        ntt(&mut y, Path::Portable);
+        ntt(&mut x, Isa::Portable);
+        ntt(&mut y, Isa::Portable);
         let mut c = Poly::ZERO;
         mul(&mut c, &x, &y);
         reduce(&mut c);
-        inv_ntt_to_mont(&mut c, Path::Portable);
+        inv_ntt_to_mont(&mut c, Isa::Portable);
         freeze(&mut c);
         for (i, (&got, &want)) in c.0.iter().zip(&want).enumerate() {
             assert_eq!(i64::from(got), want.rem_euclid(i64::from(Q)), "{i}");

@@ -6,10 +6,10 @@
 //! rejection, 8 candidates at a time in AVX2 and 16 in AVX-512 (`vpcompressd`); RejBoundedPoly's,
 //! 16 half-bytes at a time in AVX-512. Their portable twins are [`super::poly`]'s
 //! `ntt_portable`, `inv_ntt_portable`, `rej_ntt_portable` and `rej_eta_portable`; a test proves
-//! each pair identical. A [`Path`] is a plain value, so each entry point checks the CPU itself.
+//! each pair identical. A [`Isa`] is a plain value, so each entry point checks the CPU itself.
 #![allow(unsafe_code)]
 
-use pqkit_hash::Path;
+use pqkit_hash::Isa;
 
 #[cfg(target_arch = "x86_64")]
 use super::poly::{
@@ -61,19 +61,19 @@ avx2_kernel!(
 /// with the widest kernel `path` allows — AVX-512 (16 candidates at a time) or AVX2 (8) —
 /// checked here, not trusted; `None`, nothing done, when neither may run.
 #[inline(always)]
-pub(crate) fn rej_ntt(a: &mut [i32; N], filled: usize, block: &Words, path: Path) -> Option<usize> {
+pub(crate) fn rej_ntt(a: &mut [i32; N], filled: usize, block: &Words, isa: Isa) -> Option<usize> {
     #[cfg(target_arch = "x86_64")]
     {
-        if crate::simd::avx512(path) {
+        if crate::simd::avx512(isa) {
             // SAFETY: the CPU has AVX-512F, AVX-512BW and AVX2 (checked by `avx512`).
             return Some(unsafe { rej_ntt_avx512(a, filled, block) });
         }
-        if avx2(path) {
+        if avx2(isa) {
             // SAFETY: the CPU has AVX2 (checked by `avx2`).
             return Some(unsafe { rej_ntt_avx2(a, filled, block) });
         }
     }
-    let _ = (a, filled, block, path);
+    let _ = (a, filled, block, isa);
     None
 }
 
@@ -86,14 +86,14 @@ pub(crate) fn rej_eta(
     filled: usize,
     block: &[u8; 136],
     eta: i32,
-    path: Path,
+    isa: Isa,
 ) -> Option<usize> {
     #[cfg(target_arch = "x86_64")]
-    if crate::simd::avx512(path) {
+    if crate::simd::avx512(isa) {
         // SAFETY: the CPU has AVX-512F, AVX-512BW and AVX2 (checked by `avx512`).
         return Some(unsafe { rej_eta_avx512(a, filled, block, eta) });
     }
-    let _ = (a, filled, block, eta, path);
+    let _ = (a, filled, block, eta, isa);
     None
 }
 
@@ -548,21 +548,17 @@ mod tests {
                 u64::from_le_bytes(w)
             }));
         }
-        for path in Path::supported() {
+        for isa in Isa::supported() {
             for block in &blocks {
                 for filled in [0, 1, 100, 184, 185, 200, 230, 250, 255, 256] {
                     let (mut x, mut y) = ([7i32; N], [7i32; N]);
-                    let got = rej_ntt(&mut x, filled, block, path)
+                    let got = rej_ntt(&mut x, filled, block, isa)
                         .unwrap_or_else(|| rej_ntt_portable(&mut x, filled, block));
                     let want = rej_ntt_portable(&mut y, filled, block);
                     // The coefficients up to the count; past it, the kernel may leave
                     // candidates it did not keep.
-                    assert_eq!(
-                        (got, &x[..got]),
-                        (want, &y[..want]),
-                        "{path}, from {filled}"
-                    );
-                    assert_eq!(x[..filled], [7; N][..filled], "{path}, from {filled}");
+                    assert_eq!((got, &x[..got]), (want, &y[..want]), "{isa}, from {filled}");
+                    assert_eq!(x[..filled], [7; N][..filled], "{isa}, from {filled}");
                 }
             }
         }
@@ -583,15 +579,15 @@ mod tests {
                 (seed >> 56) as u8
             }));
         }
-        for path in Path::supported() {
+        for isa in Isa::supported() {
             for eta in [2, 4] {
                 for block in &blocks {
                     for filled in [0, 1, 100, 200, 255, 256] {
                         let (mut x, mut y) = ([7i32; N], [7i32; N]);
-                        let got = rej_eta(&mut x, filled, block, eta, path)
+                        let got = rej_eta(&mut x, filled, block, eta, isa)
                             .unwrap_or_else(|| rej_eta_portable(&mut x, filled, block, eta));
                         let want = rej_eta_portable(&mut y, filled, block, eta);
-                        assert_eq!((got, x), (want, y), "{path}, η = {eta}, from {filled}");
+                        assert_eq!((got, x), (want, y), "{isa}, η = {eta}, from {filled}");
                     }
                 }
             }
@@ -614,22 +610,22 @@ mod tests {
         for _ in 0..50 {
             inputs.push(core::array::from_fn(|_| next(Q)));
         }
-        for path in Path::supported() {
+        for isa in Isa::supported() {
             for a in &inputs {
                 let (mut x, mut y) = (*a, *a);
-                let ran = ntt(&mut x, path).is_some();
-                assert_eq!(ran, avx2(path), "{path}");
+                let ran = ntt(&mut x, isa).is_some();
+                assert_eq!(ran, avx2(isa), "{isa}");
                 if !ran {
                     ntt_portable(&mut x);
                 }
                 ntt_portable(&mut y);
-                assert_eq!(x, y, "NTT on {path}");
+                assert_eq!(x, y, "NTT on {isa}");
                 let (mut x, mut y) = (*a, *a);
-                if inv_ntt(&mut x, path).is_none() {
+                if inv_ntt(&mut x, isa).is_none() {
                     inv_ntt_portable(&mut x);
                 }
                 inv_ntt_portable(&mut y);
-                assert_eq!(x, y, "inverse NTT on {path}");
+                assert_eq!(x, y, "inverse NTT on {isa}");
             }
         }
     }

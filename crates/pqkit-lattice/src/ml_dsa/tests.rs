@@ -4,7 +4,7 @@
 //! malformed hints, wrong lengths.
 
 use fips204::traits::{KeyGen, SerDes, Signer, Verifier};
-use pqkit_hash::{Path, dispatch};
+use pqkit_hash::{Isa, dispatch};
 use rand_core::{OsRng, RngCore};
 
 use super::hazmat::{key_gen_internal, sign_internal};
@@ -88,9 +88,9 @@ fn same_as_fips204_on_every_path() {
             let (want_pk, want_sk) = (o.key_gen)(&xi);
             let want_sig = (o.sign)(&want_sk, msg, ctx, &rnd);
             let mut firsts: Option<Vec<Poly>> = None;
-            for path in Path::supported() {
-                dispatch::with_path(path, || {
-                    let id = format!("{} on {path}, round {round}", p.name);
+            for isa in Isa::supported() {
+                dispatch::with_isa(isa, || {
+                    let id = format!("{} on {isa}, round {round}", p.name);
                     let key = key_gen_internal(p, &xi);
                     assert_eq!(key.verifying_key(), &want_pk[..], "{id}: pk");
                     assert_eq!(key.expanded(), &want_sk[..], "{id}: sk");

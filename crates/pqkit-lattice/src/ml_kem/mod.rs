@@ -12,7 +12,7 @@
 mod poly;
 mod simd;
 
-use pqkit_hash::{Cleared, Path, Shake, Sponge, XofLanes};
+use pqkit_hash::{Cleared, Isa, Shake, Sponge, XofLanes};
 use subtle::ConstantTimeEq;
 use zeroize::Zeroizing;
 
@@ -143,7 +143,7 @@ fn g(parts: &[&[u8]]) -> Zeroizing<[u8; 64]> {
 /// is room for the PRF streams (2k + 1).
 #[inline(always)]
 fn sample<const M: usize, const S: usize>(
-    path: Path,
+    isa: Isa,
     x: &mut XofLanes,
     a: &mut [Poly; M],
     cbd: &mut [Poly],
@@ -161,7 +161,7 @@ fn sample<const M: usize, const S: usize>(
             // Read in place: the kernel loads 32 bytes at once.
             // SampleNTT reads a SHAKE128 stream (push_matrix, k_pke_key_gen): 21 words.
             let block = x.block_words(l).try_into().expect("a SHAKE128 stream");
-            filled[l] = poly::rej_uniform(&mut rejected[l], filled[l], block, path);
+            filled[l] = poly::rej_uniform(&mut rejected[l], filled[l], block, isa);
             filled[l] >= N
         } else if l < M + etas.len() {
             let i = l - M;
@@ -178,7 +178,7 @@ fn sample<const M: usize, const S: usize>(
         }
     });
     for (a, buf) in a.iter_mut().zip(&rejected) {
-        poly::from_rejected(buf, a, path);
+        poly::from_rejected(buf, a, isa);
     }
     for ((p, buf), &eta) in cbd.iter_mut().zip(prf.iter()).zip(etas) {
         poly::cbd(&buf[..64 * eta], eta, p);
@@ -214,7 +214,7 @@ fn decode_decompress(b: &[u8], d: u32, f: &mut Poly) {
 #[inline(always)]
 fn k_pke_key_gen<const KK: usize, const S: usize>(
     p: &Params,
-    path: Path,
+    isa: Isa,
     d: &[u8; 32],
     ek: &mut [u8],
     dk: &mut [u8],
@@ -224,7 +224,7 @@ fn k_pke_key_gen<const KK: usize, const S: usize>(
     // Line 1: (ρ, σ) ← G(d ‖ k).
     let rs = g(&[d, &[k as u8]]);
     let (rho, sigma) = rs.split_at(32);
-    let mut x = XofLanes::new(path, k * k + 2 * k);
+    let mut x = XofLanes::new(isa, k * k + 2 * k);
     // Lines 3–7: Â[i, j] ← SampleNTT(ρ ‖ j ‖ i).
     for i in 0..k {
         for jj in 0..k {
@@ -238,7 +238,7 @@ fn k_pke_key_gen<const KK: usize, const S: usize>(
     let mut a = [Poly::ZERO; KK];
     let mut se = Cleared([Poly::ZERO; S]);
     sample::<KK, S>(
-        path,
+        isa,
         &mut x,
         &mut a,
         &mut se[..2 * k],
@@ -248,7 +248,7 @@ fn k_pke_key_gen<const KK: usize, const S: usize>(
     drop(x);
     // Lines 16–17: ŝ ← NTT(s), ê ← NTT(e).
     for v in se[..2 * k].iter_mut() {
-        poly::ntt(v, path);
+        poly::ntt(v, isa);
         poly::reduce(v);
     }
     let (s, e) = se.split_at(k);
@@ -261,8 +261,8 @@ fn k_pke_key_gen<const KK: usize, const S: usize>(
         poly::to_mont(&mut t);
         poly::add(&mut t, &e[i]);
         poly::reduce(&mut t);
-        poly::encode12_ntt(&t, &mut ek[384 * i..384 * (i + 1)], path);
-        poly::encode12_ntt(&s[i], &mut dk[384 * i..384 * (i + 1)], path);
+        poly::encode12_ntt(&t, &mut ek[384 * i..384 * (i + 1)], isa);
+        poly::encode12_ntt(&s[i], &mut dk[384 * i..384 * (i + 1)], isa);
     }
     ek[384 * k..].copy_from_slice(rho);
 }
@@ -311,14 +311,14 @@ fn push_noise<const S: usize>(p: &Params, x: &mut XofLanes, r: &[u8]) -> [usize;
 #[inline(always)]
 fn sample_encrypt<const KK: usize, const S: usize>(
     p: &Params,
-    path: Path,
+    isa: Isa,
     ek: &[u8],
     r: &[u8],
     beside: Option<(&[&[u8]], &mut [u8; 32])>,
     sampled: &mut Sampled<KK, S>,
 ) {
     let k = p.k;
-    let mut x = XofLanes::new(path, k * k + 2 * k + 2);
+    let mut x = XofLanes::new(isa, k * k + 2 * k + 2);
     push_matrix(p, &mut x, ek);
     let etas = push_noise::<S>(p, &mut x, r);
     let digest = beside.map(|(parts, out)| {
@@ -326,7 +326,7 @@ fn sample_encrypt<const KK: usize, const S: usize>(
         out
     });
     sample::<KK, S>(
-        path,
+        isa,
         &mut x,
         &mut sampled.at,
         &mut sampled.ye[..2 * k + 1],
@@ -340,7 +340,7 @@ fn sample_encrypt<const KK: usize, const S: usize>(
 #[inline(always)]
 fn k_pke_encrypt<const KK: usize, const S: usize>(
     p: &Params,
-    path: Path,
+    isa: Isa,
     ek: &[u8],
     m: &[u8; 32],
     sampled: &mut Sampled<KK, S>,
@@ -350,13 +350,13 @@ fn k_pke_encrypt<const KK: usize, const S: usize>(
     // Lines 2–3: t̂ ← ByteDecode₁₂(ek[0 : 384k]) (ρ went to the sampling).
     let mut t = [Poly::ZERO; K_MAX];
     for (i, ti) in t[..k].iter_mut().enumerate() {
-        poly::decode12_ntt(&ek[384 * i..384 * (i + 1)], ti, path);
+        poly::decode12_ntt(&ek[384 * i..384 * (i + 1)], ti, isa);
     }
     let Sampled { at, ye } = sampled;
     let (y, e) = ye.split_at_mut(k);
     // Line 18: ŷ ← NTT(y).
     for v in y[..k].iter_mut() {
-        poly::ntt(v, path);
+        poly::ntt(v, isa);
         poly::reduce(v);
     }
     // Line 19: u ← NTT⁻¹(Âᵀ ∘ ŷ) + e₁; line 22: c₁ ← ByteEncode_du(Compress_du(u)).
@@ -366,7 +366,7 @@ fn k_pke_encrypt<const KK: usize, const S: usize>(
         for jj in 0..k {
             poly::base_mul_acc(&mut u, &at[i * k + jj], &y[jj]);
         }
-        poly::inv_ntt_to_mont(&mut u, path);
+        poly::inv_ntt_to_mont(&mut u, isa);
         poly::add(&mut u, &e[i]);
         poly::reduce(&mut u);
         compress_encode(&u, p.du, &mut c[du * i..du * (i + 1)]);
@@ -377,7 +377,7 @@ fn k_pke_encrypt<const KK: usize, const S: usize>(
     for jj in 0..k {
         poly::base_mul_acc(&mut v, &t[jj], &y[jj]);
     }
-    poly::inv_ntt_to_mont(&mut v, path);
+    poly::inv_ntt_to_mont(&mut v, isa);
     poly::add(&mut v, &e[k]);
     let mut mu = Cleared(Poly::ZERO);
     poly::from_message(m, &mut mu);
@@ -388,7 +388,7 @@ fn k_pke_encrypt<const KK: usize, const S: usize>(
 
 /// K-PKE.Decrypt(dk, c) (FIPS 203 Algorithm 15): the message m.
 #[inline(always)]
-fn k_pke_decrypt(p: &Params, path: Path, dk: &[u8], c: &[u8]) -> Zeroizing<[u8; 32]> {
+fn k_pke_decrypt(p: &Params, isa: Isa, dk: &[u8], c: &[u8]) -> Zeroizing<[u8; 32]> {
     let k = p.k;
     let du = 32 * p.du as usize;
     let mut w = Cleared(Poly::ZERO);
@@ -397,13 +397,13 @@ fn k_pke_decrypt(p: &Params, path: Path, dk: &[u8], c: &[u8]) -> Zeroizing<[u8; 
     for i in 0..k {
         // Line 3: u′ ← Decompress_du(ByteDecode_du(c₁)); line 5: ŝ ← ByteDecode₁₂(dk).
         decode_decompress(&c[du * i..du * (i + 1)], p.du, &mut u);
-        poly::decode12_ntt(&dk[384 * i..384 * (i + 1)], &mut s, path);
+        poly::decode12_ntt(&dk[384 * i..384 * (i + 1)], &mut s, isa);
         // Line 6: ŝᵀ ∘ NTT(u′).
-        poly::ntt(&mut u, path);
+        poly::ntt(&mut u, isa);
         poly::reduce(&mut u);
         poly::base_mul_acc(&mut w, &s, &u);
     }
-    poly::inv_ntt_to_mont(&mut w, path);
+    poly::inv_ntt_to_mont(&mut w, isa);
     // Line 4: v′ ← Decompress_dv(ByteDecode_dv(c₂)); line 6: w ← v′ − NTT⁻¹(ŝᵀ ∘ NTT(u′)).
     let mut v = Cleared(Poly::ZERO);
     decode_decompress(&c[du * k..], p.dv, &mut v);
@@ -431,14 +431,14 @@ macro_rules! with_rank {
 
 /// ML-KEM.KeyGen_internal(d, z) (FIPS 203 Algorithm 16) on a path.
 #[inline(always)]
-fn key_gen_any(path: Path, p: &Params, d: &[u8; 32], z: &[u8; 32], ek: &mut [u8], dk: &mut [u8]) {
-    with_rank!(p.k, key_gen_kk(path, p, d, z, ek, dk));
+fn key_gen_any(isa: Isa, p: &Params, d: &[u8; 32], z: &[u8; 32], ek: &mut [u8], dk: &mut [u8]) {
+    with_rank!(p.k, key_gen_kk(isa, p, d, z, ek, dk));
 }
 
 /// [`key_gen_any`] for KK = k², S = 2k + 1.
 #[inline(always)]
 fn key_gen_kk<const KK: usize, const S: usize>(
-    path: Path,
+    isa: Isa,
     p: &Params,
     d: &[u8; 32],
     z: &[u8; 32],
@@ -446,7 +446,7 @@ fn key_gen_kk<const KK: usize, const S: usize>(
     dk: &mut [u8],
 ) {
     let k = p.k;
-    k_pke_key_gen::<KK, S>(p, path, d, ek, &mut dk[..384 * k]);
+    k_pke_key_gen::<KK, S>(p, isa, d, ek, &mut dk[..384 * k]);
     // Line 3: dk ← dk_PKE ‖ ek ‖ H(ek) ‖ z.
     dk[384 * k..768 * k + 32].copy_from_slice(ek);
     dk[768 * k + 32..768 * k + 64].copy_from_slice(&h(&[ek]));
@@ -455,20 +455,14 @@ fn key_gen_kk<const KK: usize, const S: usize>(
 
 /// ML-KEM.Encaps_internal(ek, m) (FIPS 203 Algorithm 17) on a path: writes c, returns K.
 #[inline(always)]
-fn encaps_any(
-    path: Path,
-    p: &Params,
-    ek: &[u8],
-    m: &[u8; 32],
-    c: &mut [u8],
-) -> Zeroizing<[u8; 32]> {
-    with_rank!(p.k, encaps_kk(path, p, ek, m, c))
+fn encaps_any(isa: Isa, p: &Params, ek: &[u8], m: &[u8; 32], c: &mut [u8]) -> Zeroizing<[u8; 32]> {
+    with_rank!(p.k, encaps_kk(isa, p, ek, m, c))
 }
 
 /// [`encaps_any`] for KK = k², S = 2k + 1.
 #[inline(always)]
 fn encaps_kk<const KK: usize, const S: usize>(
-    path: Path,
+    isa: Isa,
     p: &Params,
     ek: &[u8],
     m: &[u8; 32],
@@ -480,8 +474,8 @@ fn encaps_kk<const KK: usize, const S: usize>(
     let kr = g(&[m, &h(&[ek])]);
     // Line 2: c ← K-PKE.Encrypt(ek, m, r), its streams together.
     let mut sampled = Sampled::<KK, S>::new();
-    sample_encrypt(p, path, ek, &kr[32..], None, &mut sampled);
-    k_pke_encrypt(p, path, ek, m, &mut sampled, c);
+    sample_encrypt(p, isa, ek, &kr[32..], None, &mut sampled);
+    k_pke_encrypt(p, isa, ek, m, &mut sampled, c);
     let mut key = Zeroizing::new([0u8; 32]);
     key.copy_from_slice(&kr[..32]);
     key
@@ -489,14 +483,14 @@ fn encaps_kk<const KK: usize, const S: usize>(
 
 /// ML-KEM.Decaps_internal(dk, c) (FIPS 203 Algorithm 18) on a path: K.
 #[inline(always)]
-fn decaps_any(path: Path, p: &Params, dk: &[u8], c: &[u8]) -> Zeroizing<[u8; 32]> {
-    with_rank!(p.k, decaps_kk(path, p, dk, c))
+fn decaps_any(isa: Isa, p: &Params, dk: &[u8], c: &[u8]) -> Zeroizing<[u8; 32]> {
+    with_rank!(p.k, decaps_kk(isa, p, dk, c))
 }
 
 /// [`decaps_any`] for KK = k², S = 2k + 1.
 #[inline(always)]
 fn decaps_kk<const KK: usize, const S: usize>(
-    path: Path,
+    isa: Isa,
     p: &Params,
     dk: &[u8],
     c: &[u8],
@@ -507,18 +501,18 @@ fn decaps_kk<const KK: usize, const S: usize>(
     let (ek, rest) = rest.split_at(384 * k + 32);
     let (hh, z) = rest.split_at(32);
     // Line 5: m′ ← K-PKE.Decrypt(dk_PKE, c).
-    let m = k_pke_decrypt(p, path, dk_pke, c);
+    let m = k_pke_decrypt(p, isa, dk_pke, c);
     // Line 6: (K′, r′) ← G(m′ ‖ h); line 7: K̄ ← J(z ‖ c), absorbed on the lanes beside
     // line 8's sampling.
     let kr = g(&[&m[..], hh]);
     let mut reject = Zeroizing::new([0u8; 32]);
     let mut sampled = Sampled::<KK, S>::new();
     let j = Some((&[z, c][..], &mut *reject));
-    sample_encrypt(p, path, ek, &kr[32..], j, &mut sampled);
+    sample_encrypt(p, isa, ek, &kr[32..], j, &mut sampled);
     // Line 8: c′ ← K-PKE.Encrypt(ek_PKE, m′, r′).
     let mut c2 = Cleared([0u8; 1568]);
     let c2 = &mut c2[..c.len()];
-    k_pke_encrypt(p, path, ek, &m, &mut sampled, c2);
+    k_pke_encrypt(p, isa, ek, &m, &mut sampled, c2);
     // Lines 9–11: K′ unless c ≠ c′, then K̄ — compared over the whole ciphertext and
     // selected in constant time.
     // The mask is all ones when c = c′ (subtle's `Choice` keeps the compiler from turning

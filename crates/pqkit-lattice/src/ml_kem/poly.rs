@@ -13,7 +13,7 @@
 //! algorithms that call it once per instruction set, and its loops are vectorized inside each
 //! copy.
 
-use pqkit_hash::Path;
+use pqkit_hash::Isa;
 
 /// n, the number of coefficients (FIPS 203 §2.4).
 pub(crate) const N: usize = 256;
@@ -189,8 +189,8 @@ fn pair(rows: &mut [[i16; W]; W], r: usize, d: usize) -> (&mut [i16; W], &mut [i
 /// Transposes the 16 × 16 rows in place: AVX2 shuffles on the SIMD paths, else
 /// [`transpose_portable`].
 #[inline(always)]
-fn transpose(rows: &mut [[i16; W]; W], path: Path) {
-    if super::simd::transpose(rows, path).is_none() {
+fn transpose(rows: &mut [[i16; W]; W], isa: Isa) {
+    if super::simd::transpose(rows, isa).is_none() {
         transpose_portable(rows);
     }
 }
@@ -209,7 +209,7 @@ pub(crate) fn transpose_portable(rows: &mut [[i16; W]; W]) {
 /// NTT (FIPS 203 Algorithm 9), in place, from standard order to the transposed T_q layout
 /// (see [`Poly`]); output coefficients bounded by 8q in absolute value for inputs below q.
 #[inline(always)]
-pub(crate) fn ntt(f: &mut Poly, path: Path) {
+pub(crate) fn ntt(f: &mut Poly, isa: Isa) {
     crate::stats::ml_kem_ntt();
     let rows = &mut f.0;
     // Layers len = 128 … 16: between rows r and r + len/16, ζ index k = 1 … 15.
@@ -226,7 +226,7 @@ pub(crate) fn ntt(f: &mut Poly, path: Path) {
         }
         d /= 2;
     }
-    transpose(rows, path);
+    transpose(rows, isa);
     // Layers len = 8, 4, 2: between rows c and c + len, ζ by lane.
     for (d, zetas) in [(8, &NTT_8[..]), (4, &NTT_4[..]), (2, &NTT_2[..])] {
         for (g, start) in (0..W).step_by(2 * d).enumerate() {
@@ -242,7 +242,7 @@ pub(crate) fn ntt(f: &mut Poly, path: Path) {
 /// order, times 2^16 (the factor a preceding base-case multiplication divides by); input
 /// coefficients below 2^14 in absolute value ([`base_mul_acc`]), output in (−q, q).
 #[inline(always)]
-pub(crate) fn inv_ntt_to_mont(f: &mut Poly, path: Path) {
+pub(crate) fn inv_ntt_to_mont(f: &mut Poly, isa: Isa) {
     crate::stats::ml_kem_ntt();
     let rows = &mut f.0;
     // Layers len = 2, 4, 8 (transposed): between rows c and c + len, ζ index
@@ -255,7 +255,7 @@ pub(crate) fn inv_ntt_to_mont(f: &mut Poly, path: Path) {
             }
         }
     }
-    transpose(rows, path);
+    transpose(rows, isa);
     // Layers len = 16 … 128: ζ index k = 15 … 1 descending, by groups of rows.
     let mut k = 15;
     let mut d = 1;
@@ -415,10 +415,10 @@ pub(crate) fn decode_decompress<const D: u32>(b: &[u8], f: &mut Poly) {
 /// ByteEncode_12 (FIPS 203 Algorithm 5, d = 12) of an element of T_q (transposed layout,
 /// [`Poly`]) in (−q, q), reduced to [0, q) first; `out` is 384 bytes.
 #[inline(always)]
-pub(crate) fn encode12_ntt(f: &Poly, out: &mut [u8], path: Path) {
+pub(crate) fn encode12_ntt(f: &Poly, out: &mut [u8], isa: Isa) {
     debug_assert_eq!(out.len(), 384);
     let mut g = pqkit_hash::Cleared(*f);
-    transpose(&mut g.0.0, path);
+    transpose(&mut g.0.0, isa);
     for (o, c) in out.chunks_exact_mut(3).zip(g.flat().chunks_exact(2)) {
         let a = to_unsigned(c[0]) as u16;
         let b = to_unsigned(c[1]) as u16;
@@ -444,13 +444,13 @@ pub(crate) fn decode12_raw(b: &[u8], f: &mut Poly) {
 /// layout ([`Poly`]): coefficients reduced mod q, in [0, q) (constant time: one conditional
 /// subtraction by mask).
 #[inline(always)]
-pub(crate) fn decode12_ntt(b: &[u8], f: &mut Poly, path: Path) {
+pub(crate) fn decode12_ntt(b: &[u8], f: &mut Poly, isa: Isa) {
     decode12_raw(b, f);
     for c in f.flat_mut().iter_mut() {
         let t = c.wrapping_sub(Q);
         *c = t.wrapping_add((t >> 15) & Q);
     }
-    transpose(&mut f.0, path);
+    transpose(&mut f.0, isa);
 }
 
 /// Whether every coefficient of a [`decode12_raw`] result is below q: FIPS 203 §7.2's
@@ -529,9 +529,9 @@ pub(crate) fn rej_uniform(
     buf: &mut [i16; REJ_BUF],
     filled: usize,
     block: &crate::Words,
-    path: Path,
+    isa: Isa,
 ) -> usize {
-    super::simd::rej_uniform(buf, filled, block, path)
+    super::simd::rej_uniform(buf, filled, block, isa)
         .unwrap_or_else(|| rej_uniform_portable(buf, filled, &crate::words_to_bytes(block)))
 }
 
@@ -560,9 +560,9 @@ pub(crate) fn rej_uniform_portable(
 /// The first 256 coefficients [`rej_uniform`] gathered, as an element of T_q (transposed
 /// layout, [`Poly`]).
 #[inline(always)]
-pub(crate) fn from_rejected(buf: &[i16; REJ_BUF], a: &mut Poly, path: Path) {
+pub(crate) fn from_rejected(buf: &[i16; REJ_BUF], a: &mut Poly, isa: Isa) {
     a.flat_mut().copy_from_slice(&buf[..N]);
-    transpose(&mut a.0, path);
+    transpose(&mut a.0, isa);
 }
 
 #[cfg(test)]
@@ -640,8 +640,8 @@ mod tests {
             for (w, o) in want.flat_mut().iter_mut().zip(one.flat()) {
                 *w = (i32::from(*o) * 4).rem_euclid(3329) as i16;
             }
-            inv_ntt_to_mont(&mut acc, Path::Portable);
-            inv_ntt_to_mont(&mut want, Path::Portable);
+            inv_ntt_to_mont(&mut acc, Isa::Portable);
+            inv_ntt_to_mont(&mut want, Isa::Portable);
             for (a, w) in acc.flat().iter().zip(want.flat()) {
                 assert_eq!(m(i64::from(*a)), m(i64::from(*w)), "case {case}");
             }
@@ -668,13 +668,13 @@ mod tests {
             let start = [0usize, 100, 200, 255, 256][round % 5];
             let mut want = [0i16; REJ_BUF];
             let n = rej_uniform_portable(&mut want, start, &crate::words_to_bytes(&block));
-            for path in Path::supported() {
+            for isa in Isa::supported() {
                 let mut got = [0i16; REJ_BUF];
-                assert_eq!(rej_uniform(&mut got, start, &block, path), n, "{path}");
+                assert_eq!(rej_uniform(&mut got, start, &block, isa), n, "{isa}");
                 assert_eq!(
                     got[start.min(n)..n.min(N)],
                     want[start.min(n)..n.min(N)],
-                    "{path}"
+                    "{isa}"
                 );
             }
         }
@@ -692,10 +692,10 @@ mod tests {
                 assert_eq!(want[c][r], rows[r][c]);
             }
         }
-        for path in Path::supported() {
+        for isa in Isa::supported() {
             let mut got = rows;
-            transpose(&mut got, path);
-            assert_eq!(got, want, "{path}");
+            transpose(&mut got, isa);
+            assert_eq!(got, want, "{isa}");
         }
     }
 
@@ -752,20 +752,20 @@ mod tests {
             }
         }
         let (mut a, mut b) = (f, g);
-        ntt(&mut a, Path::Portable);
-        ntt(&mut b, Path::Portable);
+        ntt(&mut a, Isa::Portable);
+        ntt(&mut b, Isa::Portable);
         reduce(&mut a);
         reduce(&mut b);
         let mut c = Poly::ZERO;
         base_mul_acc(&mut c, &a, &b);
-        inv_ntt_to_mont(&mut c, Path::Portable);
+        inv_ntt_to_mont(&mut c, Isa::Portable);
         for (i, (got, want)) in c.flat().iter().zip(want).enumerate() {
             assert_eq!(m(i64::from(*got)), m(want), "coefficient {i}");
         }
         let mut id = f;
-        ntt(&mut id, Path::Portable);
+        ntt(&mut id, Isa::Portable);
         reduce(&mut id);
-        inv_ntt_to_mont(&mut id, Path::Portable);
+        inv_ntt_to_mont(&mut id, Isa::Portable);
         for i in 0..N {
             // NTT⁻¹ leaves the result times 2^16.
             assert_eq!(

@@ -4,11 +4,11 @@
 //! rows (AVX2), and SampleNTT's rejection sampling, 16 candidates at a time (AVX2) or 32
 //! (AVX-512 with VBMI2's `vpcompressw`). Their
 //! portable twins are [`super::poly`]'s `transpose_portable` and `rej_uniform_portable`;
-//! tests prove each pair identical. A [`Path`] is a plain value, so each entry point checks
+//! tests prove each pair identical. A [`Isa`] is a plain value, so each entry point checks
 //! the CPU itself before it runs a kernel.
 #![allow(unsafe_code)]
 
-use pqkit_hash::Path;
+use pqkit_hash::Isa;
 use zeroize::Zeroizing;
 
 use crate::simd::{avx2_kernel, on_path};
@@ -31,23 +31,23 @@ pub(crate) fn rej_uniform(
     buf: &mut [i16; REJ_BUF],
     filled: usize,
     block: &crate::Words,
-    path: Path,
+    isa: Isa,
 ) -> Option<usize> {
     #[cfg(target_arch = "x86_64")]
     {
-        if crate::simd::avx512(path)
+        if crate::simd::avx512(isa)
             && std::arch::is_x86_feature_detected!("avx512vbmi")
             && std::arch::is_x86_feature_detected!("avx512vbmi2")
         {
             // SAFETY: the CPU has AVX-512F/BW, AVX2 (checked by `avx512`), VBMI and VBMI2.
             return Some(unsafe { rej_uniform_avx512(buf, filled, block) });
         }
-        if crate::simd::avx2(path) {
+        if crate::simd::avx2(isa) {
             // SAFETY: the CPU has AVX2 (checked by `avx2`).
             return Some(unsafe { rej_uniform_avx2(buf, filled, block) });
         }
     }
-    let _ = (buf, filled, block, path);
+    let _ = (buf, filled, block, isa);
     None
 }
 

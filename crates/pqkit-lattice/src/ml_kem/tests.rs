@@ -2,7 +2,7 @@
 //! has: the same keys, ciphertexts and shared secrets, byte for byte, from random seeds; and
 //! the implicit rejection of damaged ciphertexts.
 
-use pqkit_hash::{Path, dispatch};
+use pqkit_hash::{Isa, dispatch};
 use rand_core::{OsRng, RngCore};
 
 use super::hazmat::{encaps_internal, key_gen_internal};
@@ -67,9 +67,9 @@ fn same_as_libcrux_on_every_path() {
             let mut bad_c = want_c.clone();
             bad_c[random::<1>()[0] as usize % want_c.len()] ^= 1 << (random::<1>()[0] % 8);
             let want_bad = (o.decaps)(&want_dk, &bad_c);
-            for path in Path::supported() {
-                dispatch::with_path(path, || {
-                    let id = format!("{} on {path}", p.name);
+            for isa in Isa::supported() {
+                dispatch::with_isa(isa, || {
+                    let id = format!("{} on {isa}", p.name);
                     let mut ek = vec![0u8; p.encapsulation_key_size()];
                     let mut dk = vec![0u8; p.decapsulation_key_size()];
                     key_gen_internal(p, &d, &z, &mut ek, &mut dk).expect("lengths");
