@@ -120,11 +120,11 @@ fn per_chain_step(hash: &dyn ManyHash, layout: &Layout) -> f64 {
     ns
 }
 
-/// The engine's cost on `path`: the best of every [`measure`] in this process, measuring now
+/// The engine's cost on `isa`: the best of every [`measure`] in this process, measuring now
 /// if there was none.
 ///
 /// # Panics
-/// When the CPU does not support `path` (callers pass supported paths).
+/// When the CPU does not support `isa` (callers pass supported paths).
 pub fn cost(isa: Isa) -> Cost {
     let known = costs().lock().map(|c| c.get(&isa).copied()).ok().flatten();
     known.unwrap_or_else(|| measure(isa))
@@ -136,14 +136,14 @@ fn costs() -> &'static Mutex<BTreeMap<Isa, Cost>> {
     COSTS.get_or_init(Default::default)
 }
 
-/// Measures the engine's cost on `path` (≈ 0.3 s) and keeps, per unit, the best of this and
+/// Measures the engine's cost on `isa` (≈ 0.3 s) and keeps, per unit, the best of this and
 /// every earlier measurement in the process: `bench crypto` measures after each block of rows
 /// it runs on a path (per algorithm and round; twice for a stateful scheme with the peers'
 /// one-tree rows), so that a busy stretch of a shared machine during one measurement does not
 /// set the limit column of the whole run. Returns the kept cost.
 ///
 /// # Panics
-/// When the CPU does not support `path` (callers pass supported paths).
+/// When the CPU does not support `isa` (callers pass supported paths).
 pub fn measure(isa: Isa) -> Cost {
     let now = with_isa(isa, || Cost {
         path: isa.name(),

@@ -111,7 +111,7 @@ pub fn process() -> Isa {
 /// this (the `pqkit` command reads `PQKIT_HASH`; the library reads no environment).
 ///
 /// # Errors
-/// [`ChooseError::Unsupported`] when the CPU cannot run `path`; [`ChooseError::Fixed`] when
+/// [`ChooseError::Unsupported`] when the CPU cannot run `isa`; [`ChooseError::Fixed`] when
 /// another path is already fixed (a hash ran, or another call chose it). Choosing the path
 /// already fixed is not an error.
 pub fn set_process(isa: Isa) -> Result<(), ChooseError> {
@@ -166,11 +166,11 @@ pub fn current() -> Isa {
     FORCED.with(Cell::get).unwrap_or_else(process)
 }
 
-/// Runs `f` with `path` forced on this thread (threads `f` spawns must force it themselves:
+/// Runs `f` with `isa` forced on this thread (threads `f` spawns must force it themselves:
 /// pass them [`current`]).
 ///
 /// # Errors
-/// [`Unsupported`] when the CPU cannot run `path`.
+/// [`Unsupported`] when the CPU cannot run `isa`.
 pub fn with_isa<T>(isa: Isa, f: impl FnOnce() -> T) -> Result<T, Unsupported> {
     if !isa.is_supported() {
         return Err(Unsupported(isa));

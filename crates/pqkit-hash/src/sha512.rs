@@ -59,14 +59,7 @@ impl ManyHash for Sha512Prefix {
         64
     }
 
-    fn hash_many_on(
-        &self,
-        _isa: Isa,
-        msg_len: usize,
-        msgs: &[u8],
-        out_len: usize,
-        out: &mut [u8],
-    ) {
+    fn hash_many_on(&self, _isa: Isa, msg_len: usize, msgs: &[u8], out_len: usize, out: &mut [u8]) {
         count(msg_len, msgs, out_len, out, 64);
         let full = msg_len / 128;
         let rest = msg_len % 128;

@@ -12,7 +12,7 @@ pub enum Ring {
     MlDsa,
 }
 
-/// The mean cost of one transform of `ring` on `path`, in ns: `pairs` forward and inverse
+/// The mean cost of one transform of `ring` on `isa`, in ns: `pairs` forward and inverse
 /// NTTs in turn, with the coefficient reduction the algorithms do after each, compiled for
 /// the path's instruction set (the kernels where the path has them), the best of five rounds.
 pub fn ntt_ns(ring: Ring, isa: Isa, pairs: usize) -> f64 {

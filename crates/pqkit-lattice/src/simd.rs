@@ -1,5 +1,5 @@
 //! The choice of instruction set, for the whole crate: whether the AVX2 and AVX-512 copies may run
-//! on a [`Isa`] (a plain value, so each entry point checks the CPU itself), and [`on_path!`],
+//! on an [`Isa`] (a plain value, so each entry point checks the CPU itself), and [`on_path!`],
 //! which compiles an algorithm once per instruction set and calls the copy the path allows, and
 //! `avx2_kernel!`, the checked entry point of one AVX2 kernel. The kernels the compiler does not
 //! find by itself are in each scheme's own `simd` module; these and those are the only modules with
@@ -7,7 +7,7 @@
 
 use pqkit_hash::Isa;
 
-/// Whether the AVX2 kernels may run on `path`: an AVX2 or AVX-512 path, on a CPU with AVX2.
+/// Whether the AVX2 kernels may run on `isa`: an AVX2 or AVX-512 path, on a CPU with AVX2.
 #[inline(always)]
 pub(crate) fn avx2(isa: Isa) -> bool {
     #[cfg(target_arch = "x86_64")]
@@ -21,7 +21,7 @@ pub(crate) fn avx2(isa: Isa) -> bool {
     }
 }
 
-/// Whether the AVX-512 copy may run on `path`: the AVX-512 path, on a CPU with AVX-512F/BW
+/// Whether the AVX-512 copy may run on `isa`: the AVX-512 path, on a CPU with AVX-512F/BW
 /// and AVX2.
 #[cfg(target_arch = "x86_64")]
 #[inline(always)]
@@ -66,7 +66,7 @@ macro_rules! on_path {
 
 pub(crate) use on_path;
 
-/// Defines `$name(args…, path) -> Option<$ret>`: the AVX2 kernel `$kernel(args…)` when `path`
+/// Defines `$name(args…, isa) -> Option<$ret>`: the AVX2 kernel `$kernel(args…)` when `isa`
 /// allows it (checked here, not trusted), `None` — nothing done — otherwise, so that the
 /// caller runs the kernel's portable twin.
 macro_rules! avx2_kernel {

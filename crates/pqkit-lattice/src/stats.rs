@@ -63,12 +63,12 @@ pub(crate) fn ml_dsa_ntt() {
 
 /// Defines, in a scheme's module, `ntt_pairs(path, pairs)`: `pairs` forward and inverse NTTs of
 /// one polynomial in turn, with the reduction after each that the algorithms do, compiled for
-/// `path` (through the module's `simd::ntt_pairs_on`; what [`ntt_ns`] times), and its generic
+/// `isa` (through the module's `simd::ntt_pairs_on`; what [`ntt_ns`] times), and its generic
 /// body `ntt_pairs_any`. The module's `Poly` and `poly` functions are the ring's.
 macro_rules! ntt_pairs {
     () => {
         /// `pairs` forward and inverse NTTs of one polynomial in turn, with the reduction after
-        /// each that the algorithms do, compiled for `path` (what `cost::ntt_ns` times).
+        /// each that the algorithms do, compiled for `isa` (what `cost::ntt_ns` times).
         pub(crate) fn ntt_pairs(isa: pqkit_hash::Isa, pairs: usize) {
             simd::ntt_pairs_on(isa, pairs);
         }

@@ -16,9 +16,9 @@ use pqkit_core::sig::SignatureAlgorithm;
 use serde_json::Value;
 
 /// The vectors directory: `$PQKIT_VECTORS`, else `../shared/vectors` beside the repository.
-/// Also where the hash path `PQKIT_HASH` names is chosen for the test process (CI runs the
-/// LMS/XMSS suites once per path; a test that hashes before it reads vectors calls
-/// [`hash_path_from_env`] first).
+/// Also where the hash path `PQKIT_HASH` names is chosen for the test process (CI runs
+/// pqkit-hbs's LMS/XMSS suites, which include this module, once per path; a test that hashes
+/// before it reads vectors calls [`hash_path_from_env`] first).
 pub(crate) fn vectors_dir() -> PathBuf {
     hash_path_from_env();
     std::env::var_os("PQKIT_VECTORS")

@@ -33,6 +33,20 @@ use core::arch::x86_64::{
 use super::ChainGroup;
 use super::avx2::{RC, RHO, pi_source};
 
+/// Whether CPUID leaf 0 names a Zen-family vendor ("AuthenticAMD", "HygonGenuine"): the CPUs
+/// whose AVX-512 path takes one Keccak state in the 4-lane kernel (`Small` in the parent
+/// module). Zen 5's full-width 512-bit units are not told apart from Zen 4's.
+pub(super) fn zen_core() -> bool {
+    // SAFETY: CPUID leaf 0 exists on every x86_64 CPU and only reads registers. (`__cpuid` is
+    // a safe function in newer Rust; the block keeps the crate's minimum version building.)
+    #[allow(unused_unsafe)]
+    let id = unsafe { core::arch::x86_64::__cpuid(0) };
+    let vendor = (id.ebx, id.edx, id.ecx);
+    // "Auth" "enti" "cAMD" and "Hygo" "nGen" "uine", little-endian words.
+    vendor == (0x6874_7541, 0x6974_6E65, 0x444D_4163)
+        || vendor == (0x6F67_7948, 0x6E65_476E, 0x656E_6975)
+}
+
 /// Applies Keccak-f\[1600\] to each of the 8 states, wherever they are (a run of a slice, or
 /// the streams a caller picked out of a larger set, permuted without gathering them first).
 ///

@@ -57,14 +57,14 @@ pub(crate) fn permute_portable(state: &mut [u64; 25]) {
     keccak::f1600(state);
 }
 
-/// Applies Keccak-f\[1600\] to every state, as many at a time as `path` allows.
+/// Applies Keccak-f\[1600\] to every state, as many at a time as `isa` allows.
 pub(crate) fn permute_lanes(isa: Isa, states: &mut [[u64; 25]]) {
     crate::stats::keccak(states.len());
     lanes(isa, states);
 }
 
 /// Applies Keccak-f\[1600\] to the states `picked` (indices in increasing order) of
-/// `states`, as many at a time as `path` allows: on the AVX-512 path where they are, without
+/// `states`, as many at a time as `isa` allows: on the AVX-512 path where they are, without
 /// gathering them, grouped as [`lanes`] groups them.
 pub(crate) fn permute_picked(isa: Isa, states: &mut [[u64; 25]], picked: &[usize]) {
     debug_assert!(picked.windows(2).all(|w| w[0] < w[1]));
@@ -156,7 +156,7 @@ fn avx512_groups<'a>(mut n: usize, mut each: impl Iterator<Item = &'a mut [u64; 
 ///
 /// | CPU | 1 state | 2 to 4 states |
 /// |---|---|---|
-/// | AMD (Zen 4: 512-bit instructions in two 256-bit passes) | 4-lane kernel | 4-lane kernel |
+/// | AMD or Hygon (Zen 4: 512-bit instructions in two 256-bit passes) | 4-lane kernel | 4-lane kernel |
 /// | others (Intel: full-width 512-bit units) | scalar | 4-lane kernel |
 /// | without AVX-512VL | scalar | 8-lane kernel |
 ///
@@ -179,18 +179,11 @@ impl Small {
         *CHOICE.get_or_init(|| {
             let vl = avx2::vl::available();
             Self {
-                one: vl && is_amd(),
+                one: vl && avx512::zen_core(),
                 few: vl,
             }
         })
     }
-}
-
-/// Whether CPUID leaf 0 names AMD ("AuthenticAMD").
-#[cfg(target_arch = "x86_64")]
-fn is_amd() -> bool {
-    let id = core::arch::x86_64::__cpuid(0);
-    (id.ebx, id.edx, id.ecx) == (0x6874_7541, 0x6974_6E65, 0x444D_4163)
 }
 
 fn lanes(isa: Isa, states: &mut [[u64; 25]]) {
@@ -512,7 +505,7 @@ impl Shake {
 }
 
 impl Shake {
-    /// Runs the chains (with `prelude`, if any) in the pipelined kernels when `path` has them
+    /// Runs the chains (with `prelude`, if any) in the pipelined kernels when `isa` has them
     /// and the layout fits ([`ChainGroup::fits`], one block); false, untouched, otherwise.
     #[cfg(target_arch = "x86_64")]
     fn in_kernels(

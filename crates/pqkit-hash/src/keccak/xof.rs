@@ -146,7 +146,7 @@ pub struct XofLanes {
 }
 
 impl XofLanes {
-    /// No streams yet, on `path` (usually [`crate::dispatch::current`]), with room for
+    /// No streams yet, on `isa` (usually [`crate::dispatch::current`]), with room for
     /// `capacity` of them.
     pub fn new(isa: Isa, capacity: usize) -> Self {
         Self {

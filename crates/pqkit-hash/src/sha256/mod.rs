@@ -95,7 +95,7 @@ pub(crate) const K: [u32; 64] = [
 ];
 
 /// Compresses each block into its state: `states[i] = compress(states[i], blocks[i])`, as many
-/// at a time as `path` allows.
+/// at a time as `isa` allows.
 ///
 /// # Panics
 /// When the slices differ in length (a caller bug).
@@ -182,7 +182,7 @@ fn in_chunk<const W: usize>(
     states.copy_from_slice(&s[..states.len()]);
 }
 
-/// Compresses the blocks of one message in order into `state` (SHA-NI where `path` allows).
+/// Compresses the blocks of one message in order into `state` (SHA-NI where `isa` allows).
 pub(crate) fn compress_sequential(isa: Isa, state: &mut [u32; 8], blocks: &[[u8; 64]]) {
     crate::stats::sha256(blocks.len());
     sequential(isa, state, blocks);
@@ -280,7 +280,7 @@ impl Sha256Prefix {
 
 /// The root an LMS_SHA256_M32_H* signature yields (RFC 8554 Algorithm 6a, step 4, and §5.3):
 /// from leaf r = 2^h + q, whose node is H(I ‖ u32str(r) ‖ u16str(D_LEAF) ‖ K) for the
-/// candidate OTS public key `k` (32 bytes), up the authentication `path` (h siblings of 32
+/// candidate OTS public key `k` (32 bytes), up the authentication path `auth` (h siblings of 32
 /// bytes, bottom up), each parent T\[r/2\] = H(I ‖ u32str(r/2) ‖ u16str(D_INTR) ‖ left ‖ right).
 /// 32 bytes. 2h + 1 compressions, in sequence.
 ///
@@ -289,7 +289,7 @@ impl Sha256Prefix {
 /// [`Sha256Prefix::hash`] (LMS verification: `pqkit bench crypto`).
 ///
 /// # Panics
-/// When `path` is not h × 32 bytes for an h ≤ 25 with q < 2^h (a caller bug: the caller has
+/// When `auth` is not h × 32 bytes for an h ≤ 25 with q < 2^h (a caller bug: the caller has
 /// checked the signature's length and q against its key).
 pub fn lms_sha256_root(id: &[u8; 16], q: u32, k: &[u8; 32], auth: &[u8]) -> [u8; 32] {
     lms_sha256_root_on(crate::dispatch::current(), id, q, k, auth)
@@ -308,7 +308,7 @@ fn lms_sha256_root_on(isa: Isa, id: &[u8; 16], q: u32, k: &[u8; 32], auth: &[u8]
     if isa.sequential_shani() {
         return shani::lms_root(id, r, k, siblings);
     }
-    // The portable twin: each node's message gathered and hashed on `path`.
+    // The portable twin: each node's message gathered and hashed on `isa`.
     let node = |r: u32, d: u8, parts: [&[u8; 32]; 2], count: usize| {
         let mut msg = [0u8; 22 + 64];
         msg[..16].copy_from_slice(id);
@@ -332,7 +332,7 @@ fn lms_sha256_root_on(isa: Isa, id: &[u8; 16], q: u32, k: &[u8; 32], auth: &[u8]
 }
 
 /// Compresses the padded message `parts` (after `prefix_len` bytes already in `state`) into
-/// `state`, on SHA-NI where `path` allows; returns the blocks compressed.
+/// `state`, on SHA-NI where `isa` allows; returns the blocks compressed.
 fn gathered<'a>(
     isa: Isa,
     state: &mut [u32; 8],
@@ -921,7 +921,7 @@ impl Sha256Prefix {
         crate::wipe(&mut templates);
     }
 
-    /// One chain, a compression at a time on `path` (SHA-NI for the few chains left over by
+    /// One chain, a compression at a time on `isa` (SHA-NI for the few chains left over by
     /// the vector groups), its prelude first if any: `block` holds its padded message (step
     /// and value written here).
     #[cfg(target_arch = "x86_64")]

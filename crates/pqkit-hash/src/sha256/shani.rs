@@ -264,9 +264,9 @@ fn load_node(bytes: &[u8; 32]) -> [__m128i; 2] {
 }
 
 /// The root of an LMS tree from leaf r = 2^h + q's OTS public key `k` and its authentication
-/// `path` (RFC 8554 Algorithm 6a, step 4, m = 32; see [`super::lms_sha256_root`]): each node's
-/// message formed in registers from the last node's digest (byte shifts of the two halves
-/// into place behind I ‖ u32str(r) ‖ u16str(D)), so no node goes through memory.
+/// path `auth` (RFC 8554 Algorithm 6a, step 4, m = 32; see [`super::lms_sha256_root`]): each
+/// node's message formed in registers from the last node's digest (byte shifts of the two
+/// halves into place behind I ‖ u32str(r) ‖ u16str(D)), so no node goes through memory.
 ///
 /// # Panics
 /// When the CPU lacks the SHA extensions or SSE4.1.

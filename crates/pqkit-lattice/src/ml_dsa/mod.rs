@@ -623,7 +623,7 @@ impl SigningKey {
     }
 
     /// s₁ ‖ s₂ and t̂₀ of skDecode (FIPS 204 Algorithm 25; both were checked when the key
-    /// was generated or loaded), computed once, on `path`.
+    /// was generated or loaded), computed once, on `isa`.
     #[inline(always)]
     fn signing_parts(&self, isa: pqkit_hash::Isa) -> &SigningParts {
         self.signing.get_or_init(|| {
@@ -1217,7 +1217,7 @@ impl VerifyingKey {
     }
 }
 
-/// [`VerifyingKey::new`] on `path`, the length checked.
+/// [`VerifyingKey::new`] on `isa`, the length checked.
 #[inline(always)]
 fn expand_key_any(isa: pqkit_hash::Isa, p: &'static Params, pk: &[u8]) -> VerifyingKey {
     let mut a = vec![Poly::ZERO; p.k * p.l];

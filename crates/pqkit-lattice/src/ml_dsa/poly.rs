@@ -198,7 +198,7 @@ fn transpose_blocks(rows: &mut [[i32; W]]) {
     }
 }
 
-/// NTT(w) (FIPS 204 Algorithm 41), in place: the AVX2 kernel when `path` allows it, else
+/// NTT(w) (FIPS 204 Algorithm 41), in place: the AVX2 kernel when `isa` allows it, else
 /// [`ntt_portable`]. Inputs |w_i| < q; outputs |ŵ_i| < 9q.
 #[inline(always)]
 pub(crate) fn ntt(w: &mut Poly, isa: Isa) {
@@ -209,7 +209,7 @@ pub(crate) fn ntt(w: &mut Poly, isa: Isa) {
 }
 
 /// NTT⁻¹(ŵ) · R (FIPS 204 Algorithm 42, leaving a factor R for the Montgomery products
-/// before it), in place: the AVX2 kernel when `path` allows it, else [`inv_ntt_portable`].
+/// before it), in place: the AVX2 kernel when `isa` allows it, else [`inv_ntt_portable`].
 /// Inputs |ŵ_i| < q; outputs |w_i| < q.
 #[inline(always)]
 pub(crate) fn inv_ntt_to_mont(w: &mut Poly, isa: Isa) {

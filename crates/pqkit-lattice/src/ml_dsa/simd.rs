@@ -6,7 +6,7 @@
 //! rejection, 8 candidates at a time in AVX2 and 16 in AVX-512 (`vpcompressd`); RejBoundedPoly's,
 //! 16 half-bytes at a time in AVX-512. Their portable twins are [`super::poly`]'s
 //! `ntt_portable`, `inv_ntt_portable`, `rej_ntt_portable` and `rej_eta_portable`; a test proves
-//! each pair identical. A [`Isa`] is a plain value, so each entry point checks the CPU itself.
+//! each pair identical. An [`Isa`] is a plain value, so each entry point checks the CPU itself.
 #![allow(unsafe_code)]
 
 use pqkit_hash::Isa;
@@ -20,30 +20,30 @@ use super::{Error, Key, MU_SIZE, Mu, Params, RND_SIZE, SigningKey, VerifyingKey}
 use crate::simd::{avx2, avx2_kernel, on_path};
 
 on_path!(
-    /// ML-DSA.KeyGen_internal (`super::key_gen_any`) compiled for `path`.
+    /// ML-DSA.KeyGen_internal (`super::key_gen_any`) compiled for `isa`.
     fn key_gen_on(p: &'static Params, xi: &[u8; 32]) -> SigningKey = super::key_gen_any
 );
 on_path!(
-    /// Expanded-key loading (`super::from_expanded_any`) compiled for `path`.
+    /// Expanded-key loading (`super::from_expanded_any`) compiled for `isa`.
     fn from_expanded_on(p: &'static Params, sk: &[u8]) -> Result<SigningKey, Error>
         = super::from_expanded_any
 );
 on_path!(
-    /// ML-DSA.Sign_internal (`super::sign_any`) compiled for `path`.
+    /// ML-DSA.Sign_internal (`super::sign_any`) compiled for `isa`.
     fn sign_on(sk: &SigningKey, mu: &[u8; MU_SIZE], rnd: &[u8; RND_SIZE], sig: &mut [u8]) -> ()
         = super::sign_any
 );
 on_path!(
-    /// `super::ntt_pairs_any` compiled for `path`.
+    /// `super::ntt_pairs_any` compiled for `isa`.
     fn ntt_pairs_on(pairs: usize) -> () = super::ntt_pairs_any
 );
 on_path!(
-    /// ML-DSA.Verify_internal (`super::verify_any`) compiled for `path`.
+    /// ML-DSA.Verify_internal (`super::verify_any`) compiled for `isa`.
     fn verify_on(p: &'static Params, key: Key<'_>, mu: Mu<'_>, sig: &[u8]) -> bool
         = super::verify_any
 );
 on_path!(
-    /// `VerifyingKey::new` (`super::expand_key_any`) compiled for `path`.
+    /// `VerifyingKey::new` (`super::expand_key_any`) compiled for `isa`.
     fn expand_key_on(p: &'static Params, pk: &[u8]) -> VerifyingKey = super::expand_key_any
 );
 
@@ -58,7 +58,7 @@ avx2_kernel!(
     fn inv_ntt(a: &mut [i32; N]) -> () = inv_ntt_avx2
 );
 /// RejNTTPoly's rejection over one SHAKE128 block (the contract of `poly::rej_ntt_portable`)
-/// with the widest kernel `path` allows — AVX-512 (16 candidates at a time) or AVX2 (8) —
+/// with the widest kernel `isa` allows — AVX-512 (16 candidates at a time) or AVX2 (8) —
 /// checked here, not trusted; `None`, nothing done, when neither may run.
 #[inline(always)]
 pub(crate) fn rej_ntt(a: &mut [i32; N], filled: usize, block: &Words, isa: Isa) -> Option<usize> {
@@ -78,7 +78,7 @@ pub(crate) fn rej_ntt(a: &mut [i32; N], filled: usize, block: &Words, isa: Isa) 
 }
 
 /// RejBoundedPoly's rejection over one SHAKE256 block (the contract of
-/// `poly::rej_eta_portable`) with the AVX-512 kernel when `path` allows it (checked here, not
+/// `poly::rej_eta_portable`) with the AVX-512 kernel when `isa` allows it (checked here, not
 /// trusted); `None`, nothing done, otherwise.
 #[inline(always)]
 pub(crate) fn rej_eta(

@@ -4,7 +4,7 @@
 //! rows (AVX2), and SampleNTT's rejection sampling, 16 candidates at a time (AVX2) or 32
 //! (AVX-512 with VBMI2's `vpcompressw`). Their
 //! portable twins are [`super::poly`]'s `transpose_portable` and `rej_uniform_portable`;
-//! tests prove each pair identical. A [`Isa`] is a plain value, so each entry point checks
+//! tests prove each pair identical. An [`Isa`] is a plain value, so each entry point checks
 //! the CPU itself before it runs a kernel.
 #![allow(unsafe_code)]
 
@@ -24,7 +24,7 @@ avx2_kernel!(
     fn transpose(rows: &mut [[i16; 16]; 16]) -> () = transpose_avx2
 );
 /// SampleNTT's rejection over one block (the contract of `poly::rej_uniform`) with the
-/// widest kernel `path` and the CPU allow — AVX-512 with VBMI and VBMI2 (32 candidates at a
+/// widest kernel `isa` and the CPU allow — AVX-512 with VBMI and VBMI2 (32 candidates at a
 /// time) or AVX2 (16) — checked here, not trusted; `None`, nothing done, when neither may run.
 #[inline(always)]
 pub(crate) fn rej_uniform(
@@ -52,7 +52,7 @@ pub(crate) fn rej_uniform(
 }
 
 on_path!(
-    /// ML-KEM.KeyGen_internal (`super::key_gen_any`) compiled for `path`.
+    /// ML-KEM.KeyGen_internal (`super::key_gen_any`) compiled for `isa`.
     fn key_gen_on(
         p: &Params,
         d: &[u8; 32],
@@ -62,16 +62,16 @@ on_path!(
     ) -> () = super::key_gen_any
 );
 on_path!(
-    /// ML-KEM.Encaps_internal (`super::encaps_any`) compiled for `path`.
+    /// ML-KEM.Encaps_internal (`super::encaps_any`) compiled for `isa`.
     fn encaps_on(p: &Params, ek: &[u8], m: &[u8; 32], c: &mut [u8]) -> Zeroizing<[u8; 32]>
         = super::encaps_any
 );
 on_path!(
-    /// ML-KEM.Decaps_internal (`super::decaps_any`) compiled for `path`.
+    /// ML-KEM.Decaps_internal (`super::decaps_any`) compiled for `isa`.
     fn decaps_on(p: &Params, dk: &[u8], c: &[u8]) -> Zeroizing<[u8; 32]> = super::decaps_any
 );
 on_path!(
-    /// `super::ntt_pairs_any` compiled for `path`.
+    /// `super::ntt_pairs_any` compiled for `isa`.
     fn ntt_pairs_on(pairs: usize) -> () = super::ntt_pairs_any
 );
 #[cfg(target_arch = "x86_64")]
