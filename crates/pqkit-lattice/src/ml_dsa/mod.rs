@@ -22,6 +22,7 @@
 //! keeps Â and tr for the next signature under it. The functions that take ξ or `rnd` as an
 //! argument are in [`hazmat`].
 
+mod consts;
 mod poly;
 mod simd;
 

@@ -11,12 +11,13 @@
 
 use pqkit_hash::Isa;
 
+use super::consts::N;
 #[cfg(target_arch = "x86_64")]
-use super::poly::{
+use super::consts::{
     INV_256_R2, IZ1, IZ1Q, IZ2, IZ2Q, IZ4, IZ4Q, Q, QINV, W, Z1, Z1Q, Z2, Z2Q, Z4, Z4Q, ZETAS,
 };
-use super::poly::{N, Words};
 use super::{Error, Key, MU_SIZE, Mu, Params, RND_SIZE, SigningKey, VerifyingKey};
+use crate::Words;
 use crate::simd::{avx2, avx2_kernel, on_path};
 
 on_path!(

@@ -9,6 +9,7 @@
 //! The functions that take their randomness as an argument (key generation from d and z,
 //! encapsulation from m) are in [`hazmat`]; pqkit-core's `KemAlgorithm` is the everyday API.
 
+mod consts;
 mod poly;
 mod simd;
 

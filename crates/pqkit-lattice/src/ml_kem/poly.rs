@@ -15,10 +15,7 @@
 
 use pqkit_hash::Isa;
 
-/// n, the number of coefficients (FIPS 203 §2.4).
-pub(crate) const N: usize = 256;
-/// The modulus q = 3329 (FIPS 203 §2.4).
-pub(crate) const Q: i16 = 3329;
+pub(crate) use super::consts::{N, Q, REJ_BUF};
 /// q⁻¹ mod 2^16, as a signed 16-bit integer.
 const QINV: i16 = -3327;
 /// 2^32 mod q (centred): a Montgomery product by it multiplies by R = 2^16 mod q.
@@ -514,10 +511,6 @@ pub(crate) fn cbd(b: &[u8], eta: usize, f: &mut Poly) {
         _ => unreachable!("ML-KEM has η ∈ {{2, 3}}"),
     }
 }
-
-/// The room [`rej_uniform`] needs: 256 coefficients plus one block's worth of candidates
-/// (112), rounded up.
-pub(crate) const REJ_BUF: usize = 384;
 
 /// SampleNTT's rejection (FIPS 203 Algorithm 7, lines 4–15) over one squeezed block of 168
 /// bytes (as [`crate::Words`], read in place): appends the

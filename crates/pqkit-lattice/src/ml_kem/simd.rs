@@ -14,9 +14,9 @@ use zeroize::Zeroizing;
 use crate::simd::{avx2_kernel, on_path};
 
 use super::Params;
-use super::poly::REJ_BUF;
+use super::consts::REJ_BUF;
 #[cfg(target_arch = "x86_64")]
-use super::poly::{N, Q};
+use super::consts::{N, Q};
 
 avx2_kernel!(
     /// Transposes the 16 × 16 rows in place with the AVX2 kernel (the contract of
