@@ -220,12 +220,13 @@ pub fn fixed_chains_with<H: ManyHash + ?Sized>(
 
 /// A hash each chain takes before its steps: its message with one byte changed (`xor`ed
 /// with `xor` at `at`), the step counter at the chain's `at` and its value in place; the
-/// first n bytes of the digest become the value the steps start from. FIPS 205's WOTS+
-/// secret values are such a hash: PRF(PK.seed, SK.seed, skADRS) has the shape of the chain's
-/// first F with SK.seed as the value and skADRS's type WOTS_PRF (5) where the F's ADRS has
-/// WOTS_HASH (0) (Algorithm 6, lines 1–5; Algorithm 7, lines 9–10; §11.2 for the SHA2 sets);
-/// so are the FORS secret values before a leaf's F (FORS_PRF (6) against FORS_TREE (3),
-/// Algorithms 14 and 15).
+/// first n bytes of the digest become the value the steps start from — a secret chain start
+/// derived by a PRF of the same shape as the chain's hash. FIPS 205's WOTS+ secret values are
+/// such a hash: PRF(PK.seed, SK.seed, skADRS) has the shape of the chain's first F with
+/// SK.seed as the value and skADRS's type WOTS_PRF (5) where the F's ADRS has WOTS_HASH (0)
+/// (Algorithm 6, lines 1–5; Algorithm 7, lines 9–10; §11.2 for the SHA2 sets); so are the
+/// FORS secret values before a leaf's F (FORS_PRF (6) against FORS_TREE (3), Algorithms 14
+/// and 15).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Prelude {
     /// The message byte that differs from the steps'.
@@ -323,7 +324,8 @@ impl IdField {
 
 /// Runs every chain from its `at` to its `end` where all chains hash the same message
 /// `shared` (`layout.msg_len` bytes) but for the chain's id (written at `id`), the step
-/// counter and the running value (see [`Layout`]): LM-OTS's chains, whose messages
+/// counter and the running value (see [`Layout`]): one-time signatures whose chains differ
+/// only in their index, as LM-OTS's, whose messages
 /// I ‖ u32str(q) ‖ u16str(i) ‖ u8str(j) ‖ tmp differ from chain to chain only in i (RFC 8554
 /// Algorithms 1, 3 and 4b). The first n bytes of each hash become the value.
 ///
@@ -335,7 +337,7 @@ impl IdField {
 ///
 /// # Panics
 /// When the layout or the id field does not fit `shared` (a caller bug).
-pub fn id_chains<H: ManyHash + ?Sized>(
+pub fn shared_chains<H: ManyHash + ?Sized>(
     hash: &H,
     layout: &Layout,
     id: IdField,
@@ -343,10 +345,10 @@ pub fn id_chains<H: ManyHash + ?Sized>(
     chains: &mut [Chain],
 ) {
     check_shared(hash.max_output(), layout, id, shared);
-    hash.id_chains_on(crate::dispatch::current(), layout, id, shared, chains);
+    hash.shared_chains_on(crate::dispatch::current(), layout, id, shared, chains);
 }
 
-/// The shape checks of [`id_chains`] and [`id_chains_to_end`]: the layout fits the hash's
+/// The shape checks of [`shared_chains`] and [`shared_chains_to_end`]: the layout fits the hash's
 /// output, `shared` is one whole message, and the id field fits beside the counter and value.
 fn check_shared(max_output: usize, layout: &Layout, id: IdField, shared: &[u8]) {
     layout.check(max_output);
@@ -357,9 +359,9 @@ fn check_shared(max_output: usize, layout: &Layout, id: IdField, shared: &[u8]) 
     );
 }
 
-/// The general [`id_chains`]: the chains' messages formed from `shared` for
+/// The general [`shared_chains`]: the chains' messages formed from `shared` for
 /// [`ManyHash::fixed_chains_on`].
-pub(crate) fn id_chains_general<H: ManyHash + ?Sized>(
+pub(crate) fn shared_chains_general<H: ManyHash + ?Sized>(
     hash: &H,
     isa: Isa,
     layout: &Layout,
@@ -378,17 +380,17 @@ pub(crate) fn id_chains_general<H: ManyHash + ?Sized>(
 /// to `out[i·n..(i + 1)·n]` (a chain with `starts[i] ≥ end` copies its value): a one-time
 /// signature's verification, the signature's values in and the public key's chain ends out
 /// (LM-OTS's z\[i\] from y\[i\], RFC 8554 Algorithm 4b, step 3; FIPS 205 Algorithm 8; RFC 8391
-/// Algorithm 6). The messages are [`id_chains`]' (`shared` but for the id, the step counter
+/// Algorithm 6). The messages are [`shared_chains`]' (`shared` but for the id, the step counter
 /// and the value).
 ///
-/// The same work as [`id_chains`] on one [`Chain`] per value, without them: on AVX-512 the
+/// The same work as [`shared_chains`] on one [`Chain`] per value, without them: on AVX-512 the
 /// chains are ordered longest first by a counting sort of `starts` into two index arrays, and
 /// each group of 16 reads its values from `values` and writes them to `out` where they lie.
 ///
 /// # Panics
 /// When the layout or the id field does not fit `shared`, or `values` and `out` are not
 /// `starts.len() × layout.n` bytes (caller bugs).
-pub fn id_chains_to_end<H: ManyHash + ?Sized>(
+pub fn shared_chains_to_end<H: ManyHash + ?Sized>(
     hash: &H,
     layout: &Layout,
     id: IdField,
@@ -402,10 +404,10 @@ pub fn id_chains_to_end<H: ManyHash + ?Sized>(
         ends.values.len() == ends.starts.len() * n && out.len() == ends.values.len(),
         "one n-byte value in and out per chain"
     );
-    hash.id_chains_to_end_on(crate::dispatch::current(), layout, id, shared, ends, out);
+    hash.shared_chains_to_end_on(crate::dispatch::current(), layout, id, shared, ends, out);
 }
 
-/// The chains of [`id_chains_to_end`]: where each starts, its value there, and the step all
+/// The chains of [`shared_chains_to_end`]: where each starts, its value there, and the step all
 /// of them end at.
 #[derive(Clone, Copy, Debug)]
 pub struct ChainEnds<'a> {
@@ -417,8 +419,8 @@ pub struct ChainEnds<'a> {
     pub end: u32,
 }
 
-/// The general [`id_chains_to_end`]: one [`Chain`] per value for [`ManyHash::id_chains_on`].
-pub(crate) fn id_chains_to_end_general<H: ManyHash + ?Sized>(
+/// The general [`shared_chains_to_end`]: one [`Chain`] per value for [`ManyHash::shared_chains_on`].
+pub(crate) fn shared_chains_to_end_general<H: ManyHash + ?Sized>(
     hash: &H,
     isa: Isa,
     layout: &Layout,
@@ -435,7 +437,7 @@ pub(crate) fn id_chains_to_end_general<H: ManyHash + ?Sized>(
             .map(|((i, &a), v)| Chain::new(i, u32::from(a), ends.end, v))
             .collect(),
     );
-    hash.id_chains_on(isa, layout, id, shared, &mut chains);
+    hash.shared_chains_on(isa, layout, id, shared, &mut chains);
     for (o, c) in out.chunks_exact_mut(n).zip(chains.iter()) {
         crate::copy(o, &c.value[..n]);
     }

@@ -34,11 +34,11 @@ mod wipe;
 pub use bytes::copy;
 pub use chain::{
     Chain, ChainEnds, IdField, Layout, Message, Prelude, append_values, chains, fixed_chains,
-    fixed_chains_with, fixed_chains_with_prelude, id_chains, id_chains_to_end,
+    fixed_chains_with, fixed_chains_with_prelude, shared_chains, shared_chains_to_end,
 };
 pub use dispatch::Isa;
 pub use keccak::{Absorber, Shake, Sponge, XofLanes};
-pub use sha256::{Sha256Prefix, lms_sha256_root};
+pub use sha256::{PATH_HEAD, PathNode, Sha256Prefix, sha256_path_root};
 pub use sha512::Sha512Prefix;
 pub use wipe::{Cleared, Wiped, Zero, wipe};
 
@@ -84,8 +84,8 @@ pub trait ManyHash: Sync {
         chain::prelude_chains_general(self, isa, layout, prelude, chains, message);
     }
 
-    /// [`id_chains`] on a given path (the layout and the id field already checked).
-    fn id_chains_on(
+    /// [`shared_chains`] on a given path (the layout and the id field already checked).
+    fn shared_chains_on(
         &self,
         isa: Isa,
         layout: &Layout,
@@ -93,11 +93,11 @@ pub trait ManyHash: Sync {
         shared: &[u8],
         chains: &mut [Chain],
     ) {
-        chain::id_chains_general(self, isa, layout, id, shared, chains);
+        chain::shared_chains_general(self, isa, layout, id, shared, chains);
     }
 
-    /// [`id_chains_to_end`] on a given path (the shapes already checked).
-    fn id_chains_to_end_on(
+    /// [`shared_chains_to_end`] on a given path (the shapes already checked).
+    fn shared_chains_to_end_on(
         &self,
         isa: Isa,
         layout: &Layout,
@@ -106,7 +106,7 @@ pub trait ManyHash: Sync {
         ends: ChainEnds<'_>,
         out: &mut [u8],
     ) {
-        chain::id_chains_to_end_general(self, isa, layout, id, shared, ends, out);
+        chain::shared_chains_to_end_general(self, isa, layout, id, shared, ends, out);
     }
 }
 

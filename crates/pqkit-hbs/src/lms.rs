@@ -139,7 +139,7 @@ pub(crate) fn engine(f: HashFn) -> &'static dyn ManyHash {
 fn run_chains(ots: &OtsParams, id: &Identifier, q: u32, chains: &mut [Chain]) {
     let (layout, shared) = chain_messages(ots, id, q);
     let i = IdField { at: 20, bytes: 2 };
-    pqkit_hash::id_chains(
+    pqkit_hash::shared_chains(
         engine(ots.hash),
         &layout,
         i,
@@ -339,7 +339,7 @@ fn candidate_key<const LEN: usize>(
     };
     let i = IdField { at: 20, bytes: 2 };
     let shared = &shared[..layout.msg_len];
-    pqkit_hash::id_chains_to_end(engine(ots.hash), &layout, i, shared, ends, &mut k[22..len]);
+    pqkit_hash::shared_chains_to_end(engine(ots.hash), &layout, i, shared, ends, &mut k[22..len]);
     hash_message(ots.hash, ots.n, &k[..len])
 }
 
@@ -457,7 +457,18 @@ impl LmsPublicKey {
         }
         let kc = ots_candidate(self.ots, &self.id, q, ots_sig, message)?;
         let node = if self.lms.hash == HashFn::Sha256 && self.lms.m == 32 {
-            pqkit_hash::lms_sha256_root(&self.id, q, &kc, path)
+            let leaf = (1u32 << self.lms.h) + q;
+            pqkit_hash::sha256_path_root(leaf, &kc, path, |r, kind| {
+                let d = match kind {
+                    pqkit_hash::PathNode::Leaf => D_LEAF,
+                    pqkit_hash::PathNode::Interior => D_INTR,
+                };
+                let mut head = [0u8; pqkit_hash::PATH_HEAD];
+                head[..16].copy_from_slice(&self.id);
+                head[16..20].copy_from_slice(&r.to_be_bytes());
+                head[20..].copy_from_slice(&d);
+                head
+            })
         } else {
             self.root_of(q, &kc, path)
         };

@@ -278,54 +278,82 @@ impl Sha256Prefix {
     }
 }
 
-/// The root an LMS_SHA256_M32_H* signature yields (RFC 8554 Algorithm 6a, step 4, and §5.3):
-/// from leaf r = 2^h + q, whose node is H(I ‖ u32str(r) ‖ u16str(D_LEAF) ‖ K) for the
-/// candidate OTS public key `k` (32 bytes), up the authentication path `auth` (h siblings of 32
-/// bytes, bottom up), each parent T\[r/2\] = H(I ‖ u32str(r/2) ‖ u16str(D_INTR) ‖ left ‖ right).
-/// 32 bytes. 2h + 1 compressions, in sequence.
+/// Bytes of a node's head in [`sha256_path_root`]: what precedes the children in each node's
+/// message (LMS's I ‖ u32str(r) ‖ u16str(D), RFC 8554 §5.3).
+pub const PATH_HEAD: usize = 22;
+
+/// Which hash of an authentication path a head is asked for in [`sha256_path_root`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PathNode {
+    /// The leaf: SHA-256(head ‖ value).
+    Leaf,
+    /// A node above it: SHA-256(head ‖ left ‖ right).
+    Interior,
+}
+
+/// The root of a binary SHA-256 hash tree from one leaf and its authentication path, nodes
+/// numbered in heap order (the root is 1, node r's children are 2r and 2r + 1, so the leaves
+/// of a tree of height h are 2^h … 2^(h+1) − 1): the leaf `leaf` is SHA-256(head(leaf,
+/// Leaf) ‖ `value`), and each node r above it SHA-256(head(r, Interior) ‖ left ‖ right), its
+/// children being the node below and the next sibling of `auth` (h siblings of 32 bytes,
+/// bottom up; the one below is the right child when its number is odd). 32 bytes; 2h + 1
+/// compressions, in sequence. Heads are [`PATH_HEAD`] bytes and public. LMS verification is
+/// such a climb (RFC 8554 Algorithm 6a, step 4, m = 32).
 ///
 /// On SHA-NI each node's message is formed in registers from the last node's digest (no node
 /// goes through memory), which measured clearly faster than hashing node by node through
 /// [`Sha256Prefix::hash`] (LMS verification: `pqkit bench crypto`).
 ///
 /// # Panics
-/// When `auth` is not h × 32 bytes for an h ≤ 25 with q < 2^h (a caller bug: the caller has
-/// checked the signature's length and q against its key).
-pub fn lms_sha256_root(id: &[u8; 16], q: u32, k: &[u8; 32], auth: &[u8]) -> [u8; 32] {
-    lms_sha256_root_on(crate::dispatch::current(), id, q, k, auth)
+/// When `auth` is not h × 32 bytes for an h ≤ 25 with 2^h ≤ `leaf` < 2^(h+1) (a caller bug:
+/// the caller has checked the signature's length and index against its key).
+pub fn sha256_path_root(
+    leaf: u32,
+    value: &[u8; 32],
+    auth: &[u8],
+    head: impl Fn(u32, PathNode) -> [u8; PATH_HEAD],
+) -> [u8; 32] {
+    path_root_on(crate::dispatch::current(), leaf, value, auth, head)
 }
 
-fn lms_sha256_root_on(isa: Isa, id: &[u8; 16], q: u32, k: &[u8; 32], auth: &[u8]) -> [u8; 32] {
+fn path_root_on(
+    isa: Isa,
+    leaf: u32,
+    value: &[u8; 32],
+    auth: &[u8],
+    head: impl Fn(u32, PathNode) -> [u8; PATH_HEAD],
+) -> [u8; 32] {
     let (siblings, rest) = auth.as_chunks::<32>();
     let h = siblings.len();
     assert!(
-        rest.is_empty() && h <= 25 && u64::from(q) < 1 << h,
-        "an LMS path of h ≤ 25 nodes of 32 bytes, q < 2^h"
+        rest.is_empty() && h <= 25 && u64::from(leaf) >> h == 1,
+        "a path of h ≤ 25 nodes of 32 bytes from a leaf 2^h ≤ r < 2^(h+1)"
     );
-    let r = (1u32 << h) + q;
     crate::stats::sha256(2 * h + 1);
     #[cfg(target_arch = "x86_64")]
     if isa.sequential_shani() {
-        return shani::lms_root(id, r, k, siblings);
+        return shani::path_root(leaf, value, siblings, head);
     }
     // The portable twin: each node's message gathered and hashed on `isa`.
-    let node = |r: u32, d: u8, parts: [&[u8; 32]; 2], count: usize| {
-        let mut msg = [0u8; 22 + 64];
-        msg[..16].copy_from_slice(id);
-        msg[16..20].copy_from_slice(&r.to_be_bytes());
-        msg[20..22].fill(d);
-        msg[22..54].copy_from_slice(parts[0]);
-        msg[54..].copy_from_slice(parts[1]);
+    let node = |r: u32, kind: PathNode, parts: [&[u8; 32]; 2]| {
+        let mut msg = [0u8; PATH_HEAD + 64];
+        msg[..PATH_HEAD].copy_from_slice(&head(r, kind));
+        msg[PATH_HEAD..PATH_HEAD + 32].copy_from_slice(parts[0]);
+        msg[PATH_HEAD + 32..].copy_from_slice(parts[1]);
+        let len = match kind {
+            PathNode::Leaf => PATH_HEAD + 32,
+            PathNode::Interior => PATH_HEAD + 64,
+        };
         let mut state = IV;
-        gathered(isa, &mut state, 0, [&msg[..22 + 32 * count]]);
+        gathered(isa, &mut state, 0, [&msg[..len]]);
         let mut out = [0u8; 32];
         write_digest(&state, &mut out);
         out
     };
-    let (mut r, mut t) = (r, node(r, 0x82, [k, k], 1));
+    let (mut r, mut t) = (leaf, node(leaf, PathNode::Leaf, [value, value]));
     for s in siblings {
         let parts = if r & 1 == 1 { [s, &t] } else { [&t, s] };
-        t = node(r / 2, 0x83, parts, 2);
+        t = node(r / 2, PathNode::Interior, parts);
         r /= 2;
     }
     t
@@ -448,7 +476,7 @@ impl ManyHash for Sha256Prefix {
         crate::chain::prelude_chains_general(self, isa, layout, prelude, chains, message);
     }
 
-    fn id_chains_on(
+    fn shared_chains_on(
         &self,
         isa: Isa,
         layout: &Layout,
@@ -461,10 +489,10 @@ impl ManyHash for Sha256Prefix {
             self.id_grouped_chains(isa, layout, id, shared, chains);
             return;
         }
-        crate::chain::id_chains_general(self, isa, layout, id, shared, chains);
+        crate::chain::shared_chains_general(self, isa, layout, id, shared, chains);
     }
 
-    fn id_chains_to_end_on(
+    fn shared_chains_to_end_on(
         &self,
         isa: Isa,
         layout: &Layout,
@@ -478,7 +506,7 @@ impl ManyHash for Sha256Prefix {
             self.id_grouped_to_end(isa, layout, id, shared, ends, out);
             return;
         }
-        crate::chain::id_chains_to_end_general(self, isa, layout, id, shared, ends, out);
+        crate::chain::shared_chains_to_end_general(self, isa, layout, id, shared, ends, out);
     }
 
     fn hash_many_on(&self, isa: Isa, msg_len: usize, msgs: &[u8], out_len: usize, out: &mut [u8]) {
@@ -636,7 +664,7 @@ impl<const W: usize> ChainGroup<'_, W> {
     }
 }
 
-/// [`crate::id_chains`]' groups for [`avx512::chains16_ids`]: the one template and where the
+/// [`crate::shared_chains`]' groups for [`avx512::chains16_ids`]: the one template and where the
 /// id, the step counter and the value go.
 pub(crate) struct IdGroups<'a> {
     /// The state after the shared prefix.
@@ -666,7 +694,7 @@ impl Sha256Prefix {
         block
     }
 
-    /// [`crate::id_chains`] on AVX-512: the chains longest first in groups of 16, all the
+    /// [`crate::shared_chains`] on AVX-512: the chains longest first in groups of 16, all the
     /// groups in one call of [`avx512::chains16_ids`] that reads and writes their values in
     /// place; a last group of at most 4 chains on SHA-NI, a compression at a time.
     #[cfg(target_arch = "x86_64")]
@@ -715,7 +743,7 @@ impl Sha256Prefix {
         crate::wipe(&mut template);
     }
 
-    /// [`crate::id_chains_to_end`] on AVX-512: the chains ordered longest first by
+    /// [`crate::shared_chains_to_end`] on AVX-512: the chains ordered longest first by
     /// [`avx512::by_start`] into index arrays on the stack (for up to 272 chains), then as
     /// [`Sha256Prefix::id_grouped_chains`], the values read from `ends.values` and written to
     /// `out` where they lie (the chains without steps copied there by the kernel too).
@@ -787,7 +815,7 @@ impl Sha256Prefix {
         template
     }
 
-    /// The padded block of [`crate::id_chains`]' chains with `shared` written in and the id,
+    /// The padded block of [`crate::shared_chains`]' chains with `shared` written in and the id,
     /// the step counter and the value cleared (it holds the caller's message: wipe it).
     fn id_template(&self, layout: &Layout, id: IdField, shared: &[u8]) -> [u8; 64] {
         let mut template = self.padded_block(layout.msg_len);
@@ -802,7 +830,7 @@ impl Sha256Prefix {
         template
     }
 
-    /// One chain of [`crate::id_chains`] on SHA-NI, a compression at a time, from `template`
+    /// One chain of [`crate::shared_chains`] on SHA-NI, a compression at a time, from `template`
     /// ([`Sha256Prefix::id_template`]).
     fn id_chain_shani(
         &self,

@@ -15,7 +15,7 @@
 
 use core::arch::x86_64::*;
 
-use super::K;
+use super::{K, PATH_HEAD, PathNode};
 
 /// Compresses `blocks` in order into `state`.
 ///
@@ -263,34 +263,70 @@ fn load_node(bytes: &[u8; 32]) -> [__m128i; 2] {
     })
 }
 
-/// The root of an LMS tree from leaf r = 2^h + q's OTS public key `k` and its authentication
-/// path `auth` (RFC 8554 Algorithm 6a, step 4, m = 32; see [`super::lms_sha256_root`]): each
-/// node's message formed in registers from the last node's digest (byte shifts of the two
-/// halves into place behind I ‖ u32str(r) ‖ u16str(D)), so no node goes through memory.
+/// [`super::sha256_path_root`] on SHA-NI: each node's message formed in registers from its
+/// head and the last node's digest (byte shifts of the two halves into place behind the
+/// 22-byte head), so no node goes through memory.
 ///
 /// # Panics
 /// When the CPU lacks the SHA extensions or SSE4.1.
-pub(super) fn lms_root(id: &[u8; 16], r: u32, k: &[u8; 32], auth: &[[u8; 32]]) -> [u8; 32] {
+pub(super) fn path_root(
+    leaf: u32,
+    value: &[u8; 32],
+    auth: &[[u8; 32]],
+    head: impl Fn(u32, PathNode) -> [u8; PATH_HEAD],
+) -> [u8; 32] {
     assert!(
         std::arch::is_x86_feature_detected!("sha") && std::arch::is_x86_feature_detected!("sse4.1"),
         "the SHA-NI SHA-256 kernel needs the SHA extensions and SSE4.1"
     );
     // SAFETY: the CPU supports SHA and SSE4.1 (asserted just above), the only target features
-    // `lms_root_kernel` enables.
-    unsafe { lms_root_kernel(id, r, k, auth) }
+    // `path_root_kernel` enables.
+    unsafe { path_root_kernel(leaf, value, auth, head) }
 }
 
 #[target_feature(enable = "sha,sse4.1")]
-fn lms_root_kernel(id: &[u8; 16], mut r: u32, k: &[u8; 32], auth: &[[u8; 32]]) -> [u8; 32] {
-    // SAFETY: SSE2 is enabled on this function; the unaligned load reads exactly the 16 bytes
-    // of I.
-    let i = unsafe { _mm_loadu_si128(id.as_ptr().cast()) };
-    // Bytes 16..22 of a node's message: u32str(r) ‖ u16str(d), then the first 10 bytes of the
-    // node `x` after them.
-    let head = |r: u32, d: u8, x: __m128i| {
-        let [a, b, c, e] = r.to_be_bytes();
-        let h = i64::from_le_bytes([a, b, c, e, d, d, 0, 0]);
-        _mm_or_si128(_mm_cvtsi64_si128(h), _mm_slli_si128::<6>(x))
+fn path_root_kernel(
+    mut r: u32,
+    value: &[u8; 32],
+    auth: &[[u8; 32]],
+    head: impl Fn(u32, PathNode) -> [u8; PATH_HEAD],
+) -> [u8; 32] {
+    // A node's head as its message's first 16 bytes, and bytes 16..22 followed by the first
+    // 10 bytes of the child `x` after them.
+    let start = |r: u32, kind: PathNode, x: __m128i| {
+        let h = head(r, kind);
+        // SAFETY: SSE2 is enabled on this function; the unaligned load reads exactly the first
+        // 16 bytes of the 22-byte head.
+        let first = unsafe { _mm_loadu_si128(h.as_ptr().cast()) };
+        let [
+            _,
+            _,
+            _,
+            _,
+            _,
+            _,
+            _,
+            _,
+            _,
+            _,
+            _,
+            _,
+            _,
+            _,
+            _,
+            _,
+            a,
+            b,
+            c,
+            d,
+            e,
+            f,
+        ] = h;
+        let tail = i64::from_le_bytes([a, b, c, d, e, f, 0, 0]);
+        (
+            first,
+            _mm_or_si128(_mm_cvtsi64_si128(tail), _mm_slli_si128::<6>(x)),
+        )
     };
     let (iv_abef, iv_cdgh) = load_state(&super::IV);
     let compress = |blocks: &[[__m128i; 4]]| {
@@ -301,28 +337,30 @@ fn lms_root_kernel(id: &[u8; 16], mut r: u32, k: &[u8; 32], auth: &[[u8; 32]]) -
         }
         digest(abef, cdgh)
     };
-    // The leaf, H(I ‖ u32str(r) ‖ u16str(D_LEAF) ‖ K): 54 bytes, then 0x80 and the length in
-    // bits (432) at the block's end.
-    let [k0, k1] = load_node(k);
+    // The leaf, H(head ‖ value): 54 bytes, then 0x80 and the length in bits (432) at the
+    // block's end.
+    let [k0, k1] = load_node(value);
     let leaf_pad = _mm_setr_epi8(-128, 0, 0, 0, 0, 0, 0, 0, 0x01, -80, 0, 0, 0, 0, 0, 0);
+    let (h0, h1) = start(r, PathNode::Leaf, k0);
     let mut node = compress(&[[
-        i,
-        head(r, 0x82, k0),
+        h0,
+        h1,
         _mm_alignr_epi8::<10>(k1, k0),
         _mm_alignr_epi8::<10>(leaf_pad, k1),
     ]]);
-    // Interior nodes, H(I ‖ u32str(r) ‖ u16str(D_INTR) ‖ left ‖ right): 86 bytes, 0x80, and
-    // the length in bits (688) at the second block's end.
+    // Interior nodes, H(head ‖ left ‖ right): 86 bytes, 0x80, and the length in bits (688)
+    // at the second block's end.
     let pad = _mm_setr_epi8(-128, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0);
     let length = _mm_setr_epi8(0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0x02, -80);
     for sibling in auth {
         let s = load_node(sibling);
         let ([l0, l1], [r0, r1]) = if r & 1 == 1 { (s, node) } else { (node, s) };
         r /= 2;
+        let (h0, h1) = start(r, PathNode::Interior, l0);
         node = compress(&[
             [
-                i,
-                head(r, 0x83, l0),
+                h0,
+                h1,
                 _mm_alignr_epi8::<10>(l1, l0),
                 _mm_alignr_epi8::<10>(r0, l1),
             ],

@@ -499,12 +499,12 @@ fn lms_layout(n: usize) -> Layout {
     }
 }
 
-/// `id_chains` on every path against chains whose messages are written out (the portable
+/// `shared_chains` on every path against chains whose messages are written out (the portable
 /// `fixed_chains`): LM-OTS's layouts (n = 32 and 24, u16str(i) at byte 20) with LM-OTS's
 /// chain lengths (0–3 and 0–15 steps, and the signer's 0xff start), other id fields, and
 /// counts around the kernel widths.
 #[test]
-fn id_chains_match_fixed_chains() {
+fn shared_chains_match_fixed_chains() {
     let mut rng = Rng::new(13);
     let tested = each_path(|isa| {
         for (k, count) in [1, 4, 5, 16, 17, 33, 67, 133, 265].into_iter().enumerate() {
@@ -552,7 +552,7 @@ fn id_chains_match_fixed_chains() {
                 })
                 .expect("the portable path");
                 crate::dispatch::with_isa(isa, || {
-                    crate::id_chains(&Sha256Prefix::NONE, &layout, id, &shared, &mut chains);
+                    crate::shared_chains(&Sha256Prefix::NONE, &layout, id, &shared, &mut chains);
                 })
                 .expect("a supported path");
                 assert_eq!(chains, want, "{isa}, {layout:?}, {id:?}, {count} chains");
@@ -562,12 +562,12 @@ fn id_chains_match_fixed_chains() {
     assert_eq!(tested, Isa::supported());
 }
 
-/// `id_chains_to_end` on every path against `id_chains` on the portable path, chain by chain:
+/// `shared_chains_to_end` on every path against `shared_chains` on the portable path, chain by chain:
 /// LM-OTS's layouts (n = 32 and 24) and digit widths (ends 1, 3, 15, 255), starts anywhere
 /// from 0 to past the end (chains without steps), and counts around the kernel widths and
 /// the sort's 64-chain compares.
 #[test]
-fn id_chains_to_end_match_id_chains() {
+fn shared_chains_to_end_match_shared_chains() {
     let mut rng = Rng::new(19);
     let id = IdField { at: 20, bytes: 2 };
     let tested = each_path(|isa| {
@@ -591,7 +591,7 @@ fn id_chains_to_end_match_id_chains() {
                         .map(|((i, &a), v)| Chain::new(i, u32::from(a), end, v))
                         .collect();
                     crate::dispatch::with_isa(Isa::Portable, || {
-                        crate::id_chains(&Sha256Prefix::NONE, &layout, id, &shared, &mut want);
+                        crate::shared_chains(&Sha256Prefix::NONE, &layout, id, &shared, &mut want);
                     })
                     .expect("the portable path");
                     let mut out = vec![0u8; count * n];
@@ -602,7 +602,7 @@ fn id_chains_to_end_match_id_chains() {
                     };
                     let before = crate::stats::thread_counts();
                     crate::dispatch::with_isa(isa, || {
-                        crate::id_chains_to_end(
+                        crate::shared_chains_to_end(
                             &Sha256Prefix::NONE,
                             &layout,
                             id,
@@ -629,11 +629,12 @@ fn id_chains_to_end_match_id_chains() {
     assert_eq!(tested, Isa::supported());
 }
 
-/// `lms_sha256_root` on every path against the nodes hashed with `sha2` (RFC 8554 §5.3: the
-/// leaf H(I ‖ u32str(r) ‖ u16str(D_LEAF) ‖ K), then H(I ‖ u32str(r/2) ‖ u16str(D_INTR) ‖
-/// left ‖ right) up the path), for heights 0–25 and leaves at both edges and between.
+/// `sha256_path_root` on every path against the nodes hashed with `sha2`, with LMS's heads
+/// (RFC 8554 §5.3: the leaf H(I ‖ u32str(r) ‖ u16str(D_LEAF) ‖ K), then H(I ‖ u32str(r/2) ‖
+/// u16str(D_INTR) ‖ left ‖ right) up the path), for heights 0–25 and leaves at both edges and
+/// between.
 #[test]
-fn lms_root_matches_sha2() {
+fn path_root_matches_sha2() {
     let mut rng = Rng::new(17);
     let tested = each_path(|isa| {
         for h in [0u32, 1, 2, 5, 10, 15, 20, 25] {
@@ -662,9 +663,21 @@ fn lms_root_matches_sha2() {
                     };
                     r /= 2;
                 }
-                let got =
-                    crate::dispatch::with_isa(isa, || crate::lms_sha256_root(&id, q, &k, &auth))
-                        .expect("a supported path");
+                let head = |r: u32, kind: crate::PathNode| {
+                    let d = match kind {
+                        crate::PathNode::Leaf => 0x82,
+                        crate::PathNode::Interior => 0x83,
+                    };
+                    let mut out = [d; crate::PATH_HEAD];
+                    out[..16].copy_from_slice(&id);
+                    out[16..20].copy_from_slice(&r.to_be_bytes());
+                    out
+                };
+                let leaf = (1u32 << h) + q;
+                let got = crate::dispatch::with_isa(isa, || {
+                    crate::sha256_path_root(leaf, &k, &auth, head)
+                })
+                .expect("a supported path");
                 assert_eq!(got, want, "{isa}, h {h}, q {q}");
             }
         }
