@@ -197,6 +197,14 @@ fn kind_of(e: &(dyn Error + 'static)) -> Kind {
                 _ => {}
             }
         }
+        if let Some(cms) = err.downcast_ref::<pqkit_pki::cms::CmsError>() {
+            use pqkit_pki::cms::CmsError;
+            return match cms {
+                CmsError::NoContent | CmsError::ContentTwice | CmsError::TooLarge => Kind::Usage,
+                CmsError::Pki(inner) => kind_of(inner),
+                _ => Kind::Verification,
+            };
+        }
         if let Some(hbs) = err.downcast_ref::<pqkit_hbs::Error>()
             && matches!(hbs, pqkit_hbs::Error::Invalid)
         {

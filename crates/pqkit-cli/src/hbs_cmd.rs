@@ -76,7 +76,7 @@ pub(crate) fn params(json: bool) -> Result<()> {
     Ok(())
 }
 
-fn threads(requested: Option<usize>) -> usize {
+pub(crate) fn threads(requested: Option<usize>) -> usize {
     requested
         .filter(|&t| t > 0)
         .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
@@ -93,7 +93,7 @@ fn ledger_spec(given: Option<&str>) -> Result<LedgerSpec> {
 }
 
 /// Opens the ledger [`ledger_spec`] names.
-fn open_ledger(given: Option<&str>) -> Result<Ledger> {
+pub(crate) fn open_ledger(given: Option<&str>) -> Result<Ledger> {
     Ok(Ledger::open(&ledger_spec(given)?)?)
 }
 

@@ -6,6 +6,7 @@
 
 mod bench_cmd;
 mod catalogue_cmd;
+mod cms_cmd;
 mod commands;
 mod csr_cmd;
 mod failure;
@@ -120,6 +121,9 @@ enum Command {
     /// Certificate signing requests (PKCS#10): create, show, sign.
     #[command(subcommand)]
     Csr(CsrCommand),
+    /// Code and document signing: CMS SignedData (RFC 5652) with every signature algorithm.
+    #[command(subcommand)]
+    Cms(CmsCommand),
     /// Stateful hash-based signatures (LMS/HSS, XMSS, XMSS^MT): a state file that never reuses
     /// a one-time key.
     #[command(subcommand)]
@@ -888,6 +892,102 @@ enum CsrCommand {
 }
 
 #[derive(Subcommand)]
+enum CmsCommand {
+    /// Sign a file into a CMS SignedData: attached or detached, with signed attributes
+    /// (contentType, signingTime, messageDigest, CMSAlgorithmProtection) by default, one or
+    /// more signers. ML-DSA per RFC 9882, SLH-DSA per RFC 9814, HSS/LMS per RFC 9708 and XMSS
+    /// from a state file (the one-time key is reserved first), Falcon, ECDSA, Ed25519, RSA.
+    #[command(
+        after_help = "Examples:\n  pqkit cms sign --signer signer.pem --key signer.key -o fw.p7s --detached fw.bin\n  \
+                      pqkit cms sign --signer pq.pem --key pq.key --signer ec.pem --key ec.key -o doc.p7m doc.pdf\n\n\
+                      With signed attributes only their digest crosses to the key (a pkcs11: key never \
+                      sees the content), and a detached signature streams a file of any size."
+    )]
+    Sign {
+        /// The signer's certificate (PEM or DER; the first certificate); repeatable, one per --key.
+        #[arg(long = "signer", value_name = "CERT", required = true)]
+        signers: Vec<PathBuf>,
+        /// The signer's key: PKCS#8 PEM, a `pkcs11:` URI, or a pqkit-hbs state file; repeatable,
+        /// in the order of --signer.
+        #[arg(long = "key", value_name = "KEY", required = true)]
+        keys: Vec<PathBuf>,
+        /// More certificates to include (intermediate CAs); repeatable.
+        #[arg(long = "certfile", value_name = "FILE")]
+        certificates: Vec<PathBuf>,
+        /// Digest algorithm for every signer (default: each signature algorithm's CMS profile).
+        #[arg(long, value_parser = cms_cmd::parse_digest)]
+        digest: Option<pqkit_pki::cms::DigestAlgorithm>,
+        /// Leave the content out of the SignedData (a detached signature).
+        #[arg(long)]
+        detached: bool,
+        /// Sign the content itself, without signed attributes (the Linux kernel module style).
+        #[arg(long)]
+        no_signed_attributes: bool,
+        /// Deterministic signing where the algorithm has it (ML-DSA, SLH-DSA).
+        #[arg(long)]
+        deterministic: bool,
+        /// Write PEM (-----BEGIN CMS-----) instead of DER.
+        #[arg(long)]
+        pem: bool,
+        #[command(flatten)]
+        ledger: LedgerArg,
+        /// Output file.
+        #[arg(short, long)]
+        out: PathBuf,
+        /// The file to sign (- for standard input).
+        file: PathBuf,
+    },
+    /// Verify a CMS SignedData: each signer's signed attributes, signature and certificate path
+    /// to --ca (for codeSigning unless --purpose says otherwise), then --require.
+    #[command(
+        after_help = "Examples:\n  pqkit cms verify --ca ca.pem --content fw.bin fw.p7s\n  \
+                      pqkit cms verify --ca ca.pem --require any --out doc.pdf doc.p7m\n\n\
+                      Exit status 1 when the signed object or a required signer does not verify; \
+                      each refused signer is named with its reason."
+    )]
+    Verify {
+        /// Trusted CA certificate(s), PEM or DER.
+        #[arg(long)]
+        ca: PathBuf,
+        /// The signed content, for a detached SignedData (- for standard input).
+        #[arg(long)]
+        content: Option<PathBuf>,
+        /// More certificates (signers' and intermediate CAs'); repeatable.
+        #[arg(long = "certfile", value_name = "FILE")]
+        certificates: Vec<PathBuf>,
+        /// Consider only the signers with this certificate; repeatable.
+        #[arg(long = "signer", value_name = "CERT")]
+        signers: Vec<PathBuf>,
+        /// all: every signer considered must verify (default); any: at least one.
+        #[arg(long, default_value = "all", value_parser = pqkit_pki::cms::Require::from_name)]
+        require: pqkit_pki::cms::Require,
+        /// What the signers' certificates must be for: codeSigning (default), any, …; several
+        /// with commas.
+        #[arg(long, value_delimiter = ',', value_parser = pqkit_pki::path::Purpose::from_name)]
+        purpose: Vec<pqkit_pki::path::Purpose>,
+        /// Validate the certificates at this time instead of now: RFC 3339, a date, or Unix
+        /// seconds.
+        #[arg(long, value_parser = pqkit_pki::path::parse_time)]
+        at: Option<std::time::SystemTime>,
+        /// Write the attached content here once it verifies.
+        #[arg(short, long)]
+        out: Option<PathBuf>,
+        /// The SignedData (PEM or DER).
+        signed: PathBuf,
+    },
+    /// Decode a CMS SignedData without verifying it: content, certificates, signers and their
+    /// algorithms and attributes.
+    #[command(after_help = "Example:\n  pqkit cms show fw.p7s --json")]
+    Show {
+        /// The SignedData (PEM or DER).
+        signed: PathBuf,
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+#[derive(Subcommand)]
 enum X509Command {
     /// Decode certificates: algorithms, key and signature sizes, validity, SAN.
     #[command(after_help = "Example:\n  pqkit x509 show pki/server.pem --json")]
@@ -1237,6 +1337,7 @@ pub fn run() -> ExitCode {
         Command::Hbs(c) => hbs(c, &g),
         Command::Token(c) => token(c, &g),
         Command::Csr(c) => csr(c, &g),
+        Command::Cms(c) => cms(c, &g),
         Command::Kem(c) => kem(c, &g),
         Command::X509(c) => x509(c),
     };
@@ -1636,6 +1737,66 @@ fn hbs(command: HbsCommand, g: &Globals) -> failure::Result<()> {
                 };
                 hbs_cmd::issue(&request, overwrite)
             }),
+    }
+}
+
+/// `pqkit cms …`.
+fn cms(command: CmsCommand, g: &Globals) -> failure::Result<()> {
+    let overwrite = g.overwrite();
+    match command {
+        CmsCommand::Sign {
+            signers,
+            keys,
+            certificates,
+            digest,
+            detached,
+            no_signed_attributes,
+            deterministic,
+            pem,
+            ledger,
+            out,
+            file,
+        } => cms_cmd::sign(
+            &cms_cmd::SignArgs {
+                signers: &signers,
+                keys: &keys,
+                certificates: &certificates,
+                digest,
+                detached,
+                signed_attributes: !no_signed_attributes,
+                deterministic,
+                pem,
+                ledger: ledger.ledger.as_deref(),
+                out: &out,
+                file: &file,
+            },
+            overwrite,
+        ),
+        CmsCommand::Verify {
+            ca,
+            content,
+            certificates,
+            signers,
+            require,
+            purpose,
+            at,
+            out,
+            signed,
+        } => cms_cmd::verify(
+            &cms_cmd::VerifyArgs {
+                signed: &signed,
+                content: content.as_deref(),
+                ca: &ca,
+                certificates: &certificates,
+                signers: &signers,
+                require,
+                purposes: &purpose,
+                at,
+                out: out.as_deref(),
+            },
+            overwrite,
+        ),
+        CmsCommand::Show { signed, json } => cms_cmd::show(&signed, json),
     }
 }
 

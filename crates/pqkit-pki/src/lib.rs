@@ -4,6 +4,7 @@
 //! - [`key`]: PKCS#8 in RFC 9881 seed form (default) or "both" form; SPKI.
 //! - [`cert`]: issue X.509 v3 certificates (root CA, intermediate CA, TLS server, TLS client).
 //! - [`csr`]: create, verify and issue from PKCS#10 certificate signing requests.
+//! - [`cms`]: CMS SignedData (RFC 5652) signing and verification with every algorithm.
 //! - [`describe`]: a certificate in words (what `pqkit x509 show` prints).
 //! - [`path`]: RFC 5280 path validation (on rustls-webpki) with CRLs, names and purposes.
 //! - [`stateful`]: HSS, XMSS and XMSS^MT keys and signatures in X.509 (RFC 9802);
@@ -13,6 +14,7 @@
 //!   certificate, written to / read from PEM.
 
 pub mod cert;
+pub mod cms;
 pub mod csr;
 pub mod describe;
 mod error;

@@ -148,9 +148,13 @@ pub fn check_input(path: &Path) -> Result<(), Error> {
     open_regular(path, MAX_INPUT).map(drop)
 }
 
-/// Opens `path` for reading without blocking, and refuses it unless it is a regular file of
-/// at most `limit` bytes.
-fn open_regular(path: &Path, limit: u64) -> Result<std::fs::File, Error> {
+/// Opens `path` for reading without blocking (a FIFO is refused, not waited on), and refuses
+/// it unless it is a regular file of at most `limit` bytes: for inputs read as a stream (the
+/// content of `pqkit cms`), whatever their length.
+///
+/// # Errors
+/// [`Error::Io`]; [`Error::Input`] for a FIFO, device, directory or longer file.
+pub fn open_regular(path: &Path, limit: u64) -> Result<std::fs::File, Error> {
     use std::os::unix::fs::OpenOptionsExt;
     let file = std::fs::OpenOptions::new()
         .read(true)

@@ -256,3 +256,125 @@ impl Drop for SmallDisk {
         let _ = Command::new("umount").arg(&self.0).status();
     }
 }
+
+/// OpenSSL 3.6's `openssl` for the CMS interop tests: `$PQKIT_OPENSSL`, else one built from the
+/// openssl-src crate's sources into `$XDG_CACHE_HOME/pqkit` (else `~/.cache/pqkit`) — once per
+/// machine, a few minutes on two cores, never inside the repository; concurrent test processes
+/// wait on a lock file. Fails (does not skip) when it cannot be built.
+pub(crate) fn openssl() -> PathBuf {
+    static BIN: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+    BIN.get_or_init(|| {
+        if let Some(p) = std::env::var_os("PQKIT_OPENSSL") {
+            return PathBuf::from(p);
+        }
+        let cache = std::env::var_os("XDG_CACHE_HOME")
+            .map(PathBuf::from)
+            .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache")))
+            .expect("HOME or XDG_CACHE_HOME for the OpenSSL build cache")
+            .join("pqkit")
+            .join(format!("openssl-{}", openssl_src::version()));
+        let bin = cache.join("bin").join("openssl");
+        if bin.exists() {
+            return bin;
+        }
+        std::fs::create_dir_all(cache.join("bin")).expect("OpenSSL cache directory");
+        let lock = std::fs::File::create(cache.join(".lock")).expect("OpenSSL build lock");
+        lock.lock().expect("lock the OpenSSL build");
+        if bin.exists() {
+            return bin;
+        }
+        let build = cache.join("build");
+        let _ = std::fs::remove_dir_all(&build);
+        let run = |cmd: &mut Command, what: &str| {
+            let out = cmd.output().unwrap_or_else(|e| panic!("{what}: {e}"));
+            assert!(
+                out.status.success(),
+                "{what} failed:\n{}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+        };
+        run(
+            Command::new("cp")
+                .arg("-a")
+                .arg(openssl_src::source_dir())
+                .arg(&build),
+            "copying the OpenSSL sources",
+        );
+        // Static, no loadable modules (the crate ships no legacy provider sources), no tests,
+        // no docs: one self-contained `openssl` executable.
+        run(
+            Command::new("perl")
+                .args([
+                    "Configure",
+                    "no-shared",
+                    "no-module",
+                    "no-legacy",
+                    "no-tests",
+                    "no-docs",
+                ])
+                .arg(format!("--prefix={}", cache.display()))
+                .current_dir(&build),
+            "OpenSSL Configure (needs perl)",
+        );
+        let jobs = std::thread::available_parallelism().map_or(2, |n| n.get());
+        run(
+            Command::new("make")
+                .args(["-j", &jobs.to_string(), "build_programs"])
+                .current_dir(&build),
+            "building OpenSSL (needs make and a C compiler)",
+        );
+        let tmp = cache.join("bin").join(".openssl.tmp");
+        std::fs::copy(build.join("apps").join("openssl"), &tmp).expect("copy openssl");
+        std::fs::rename(&tmp, &bin).expect("place openssl");
+        let _ = std::fs::remove_dir_all(&build);
+        bin
+    })
+    .clone()
+}
+
+/// A command running OpenSSL with a minimal configuration file in `dir` (no system
+/// openssl.cnf needed).
+pub(crate) fn openssl_cmd(dir: &Path) -> Command {
+    let conf = dir.join("openssl.cnf");
+    if !conf.exists() {
+        std::fs::write(&conf, "[req]\ndistinguished_name = dn\n[dn]\n").expect("openssl.cnf");
+    }
+    let mut cmd = Command::new(openssl());
+    cmd.env("OPENSSL_CONF", conf);
+    cmd
+}
+
+/// A code-signing certificate (`dir`/ALG.pem) and key (`dir`/ALG.key) for a new `alg` key,
+/// issued by the PKI of `pqkit pki init` in `pki` (through a CSR, as a user would).
+pub(crate) fn code_signer(dir: &Path, alg: &str, pki: &Path) -> (PathBuf, PathBuf) {
+    let (key, csr, cert) = (
+        dir.join(format!("{alg}.key")),
+        dir.join(format!("{alg}.csr")),
+        dir.join(format!("{alg}.pem")),
+    );
+    run_ok(pqkit().args(["keygen", "--alg", alg, "-o"]).arg(&key));
+    run_ok(
+        pqkit()
+            .args([
+                "csr",
+                "create",
+                "--subject",
+                &format!("CN={alg} signer"),
+                "--key",
+            ])
+            .arg(&key)
+            .arg("-o")
+            .arg(&csr),
+    );
+    run_ok(
+        pqkit()
+            .args(["csr", "sign", "--profile", "code-signing", "--ca"])
+            .arg(pki.join("ca.pem"))
+            .arg("--ca-key")
+            .arg(pki.join("ca.key"))
+            .arg("-o")
+            .arg(&cert)
+            .arg(&csr),
+    );
+    (cert, key)
+}

@@ -93,6 +93,13 @@ use zeroize::Zeroizing;
 pub use file::leftovers;
 pub use seal::SealKey;
 
+/// Whether `bytes` (a file's first bytes) start like a state file: its 10-byte magic
+/// `PQKIT-HBS\0`. For tools that take a key or a state file in one argument; opening the
+/// file ([`StatefulKey::open`]) still checks everything.
+pub fn looks_like_state_file(bytes: &[u8]) -> bool {
+    bytes.starts_with(MAGIC)
+}
+
 use crate::hss::{HssSigner, Level};
 use crate::ledger::{Advance, Ledger, LedgerError, LedgerId, LiveCheck, RecordId};
 use crate::lms::Identifier;

@@ -1,0 +1,257 @@
+//! `pqkit cms` as a user runs it: sign and verify with a key file and with an HSS state file,
+//! a post-quantum and a classical signer under `--require`, and the refusals with their exit
+//! status — a changed file (1), a detached SignedData without its content (2), a FIFO as the
+//! content (2), an output that exists (3), a signer certificate that is not the key's (3).
+
+mod support;
+
+use std::path::Path;
+use std::process::Output;
+
+use support::{code_signer, pqkit, run_ok, scratch};
+
+fn status(out: &Output) -> i32 {
+    out.status.code().expect("exit status")
+}
+
+fn stderr(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+#[test]
+fn sign_verify_and_refusals() {
+    let dir = scratch("cli-cms");
+    for (name, sig) in [("pq", "ML-DSA-65"), ("ec", "ECDSA-P256")] {
+        run_ok(
+            pqkit()
+                .args(["pki", "init", "--sig", sig, "--dir"])
+                .arg(dir.join(name)),
+        );
+    }
+    let (pq_cert, pq_key) = code_signer(&dir, "ML-DSA-44", &dir.join("pq"));
+    let (ec_cert, ec_key) = code_signer(&dir, "ECDSA-P256", &dir.join("ec"));
+    let file = dir.join("fw.bin");
+    std::fs::write(&file, vec![7u8; 300_000]).expect("content");
+    let signed = dir.join("fw.p7s");
+    run_ok(
+        pqkit()
+            .args(["cms", "sign", "--detached", "--signer"])
+            .arg(&pq_cert)
+            .arg("--key")
+            .arg(&pq_key)
+            .arg("--signer")
+            .arg(&ec_cert)
+            .arg("--key")
+            .arg(&ec_key)
+            .arg("-o")
+            .arg(&signed)
+            .arg(&file),
+    );
+    let verify = |ca: &str, extra: &[&str], content: &Path| {
+        pqkit()
+            .args(["cms", "verify", "--ca"])
+            .arg(dir.join(ca).join("ca.pem"))
+            .args(extra)
+            .arg("--content")
+            .arg(content)
+            .arg(&signed)
+            .output()
+            .expect("run")
+    };
+    // Both CAs trusted (two --ca files are not taken: one file with both).
+    let both = dir.join("both.pem");
+    let mut pems = std::fs::read(dir.join("pq/ca.pem")).expect("ca");
+    pems.extend(std::fs::read(dir.join("ec/ca.pem")).expect("ca"));
+    std::fs::write(&both, pems).expect("both");
+    let out = run_ok(
+        pqkit()
+            .args(["cms", "verify", "--ca"])
+            .arg(&both)
+            .arg("--content")
+            .arg(&file)
+            .arg(&signed),
+    );
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(text.matches(": OK").count(), 2, "{text}");
+    // Only the post-quantum CA: `all` fails naming the ECDSA signer (exit 1), `any` passes.
+    let out = verify("pq", &[], &file);
+    assert_eq!(status(&out), 1, "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("CN=ECDSA-P256 signer"),
+        "{}",
+        stderr(&out)
+    );
+    let out = verify("pq", &["--require", "any"], &file);
+    assert_eq!(status(&out), 0, "{}", stderr(&out));
+    // A changed file: exit 1, the reason named.
+    let changed = dir.join("fw-changed.bin");
+    let mut bytes = std::fs::read(&file).expect("read");
+    bytes[123_456] ^= 1;
+    std::fs::write(&changed, bytes).expect("write");
+    let out = verify("pq", &["--require", "any"], &changed);
+    assert_eq!(status(&out), 1, "{}", stderr(&out));
+    assert!(stderr(&out).contains("messageDigest"), "{}", stderr(&out));
+    // Detached without its content: a usage error.
+    let out = pqkit()
+        .args(["cms", "verify", "--ca"])
+        .arg(dir.join("pq/ca.pem"))
+        .arg(&signed)
+        .output()
+        .expect("run");
+    assert_eq!(status(&out), 2, "{}", stderr(&out));
+    assert!(stderr(&out).contains("detached"), "{}", stderr(&out));
+    // A FIFO as the content is refused, not waited on.
+    let fifo = dir.join("fifo");
+    let made = std::process::Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .expect("mkfifo");
+    assert!(made.success());
+    let out = verify("pq", &[], &fifo);
+    assert_eq!(status(&out), 2, "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("not a regular file"),
+        "{}",
+        stderr(&out)
+    );
+    // The output exists: refused without --force, before any key is used.
+    let out = pqkit()
+        .args(["cms", "sign", "--signer"])
+        .arg(&pq_cert)
+        .arg("--key")
+        .arg(&pq_key)
+        .arg("-o")
+        .arg(&signed)
+        .arg(&file)
+        .output()
+        .expect("run");
+    assert_eq!(status(&out), 3, "{}", stderr(&out));
+    assert!(stderr(&out).contains("--force"), "{}", stderr(&out));
+    // A certificate that is not the key's.
+    let out = pqkit()
+        .args(["cms", "sign", "--signer"])
+        .arg(&ec_cert)
+        .arg("--key")
+        .arg(&pq_key)
+        .arg("-o")
+        .arg(dir.join("mismatch.p7m"))
+        .arg(&file)
+        .output()
+        .expect("run");
+    assert_eq!(status(&out), 3, "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("not the signing key"),
+        "{}",
+        stderr(&out)
+    );
+    // Attached, shown, and its content written back.
+    let attached = dir.join("fw.p7m");
+    run_ok(
+        pqkit()
+            .args(["cms", "sign", "--pem", "--signer"])
+            .arg(&pq_cert)
+            .arg("--key")
+            .arg(&pq_key)
+            .arg("-o")
+            .arg(&attached)
+            .arg(&file),
+    );
+    let shown = run_ok(pqkit().args(["cms", "show", "--json"]).arg(&attached));
+    let json: serde_json::Value = serde_json::from_slice(&shown.stdout).expect("JSON");
+    assert_eq!(json["attached_bytes"], 300_000);
+    assert_eq!(json["signers"][0]["signature_algorithm"], "ML-DSA-44");
+    let back = dir.join("fw.back");
+    run_ok(
+        pqkit()
+            .args(["cms", "verify", "--ca"])
+            .arg(dir.join("pq/ca.pem"))
+            .arg("--out")
+            .arg(&back)
+            .arg(&attached),
+    );
+    assert_eq!(
+        std::fs::read(&back).expect("back"),
+        std::fs::read(&file).expect("file")
+    );
+}
+
+/// An HSS state file signs through `pqkit cms sign`: each SignedData spends one one-time key,
+/// recorded in the state file before the output is written.
+#[test]
+fn an_hss_state_file_signs() {
+    let dir = scratch("cli-cms-hss");
+    let (state, public) = (dir.join("ca.hss"), dir.join("ca.pub"));
+    run_ok(
+        pqkit()
+            .args(["hbs", "keygen", "--preset", "L3_H5_W8", "--state"])
+            .arg(&state)
+            .arg("--pub")
+            .arg(&public),
+    );
+    let ca = dir.join("ca.pem");
+    run_ok(
+        pqkit()
+            .args(["hbs", "ca", "--subject", "CN=HSS root", "--state"])
+            .arg(&state)
+            .arg("-o")
+            .arg(&ca),
+    );
+    let (fw_state, fw_public) = (dir.join("fw.hss"), dir.join("fw.pub"));
+    run_ok(
+        pqkit()
+            .args(["hbs", "keygen", "--preset", "L3_H5_W8", "--state"])
+            .arg(&fw_state)
+            .arg("--pub")
+            .arg(&fw_public),
+    );
+    let fw_cert = dir.join("fw.pem");
+    run_ok(
+        pqkit()
+            .args([
+                "hbs",
+                "issue",
+                "--subject",
+                "CN=HSS firmware signer",
+                "--state",
+            ])
+            .arg(&state)
+            .arg("--ca")
+            .arg(&ca)
+            .arg("--pub")
+            .arg(&fw_public)
+            .arg("-o")
+            .arg(&fw_cert),
+    );
+    let file = dir.join("fw.bin");
+    std::fs::write(&file, b"firmware").expect("content");
+    for i in 0..2 {
+        let signed = dir.join(format!("fw-{i}.p7m"));
+        run_ok(
+            pqkit()
+                .args(["cms", "sign", "--signer"])
+                .arg(&fw_cert)
+                .arg("--key")
+                .arg(&fw_state)
+                .arg("-o")
+                .arg(&signed)
+                .arg(&file),
+        );
+        let out = run_ok(
+            pqkit()
+                .args(["cms", "verify", "--ca"])
+                .arg(&ca)
+                .arg(&signed),
+        );
+        assert!(String::from_utf8_lossy(&out.stdout).contains("HSS/LMS, SHA-256"));
+    }
+    let status = run_ok(
+        pqkit()
+            .args(["hbs", "status", "--json", "--state"])
+            .arg(&fw_state),
+    );
+    let text = String::from_utf8_lossy(&status.stdout);
+    assert!(
+        text.contains("\"used\": 2") || text.contains("\"used\":2"),
+        "{text}"
+    );
+}

@@ -1,0 +1,161 @@
+//! Signed attributes (RFC 5652 §5.3, §11; RFC 6211): the ones pqkit writes, and the checks a
+//! verifier makes before the signature over them means anything.
+
+use std::collections::BTreeSet;
+use std::time::SystemTime;
+
+use const_oid::ObjectIdentifier;
+use der::asn1::{OctetString, SetOfVec};
+use der::{Any, Decode, Encode, Sequence};
+use spki::AlgorithmIdentifierOwned;
+use x509_cert::attr::{Attribute, Attributes};
+use x509_cert::time::Time;
+
+use super::oids::{ALGORITHM_PROTECTION, CONTENT_TYPE, MESSAGE_DIGEST, SIGNING_TIME};
+use super::refusal::Refusal;
+use crate::error::Error;
+
+/// CMSAlgorithmProtection (RFC 6211 §2): the algorithms the signer used, signed, so that
+/// neither can be swapped.
+#[derive(Clone, Debug, PartialEq, Eq, Sequence)]
+pub(crate) struct AlgorithmProtection {
+    pub(crate) digest_algorithm: AlgorithmIdentifierOwned,
+    #[asn1(
+        context_specific = "1",
+        tag_mode = "IMPLICIT",
+        constructed = "true",
+        optional = "true"
+    )]
+    pub(crate) signature_algorithm: Option<AlgorithmIdentifierOwned>,
+    #[asn1(
+        context_specific = "2",
+        tag_mode = "IMPLICIT",
+        constructed = "true",
+        optional = "true"
+    )]
+    pub(crate) mac_algorithm: Option<AlgorithmIdentifierOwned>,
+}
+
+fn attribute(oid: ObjectIdentifier, value: Any) -> Result<Attribute, Error> {
+    let bad = |e| Error::malformed("signed attribute", e);
+    Ok(Attribute {
+        oid,
+        values: SetOfVec::try_from(vec![value]).map_err(bad)?,
+    })
+}
+
+/// contentType, signingTime, messageDigest and CMSAlgorithmProtection, as a DER SET OF.
+pub(crate) fn build(
+    content_type: ObjectIdentifier,
+    message_digest: &[u8],
+    signing_time: SystemTime,
+    digest_algorithm: &AlgorithmIdentifierOwned,
+    signature_algorithm: &AlgorithmIdentifierOwned,
+) -> Result<Attributes, Error> {
+    let bad = |e| Error::malformed("signed attribute", e);
+    let time = Time::try_from(signing_time).map_err(bad)?;
+    let protection = AlgorithmProtection {
+        digest_algorithm: digest_algorithm.clone(),
+        signature_algorithm: Some(signature_algorithm.clone()),
+        mac_algorithm: None,
+    };
+    let digest = OctetString::new(message_digest).map_err(bad)?;
+    let attrs = vec![
+        attribute(CONTENT_TYPE, Any::encode_from(&content_type).map_err(bad)?)?,
+        attribute(SIGNING_TIME, Any::encode_from(&time).map_err(bad)?)?,
+        attribute(MESSAGE_DIGEST, Any::encode_from(&digest).map_err(bad)?)?,
+        attribute(
+            ALGORITHM_PROTECTION,
+            Any::encode_from(&protection).map_err(bad)?,
+        )?,
+    ];
+    SetOfVec::try_from(attrs).map_err(bad)
+}
+
+/// What the signed attributes say, once checked.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Signed {
+    /// The messageDigest value.
+    pub(crate) message_digest: Vec<u8>,
+    /// The signingTime, if present.
+    pub(crate) signing_time: Option<SystemTime>,
+    /// CMSAlgorithmProtection, if present.
+    pub(crate) protection: Option<AlgorithmProtection>,
+}
+
+/// A signingTime value (a CHOICE of UTCTime and GeneralizedTime, RFC 5652 §11.3).
+pub(crate) fn time_of(value: &Any) -> Option<SystemTime> {
+    let der = value.to_der().ok()?;
+    Time::from_der(&der).ok().map(|t| t.to_system_time())
+}
+
+/// The one value of an attribute that must have exactly one (RFC 5652 §11.1–§11.3).
+fn single<'a>(a: &'a Attribute, name: &'static str) -> Result<&'a Any, Refusal> {
+    match a.values.as_slice() {
+        [v] => Ok(v),
+        [] => Err(Refusal::MalformedAttribute(name)),
+        _ => Err(Refusal::DuplicateAttribute(name.into())),
+    }
+}
+
+/// Checks signed attributes: no attribute type twice; contentType present, one value, equal to
+/// the encapsulated content's type; messageDigest present with one value; signingTime and
+/// CMSAlgorithmProtection at most one value each and decodable.
+pub(crate) fn check(
+    attrs: &Attributes,
+    content_type: &ObjectIdentifier,
+) -> Result<Signed, Refusal> {
+    let mut seen = BTreeSet::new();
+    let mut signed = Signed::default();
+    let (mut has_type, mut has_digest) = (false, false);
+    for a in attrs.iter() {
+        if !seen.insert(a.oid) {
+            return Err(Refusal::DuplicateAttribute(super::oids::attribute_name(
+                &a.oid,
+            )));
+        }
+        match a.oid {
+            CONTENT_TYPE => {
+                let v = single(a, "contentType")?;
+                let t: ObjectIdentifier = v
+                    .decode_as()
+                    .map_err(|_| Refusal::MalformedAttribute("contentType"))?;
+                if t != *content_type {
+                    return Err(Refusal::ContentType);
+                }
+                has_type = true;
+            }
+            MESSAGE_DIGEST => {
+                let v = single(a, "messageDigest")?;
+                let d: OctetString = v
+                    .decode_as()
+                    .map_err(|_| Refusal::MalformedAttribute("messageDigest"))?;
+                signed.message_digest = d.into_bytes();
+                has_digest = true;
+            }
+            SIGNING_TIME => {
+                let v = single(a, "signingTime")?;
+                signed.signing_time =
+                    Some(time_of(v).ok_or(Refusal::MalformedAttribute("signingTime"))?);
+            }
+            ALGORITHM_PROTECTION => {
+                let v = single(a, "CMSAlgorithmProtection")?;
+                let der = v
+                    .to_der()
+                    .map_err(|_| Refusal::MalformedAttribute("CMSAlgorithmProtection"))?;
+                signed.protection = Some(
+                    AlgorithmProtection::from_der(&der)
+                        .map_err(|_| Refusal::MalformedAttribute("CMSAlgorithmProtection"))?,
+                );
+            }
+            _ => {}
+        }
+    }
+    if !has_type {
+        return Err(Refusal::MissingAttribute("contentType"));
+    }
+    if !has_digest {
+        return Err(Refusal::MissingAttribute("messageDigest"));
+    }
+    Ok(signed)
+}

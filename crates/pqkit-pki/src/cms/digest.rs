@@ -1,0 +1,368 @@
+//! The digest algorithms of CMS signers (RFC 5652 §5.3 `digestAlgorithm`): SHA-256, SHA-384
+//! and SHA-512 (RFC 5754), SHAKE128 and SHAKE256 with 32- and 64-byte outputs (RFC 8702 §3),
+//! and which one each signature algorithm takes ([`default_for`], [`allowed`]).
+
+use aws_lc_rs::digest;
+use const_oid::ObjectIdentifier;
+use der::asn1::Null;
+use sha3::digest::{ExtendableOutput, Update, XofReader};
+use spki::AlgorithmIdentifierOwned;
+
+/// A digest algorithm of a CMS signer.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum DigestAlgorithm {
+    /// SHA-256, 32 bytes (FIPS 180-4).
+    Sha256,
+    /// SHA-384, 48 bytes.
+    Sha384,
+    /// SHA-512, 64 bytes.
+    Sha512,
+    /// SHAKE128 with a 32-byte output (FIPS 202; RFC 8702 `id-shake128`).
+    Shake128,
+    /// SHAKE256 with a 64-byte output (RFC 8702 `id-shake256`).
+    Shake256,
+}
+
+const SHA256: ObjectIdentifier = ObjectIdentifier::new_unwrap("2.16.840.1.101.3.4.2.1");
+const SHA384: ObjectIdentifier = ObjectIdentifier::new_unwrap("2.16.840.1.101.3.4.2.2");
+const SHA512: ObjectIdentifier = ObjectIdentifier::new_unwrap("2.16.840.1.101.3.4.2.3");
+const SHAKE128: ObjectIdentifier = ObjectIdentifier::new_unwrap("2.16.840.1.101.3.4.2.11");
+const SHAKE256: ObjectIdentifier = ObjectIdentifier::new_unwrap("2.16.840.1.101.3.4.2.12");
+
+impl DigestAlgorithm {
+    /// Every digest algorithm.
+    pub const ALL: [Self; 5] = [
+        Self::Sha256,
+        Self::Sha384,
+        Self::Sha512,
+        Self::Shake128,
+        Self::Shake256,
+    ];
+
+    /// "SHA-256", "SHAKE256", ….
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Sha256 => "SHA-256",
+            Self::Sha384 => "SHA-384",
+            Self::Sha512 => "SHA-512",
+            Self::Shake128 => "SHAKE128",
+            Self::Shake256 => "SHAKE256",
+        }
+    }
+
+    /// From a name as [`Self::name`] gives it (case and `-` ignored).
+    pub fn from_name(name: &str) -> Option<Self> {
+        let n: String = name
+            .chars()
+            .filter(|c| *c != '-' && *c != '_')
+            .flat_map(char::to_lowercase)
+            .collect();
+        Self::ALL
+            .into_iter()
+            .find(|d| d.name().replace('-', "").eq_ignore_ascii_case(&n))
+    }
+
+    /// The OID (NIST's hash algorithm arc, 2.16.840.1.101.3.4.2).
+    pub fn oid(self) -> ObjectIdentifier {
+        match self {
+            Self::Sha256 => SHA256,
+            Self::Sha384 => SHA384,
+            Self::Sha512 => SHA512,
+            Self::Shake128 => SHAKE128,
+            Self::Shake256 => SHAKE256,
+        }
+    }
+
+    /// The AlgorithmIdentifier pqkit writes: parameters absent (RFC 5754 §2, RFC 8702 §3).
+    pub fn identifier(self) -> AlgorithmIdentifierOwned {
+        AlgorithmIdentifierOwned {
+            oid: self.oid(),
+            parameters: None,
+        }
+    }
+
+    /// From an AlgorithmIdentifier: parameters absent, or NULL for SHA-2 (RFC 5754 §2: "MUST
+    /// accept" both); `None` for anything else.
+    pub fn from_identifier(id: &AlgorithmIdentifierOwned) -> Option<Self> {
+        let d = Self::ALL.into_iter().find(|d| d.oid() == id.oid)?;
+        let null = id
+            .parameters
+            .as_ref()
+            .is_some_and(|p| p.decode_as::<Null>().is_ok());
+        match (&id.parameters, d) {
+            (None, _) => Some(d),
+            (Some(_), Self::Sha256 | Self::Sha384 | Self::Sha512) if null => Some(d),
+            _ => None,
+        }
+    }
+
+    /// Security strength in bits against collisions (SP 800-57 Part 1 Table 3; RFC 8702 §3 for
+    /// the SHAKEs at these output lengths).
+    pub fn strength(self) -> u16 {
+        match self {
+            Self::Sha256 | Self::Shake128 => 128,
+            Self::Sha384 => 192,
+            Self::Sha512 | Self::Shake256 => 256,
+        }
+    }
+
+    /// Output bytes: 32, 48, 64, 32, 64.
+    pub fn output_len(self) -> usize {
+        match self {
+            Self::Sha256 | Self::Shake128 => 32,
+            Self::Sha384 => 48,
+            Self::Sha512 | Self::Shake256 => 64,
+        }
+    }
+
+    /// A running hash.
+    pub fn hasher(self) -> Hasher {
+        Hasher(match self {
+            Self::Sha256 => State::Sha2(digest::Context::new(&digest::SHA256)),
+            Self::Sha384 => State::Sha2(digest::Context::new(&digest::SHA384)),
+            Self::Sha512 => State::Sha2(digest::Context::new(&digest::SHA512)),
+            Self::Shake128 => State::Shake128(sha3::Shake128::default()),
+            Self::Shake256 => State::Shake256(sha3::Shake256::default()),
+        })
+    }
+
+    /// The digest of `bytes`.
+    pub fn digest(self, bytes: &[u8]) -> Vec<u8> {
+        let mut h = self.hasher();
+        h.update(bytes);
+        h.finish()
+    }
+}
+
+impl core::fmt::Display for DigestAlgorithm {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// A running [`DigestAlgorithm`] hash.
+pub struct Hasher(State);
+
+enum State {
+    Sha2(digest::Context),
+    Shake128(sha3::Shake128),
+    Shake256(sha3::Shake256),
+}
+
+impl Hasher {
+    /// Absorbs more of the message.
+    pub fn update(&mut self, bytes: &[u8]) {
+        match &mut self.0 {
+            State::Sha2(c) => c.update(bytes),
+            State::Shake128(s) => s.update(bytes),
+            State::Shake256(s) => s.update(bytes),
+        }
+    }
+
+    /// The digest ([`DigestAlgorithm::output_len`] bytes).
+    pub fn finish(self) -> Vec<u8> {
+        match self.0 {
+            State::Sha2(c) => c.finish().as_ref().to_vec(),
+            State::Shake128(s) => {
+                let mut out = vec![0u8; 32];
+                s.finalize_xof().read(&mut out);
+                out
+            }
+            State::Shake256(s) => {
+                let mut out = vec![0u8; 64];
+                s.finalize_xof().read(&mut out);
+                out
+            }
+        }
+    }
+}
+
+/// The digest algorithm pqkit signs with, by signature algorithm OID, and its source. Verifiers
+/// accept it or any digest at least as strong ([`allowed`]).
+const DEFAULTS: &[(&str, DigestAlgorithm, &str)] = &[
+    // ML-DSA-44/65/87: SHA-512 (RFC 9882 §3.3).
+    (
+        "2.16.840.1.101.3.4.3.17",
+        DigestAlgorithm::Sha512,
+        "RFC 9882 §3.3",
+    ),
+    (
+        "2.16.840.1.101.3.4.3.18",
+        DigestAlgorithm::Sha512,
+        "RFC 9882 §3.3",
+    ),
+    (
+        "2.16.840.1.101.3.4.3.19",
+        DigestAlgorithm::Sha512,
+        "RFC 9882 §3.3",
+    ),
+    // SLH-DSA: SHA-256 for SHA2-128s/f, SHA-512 for SHA2-192/256, SHAKE128 for SHAKE-128s/f,
+    // SHAKE256 for SHAKE-192/256 (RFC 9814 §4).
+    (
+        "2.16.840.1.101.3.4.3.20",
+        DigestAlgorithm::Sha256,
+        "RFC 9814 §4",
+    ),
+    (
+        "2.16.840.1.101.3.4.3.21",
+        DigestAlgorithm::Sha256,
+        "RFC 9814 §4",
+    ),
+    (
+        "2.16.840.1.101.3.4.3.22",
+        DigestAlgorithm::Sha512,
+        "RFC 9814 §4",
+    ),
+    (
+        "2.16.840.1.101.3.4.3.23",
+        DigestAlgorithm::Sha512,
+        "RFC 9814 §4",
+    ),
+    (
+        "2.16.840.1.101.3.4.3.24",
+        DigestAlgorithm::Sha512,
+        "RFC 9814 §4",
+    ),
+    (
+        "2.16.840.1.101.3.4.3.25",
+        DigestAlgorithm::Sha512,
+        "RFC 9814 §4",
+    ),
+    (
+        "2.16.840.1.101.3.4.3.26",
+        DigestAlgorithm::Shake128,
+        "RFC 9814 §4",
+    ),
+    (
+        "2.16.840.1.101.3.4.3.27",
+        DigestAlgorithm::Shake128,
+        "RFC 9814 §4",
+    ),
+    (
+        "2.16.840.1.101.3.4.3.28",
+        DigestAlgorithm::Shake256,
+        "RFC 9814 §4",
+    ),
+    (
+        "2.16.840.1.101.3.4.3.29",
+        DigestAlgorithm::Shake256,
+        "RFC 9814 §4",
+    ),
+    (
+        "2.16.840.1.101.3.4.3.30",
+        DigestAlgorithm::Shake256,
+        "RFC 9814 §4",
+    ),
+    (
+        "2.16.840.1.101.3.4.3.31",
+        DigestAlgorithm::Shake256,
+        "RFC 9814 §4",
+    ),
+    // HSS/LMS with SHA-256 (RFC 9708 §4), XMSS and XMSS^MT SHA2_*_256 (RFC 9802 identifiers).
+    (
+        "1.2.840.113549.1.9.16.3.17",
+        DigestAlgorithm::Sha256,
+        "RFC 9708 §4",
+    ),
+    ("1.3.6.1.5.5.7.6.34", DigestAlgorithm::Sha256, "RFC 9802 §3"),
+    ("1.3.6.1.5.5.7.6.35", DigestAlgorithm::Sha256, "RFC 9802 §3"),
+    // ECDSA: the signature's own hash (RFC 5753 §2.1.1).
+    (
+        "1.2.840.10045.4.3.2",
+        DigestAlgorithm::Sha256,
+        "RFC 5753 §2.1.1",
+    ),
+    (
+        "1.2.840.10045.4.3.3",
+        DigestAlgorithm::Sha384,
+        "RFC 5753 §2.1.1",
+    ),
+    (
+        "1.2.840.10045.4.3.4",
+        DigestAlgorithm::Sha512,
+        "RFC 5753 §2.1.1",
+    ),
+    // Ed25519: SHA-512, exactly (RFC 8419 §3.1); Ed448: SHAKE256 (same section).
+    ("1.3.101.112", DigestAlgorithm::Sha512, "RFC 8419 §3.1"),
+    ("1.3.101.113", DigestAlgorithm::Shake256, "RFC 8419 §3.1"),
+    // RSA PKCS#1 v1.5 and RSASSA-PSS with SHA-256 (RFC 5754 §3.2, RFC 4056 §3).
+    (
+        "1.2.840.113549.1.1.11",
+        DigestAlgorithm::Sha256,
+        "RFC 5754 §3.2",
+    ),
+    (
+        "1.2.840.113549.1.1.1",
+        DigestAlgorithm::Sha256,
+        "RFC 5754 §3.2",
+    ),
+    (
+        "1.2.840.113549.1.1.10",
+        DigestAlgorithm::Sha256,
+        "RFC 4056 §3",
+    ),
+];
+
+/// The digest algorithm pqkit signs with for a signature algorithm (its OID): the table of
+/// RFC 9882, RFC 9814, RFC 9708, RFC 5753, RFC 8419 and RFC 5754 above; SHA-512 for one no
+/// RFC profiles in CMS (Falcon).
+pub fn default_for(signature: &ObjectIdentifier) -> DigestAlgorithm {
+    DEFAULTS
+        .iter()
+        .find(|(oid, _, _)| ObjectIdentifier::new(oid).is_ok_and(|o| o == *signature))
+        .map_or(DigestAlgorithm::Sha512, |&(_, d, _)| d)
+}
+
+/// Whether a signer may use `digest` with this signature algorithm: Ed25519 only with SHA-512
+/// (RFC 8419 §3.1); every other one with [`default_for`]'s digest or one at least as strong
+/// (so SHAKE256, which OpenSSL 4.0 writes for ML-DSA, and SHA-2 on SHAKE SLH-DSA keys, as
+/// OpenSSL 3.x writes, are accepted; SHA-256 with ML-DSA-87 is not).
+pub fn allowed(signature: &ObjectIdentifier, digest: DigestAlgorithm) -> bool {
+    let wanted = default_for(signature);
+    if *signature == ObjectIdentifier::new_unwrap("1.3.101.112") {
+        return digest == DigestAlgorithm::Sha512;
+    }
+    digest.strength() >= wanted.strength()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Known answers of the empty message (FIPS 180-4 / FIPS 202 examples), so each state
+    /// finishes with its own output length.
+    #[test]
+    fn empty_message_digests() {
+        let hex = |d: DigestAlgorithm| {
+            d.digest(b"")
+                .iter()
+                .take(8)
+                .map(|b| format!("{b:02x}"))
+                .collect::<String>()
+        };
+        assert_eq!(hex(DigestAlgorithm::Sha256), "e3b0c44298fc1c14");
+        assert_eq!(hex(DigestAlgorithm::Sha512), "cf83e1357eefb8bd");
+        assert_eq!(hex(DigestAlgorithm::Shake128), "7f9c2ba4e88f827d");
+        assert_eq!(hex(DigestAlgorithm::Shake256), "46b9dd2b0ba88d13");
+        for d in DigestAlgorithm::ALL {
+            assert_eq!(d.digest(b"abc").len(), d.output_len(), "{d}");
+            assert_eq!(DigestAlgorithm::from_name(d.name()), Some(d));
+            assert_eq!(DigestAlgorithm::from_identifier(&d.identifier()), Some(d));
+        }
+    }
+
+    #[test]
+    fn digest_rules_follow_the_rfcs() {
+        let oid = ObjectIdentifier::new_unwrap;
+        let ml_dsa_87 = oid("2.16.840.1.101.3.4.3.19");
+        assert!(allowed(&ml_dsa_87, DigestAlgorithm::Sha512));
+        assert!(allowed(&ml_dsa_87, DigestAlgorithm::Shake256));
+        assert!(!allowed(&ml_dsa_87, DigestAlgorithm::Sha256));
+        let shake_128f = oid("2.16.840.1.101.3.4.3.27");
+        assert_eq!(default_for(&shake_128f), DigestAlgorithm::Shake128);
+        assert!(allowed(&shake_128f, DigestAlgorithm::Sha256));
+        let ed25519 = oid("1.3.101.112");
+        assert!(!allowed(&ed25519, DigestAlgorithm::Shake256));
+        assert!(allowed(&ed25519, DigestAlgorithm::Sha512));
+    }
+}

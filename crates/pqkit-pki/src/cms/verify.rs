@@ -1,0 +1,622 @@
+//! Verifying a SignedData (RFC 5652 §5.6): each signer's certificate found by its identifier,
+//! its digest and signature algorithms checked against the key, its signed attributes
+//! checked (RFC 5652 §11, RFC 6211), its signature verified, and its certificate path
+//! validated ([`crate::path`]); then the policy over several signers.
+
+use std::io::Read;
+use std::time::SystemTime;
+
+use cms::cert::CertificateChoices;
+use cms::content_info::ContentInfo;
+use cms::signed_data::{SignedData, SignerIdentifier, SignerInfo};
+use const_oid::ObjectIdentifier;
+use der::asn1::{BitString, Null, OctetString};
+use der::{Any, Decode, Encode};
+use pqkit_core::sig::{Family, MuHasher, VerifyingKey};
+use rustls_pki_types::CertificateDer;
+use spki::{AlgorithmIdentifierOwned, SubjectPublicKeyInfoOwned};
+use x509_cert::Certificate;
+
+use super::content::{MAX_HELD_CONTENT, Pass, PassError};
+use super::digest::{DigestAlgorithm, allowed};
+use super::oids::{ID_DATA, ID_SIGNED_DATA, RSA_ENCRYPTION, SHA256_WITH_RSA};
+use super::refusal::Refusal;
+use crate::error::Error;
+use crate::path::{Policy, TrustAnchors, VerifiedPath};
+
+/// How many of several signers must verify.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Require {
+    /// Every signer considered (default): e.g. a post-quantum and a classical signer together.
+    #[default]
+    All,
+    /// At least one.
+    Any,
+}
+
+impl Require {
+    /// From `all` or `any`.
+    ///
+    /// # Errors
+    /// The accepted names, for another.
+    pub fn from_name(name: &str) -> Result<Self, String> {
+        match name.to_ascii_lowercase().as_str() {
+            "all" => Ok(Self::All),
+            "any" => Ok(Self::Any),
+            _ => Err(format!("{name:?}: expected all or any")),
+        }
+    }
+}
+
+/// What to verify against.
+pub struct VerifyOptions<'a> {
+    /// The trusted CA certificates.
+    pub anchors: &'a TrustAnchors,
+    /// Purposes (code signing by default in the CLI), validation time, CRLs.
+    pub policy: Policy,
+    /// More certificates (DER) to find signers' certificates and intermediate CAs among.
+    pub certificates: Vec<Vec<u8>>,
+    /// Only the signers whose certificate (DER) is one of these; empty: every signer.
+    pub signers: Vec<Vec<u8>>,
+    /// How many signers must verify.
+    pub require: Require,
+}
+
+/// One signer's result.
+#[derive(Clone, Debug)]
+pub struct SignerVerdict {
+    /// Its place among the SignerInfos (0-based).
+    pub index: usize,
+    /// Its certificate's subject (RFC 4514), or the signer identifier when none was found.
+    pub signer: String,
+    /// The signature algorithm's name (or OID).
+    pub signature_algorithm: String,
+    /// The digest algorithm's name (or OID).
+    pub digest: String,
+    /// The signingTime attribute, when signed.
+    pub signing_time: Option<SystemTime>,
+    /// Whether it had signed attributes.
+    pub signed_attributes: bool,
+    /// The validated path (leaf first), or why the signer is refused.
+    pub result: Result<VerifiedPath, Refusal>,
+}
+
+/// A SignedData that satisfied the policy.
+#[derive(Clone, Debug)]
+pub struct Verified {
+    /// Every signer considered, those that failed too (under [`Require::Any`]).
+    pub signers: Vec<SignerVerdict>,
+    /// The attached content (`None` when detached).
+    pub content: Option<Vec<u8>>,
+    /// The encapsulated content type (id-data for pqkit's).
+    pub content_type: ObjectIdentifier,
+}
+
+/// Why a signed object as a whole is refused.
+#[non_exhaustive]
+#[derive(Debug, thiserror::Error)]
+pub enum CmsError {
+    /// Not a ContentInfo holding a SignedData, or it does not decode.
+    #[error("not a CMS SignedData: {0}")]
+    Malformed(String),
+    /// Detached: the content must be given.
+    #[error("the SignedData is detached: give the signed content")]
+    NoContent,
+    /// Attached, and content was given too.
+    #[error("the SignedData holds its content; do not give it separately")]
+    ContentTwice,
+    /// The content is longer than what may be held in memory here.
+    #[error("content over {} MiB cannot be held to verify a signer without signed attributes", MAX_HELD_CONTENT >> 20)]
+    TooLarge,
+    /// No SignerInfo, or none whose certificate is one asked for.
+    #[error("no signer to verify{0}")]
+    NoSigner(&'static str),
+    /// Reading the content, or another error of pqkit-pki.
+    #[error(transparent)]
+    Pki(#[from] Error),
+    /// The policy over signers failed; each verdict says why.
+    #[error("{}", rejected(.require, .verdicts))]
+    Rejected {
+        /// The policy.
+        require: Require,
+        /// Every signer's verdict.
+        verdicts: Vec<SignerVerdict>,
+    },
+}
+
+fn rejected(require: &Require, verdicts: &[SignerVerdict]) -> String {
+    let ok = verdicts.iter().filter(|v| v.result.is_ok()).count();
+    let mut s = format!(
+        "{ok} of {} signers verify (required: {})",
+        verdicts.len(),
+        match require {
+            Require::All => "all",
+            Require::Any => "any",
+        }
+    );
+    for v in verdicts {
+        if let Err(r) = &v.result {
+            s.push_str(&format!("\n  signer {} ({}): {r}", v.index, v.signer));
+        }
+    }
+    s
+}
+
+/// How a signer's signature is checked.
+enum Checker {
+    Key(VerifyingKey),
+    Stateful(SubjectPublicKeyInfoOwned, AlgorithmIdentifierOwned),
+}
+
+/// A signer with its certificate found and its algorithms checked.
+struct Resolved {
+    certificate: Vec<u8>,
+    /// The signature algorithm's name.
+    name: String,
+    checker: Checker,
+    digest: DigestAlgorithm,
+}
+
+/// Decodes a DER ContentInfo holding a SignedData.
+///
+/// # Errors
+/// [`CmsError::Malformed`].
+pub(crate) fn decode(der: &[u8]) -> Result<SignedData, CmsError> {
+    let bad = |e: der::Error| CmsError::Malformed(e.to_string());
+    let info = ContentInfo::from_der(der).map_err(bad)?;
+    if info.content_type != ID_SIGNED_DATA {
+        return Err(CmsError::Malformed(format!(
+            "content type {} is not id-signedData",
+            info.content_type
+        )));
+    }
+    info.content.decode_as::<SignedData>().map_err(bad)
+}
+
+/// The attached content's octets, if any.
+pub(crate) fn attached_content(sd: &SignedData) -> Result<Option<Vec<u8>>, CmsError> {
+    sd.encap_content_info
+        .econtent
+        .as_ref()
+        .map(|any| {
+            any.decode_as::<OctetString>()
+                .map(OctetString::into_bytes)
+                .map_err(|e| CmsError::Malformed(format!("eContent: {e}")))
+        })
+        .transpose()
+}
+
+/// The certificates (DER) a SignedData carries.
+pub(crate) fn carried_certificates(sd: &SignedData) -> Vec<Vec<u8>> {
+    sd.certificates
+        .iter()
+        .flat_map(|set| set.0.iter())
+        .filter_map(|c| match c {
+            CertificateChoices::Certificate(cert) => cert.to_der().ok(),
+            CertificateChoices::Other(_) => None,
+        })
+        .collect()
+}
+
+/// The certificate a signer identifier names, among `certs`.
+pub(crate) fn find_certificate<'a>(
+    sid: &SignerIdentifier,
+    certs: &'a [Vec<u8>],
+) -> Option<&'a Vec<u8>> {
+    certs.iter().find(|der| {
+        let Ok(cert) = Certificate::from_der(der) else {
+            return false;
+        };
+        let tbs = &cert.tbs_certificate;
+        match sid {
+            SignerIdentifier::IssuerAndSerialNumber(is) => {
+                tbs.issuer == is.issuer && tbs.serial_number == is.serial_number
+            }
+            SignerIdentifier::SubjectKeyIdentifier(ski) => tbs
+                .extensions
+                .iter()
+                .flatten()
+                .filter(|e| e.extn_id == const_oid::db::rfc5280::ID_CE_SUBJECT_KEY_IDENTIFIER)
+                .any(|e| {
+                    OctetString::from_der(e.extn_value.as_bytes())
+                        .is_ok_and(|v| v.as_bytes() == ski.0.as_bytes())
+                }),
+        }
+    })
+}
+
+/// The signer identifier in words.
+pub(crate) fn sid_words(sid: &SignerIdentifier) -> String {
+    match sid {
+        SignerIdentifier::IssuerAndSerialNumber(is) => {
+            format!("issuer {}, serial {}", is.issuer, is.serial_number)
+        }
+        SignerIdentifier::SubjectKeyIdentifier(ski) => {
+            let hex: String = ski
+                .0
+                .as_bytes()
+                .iter()
+                .map(|b| format!("{b:02x}"))
+                .collect();
+            format!("subjectKeyIdentifier {hex}")
+        }
+    }
+}
+
+fn subject_of(der: &[u8]) -> String {
+    Certificate::from_der(der).map_or_else(
+        |_| "undecodable certificate".into(),
+        |c| c.tbs_certificate.subject.to_string(),
+    )
+}
+
+/// The signature algorithm's name: the catalogue's (for the signer's key, when its SPKI is
+/// known: RSA key sizes share one identifier), HSS/XMSS, or the OID.
+pub(crate) fn algorithm_name(
+    id: &AlgorithmIdentifierOwned,
+    signer: Option<&SubjectPublicKeyInfoOwned>,
+) -> String {
+    if crate::stateful::is_stateful(id) {
+        return match id.oid {
+            pqkit_hbs::public::HSS_OID => "HSS/LMS".into(),
+            pqkit_hbs::public::XMSS_OID => "XMSS".into(),
+            _ => "XMSS^MT".into(),
+        };
+    }
+    if id.oid == RSA_ENCRYPTION {
+        return "RSA (rsaEncryption)".into();
+    }
+    let Ok(contents) = crate::key::algorithm_contents(id) else {
+        return id.oid.to_string();
+    };
+    if let Some(alg) = signer.and_then(|spki| {
+        pqkit_core::catalogue::signature_by_algorithms(
+            &contents,
+            &crate::key::algorithm_contents(&spki.algorithm).ok()?,
+            spki.subject_public_key.as_bytes()?.len(),
+        )
+    }) {
+        return alg.name.into();
+    }
+    let names: Vec<&str> = pqkit_core::catalogue::signatures()
+        .iter()
+        .filter(|a| a.signature_algorithm_id == contents.as_slice())
+        .map(|a| a.name)
+        .collect();
+    match names.as_slice() {
+        [] => id.oid.to_string(),
+        [one] => (*one).into(),
+        // One identifier, several key sizes (RSA-PSS-2048/3072/4096): the name without the size.
+        [first, ..] => first
+            .rsplit_once('-')
+            .map_or(*first, |(stem, _)| stem)
+            .into(),
+    }
+}
+
+/// A CmsVersion as its number.
+pub(crate) fn version_number(v: cms::content_info::CmsVersion) -> u8 {
+    v.to_der()
+        .ok()
+        .and_then(|d| d.last().copied())
+        .unwrap_or(u8::MAX)
+}
+
+/// The SignedData version RFC 5652 §5.1 requires for what it holds (no attribute
+/// certificates, which pqkit does not read: 5 with other certificate or CRL formats, 3 with a
+/// version-3 SignerInfo or content other than id-data, else 1).
+fn expected_version(sd: &SignedData) -> u8 {
+    use cms::revocation::RevocationInfoChoice;
+    let other_certs = sd
+        .certificates
+        .iter()
+        .flat_map(|s| s.0.iter())
+        .any(|c| matches!(c, CertificateChoices::Other(_)));
+    let other_crls = sd
+        .crls
+        .iter()
+        .flat_map(|s| s.0.iter())
+        .any(|c| matches!(c, RevocationInfoChoice::Other(_)));
+    let v3_signer = sd
+        .signer_infos
+        .0
+        .iter()
+        .any(|si| matches!(si.sid, SignerIdentifier::SubjectKeyIdentifier(_)));
+    if other_certs || other_crls {
+        5
+    } else if v3_signer || sd.encap_content_info.econtent_type != ID_DATA {
+        3
+    } else {
+        1
+    }
+}
+
+fn resolve(si: &SignerInfo, sd: &SignedData, certs: &[Vec<u8>]) -> Result<Resolved, Refusal> {
+    let wanted = match si.sid {
+        SignerIdentifier::IssuerAndSerialNumber(_) => 1,
+        SignerIdentifier::SubjectKeyIdentifier(_) => 3,
+    };
+    let version = version_number(si.version);
+    if version != wanted {
+        return Err(Refusal::Version(version));
+    }
+    if !sd.digest_algorithms.iter().any(|d| *d == si.digest_alg) {
+        return Err(Refusal::DigestNotListed(
+            DigestAlgorithm::from_identifier(&si.digest_alg)
+                .map_or_else(|| si.digest_alg.oid.to_string(), |d| d.name().into()),
+        ));
+    }
+    let cert_der = find_certificate(&si.sid, certs)
+        .ok_or_else(|| Refusal::NoCertificate(sid_words(&si.sid)))?
+        .clone();
+    let cert =
+        Certificate::from_der(&cert_der).map_err(|_| Refusal::NoCertificate(sid_words(&si.sid)))?;
+    let spki = cert.tbs_certificate.subject_public_key_info;
+    let name = algorithm_name(&si.signature_algorithm, Some(&spki));
+    let digest =
+        DigestAlgorithm::from_identifier(&si.digest_alg).ok_or_else(|| Refusal::Digest {
+            digest: si.digest_alg.oid.to_string(),
+            signature: name.clone(),
+        })?;
+    if !allowed(&si.signature_algorithm.oid, digest) {
+        return Err(Refusal::Digest {
+            digest: digest.name().into(),
+            signature: name,
+        });
+    }
+    if crate::stateful::is_stateful(&si.signature_algorithm) {
+        return Ok(Resolved {
+            certificate: cert_der,
+            name,
+            checker: Checker::Stateful(spki, si.signature_algorithm.clone()),
+            digest,
+        });
+    }
+    // OpenSSL names RSA PKCS#1 v1.5 signers rsaEncryption (RFC 3370 §3.2): the digest says
+    // which hash.
+    let signature_id = if si.signature_algorithm.oid == RSA_ENCRYPTION {
+        if digest != DigestAlgorithm::Sha256 {
+            return Err(Refusal::Algorithm(format!("{name} with {digest}")));
+        }
+        AlgorithmIdentifierOwned {
+            oid: SHA256_WITH_RSA,
+            parameters: Some(Any::from(Null)),
+        }
+    } else {
+        si.signature_algorithm.clone()
+    };
+    let key_bits = spki
+        .subject_public_key
+        .as_bytes()
+        .ok_or_else(|| Refusal::Algorithm(name.clone()))?;
+    let contents = |id: &AlgorithmIdentifierOwned| {
+        crate::key::algorithm_contents(id).map_err(|_| Refusal::Algorithm(name.clone()))
+    };
+    let alg = pqkit_core::catalogue::signature_by_algorithms(
+        &contents(&signature_id)?,
+        &contents(&spki.algorithm)?,
+        key_bits.len(),
+    )
+    .ok_or_else(|| Refusal::Algorithm(name.clone()))?;
+    let key = alg
+        .verifying_key(key_bits)
+        .map_err(|_| Refusal::Algorithm(name.clone()))?;
+    Ok(Resolved {
+        certificate: cert_der,
+        name: alg.name.into(),
+        checker: Checker::Key(key),
+        digest,
+    })
+}
+
+impl Checker {
+    fn verify(&self, message: &[u8], signature: &[u8]) -> Result<(), Refusal> {
+        match self {
+            Self::Key(k) => k.verify(message, &[], signature),
+            Self::Stateful(spki, id) => crate::stateful::verify_signature(
+                id,
+                spki,
+                message,
+                &BitString::from_bytes(signature).map_err(|_| Refusal::BadSignature)?,
+            )
+            .map_err(|_| pqkit_core::Error::BadSignature),
+        }
+        .map_err(|_| Refusal::BadSignature)
+    }
+
+    /// An ML-DSA key's μ hasher for content signed without attributes.
+    fn mu(&self) -> Option<MuHasher> {
+        match self {
+            Self::Key(k) if k.algorithm().family == Family::MlDsa => k.mu_hasher(&[]).ok(),
+            _ => None,
+        }
+    }
+}
+
+/// One pass over the content for the signers considered: the digest of each with signed
+/// attributes, μ for each ML-DSA one without, the bytes when `hold`.
+fn read_content(
+    content: &mut dyn Read,
+    resolved: &[Option<&Resolved>],
+    infos: &[&SignerInfo],
+    hold: bool,
+) -> Result<Pass, CmsError> {
+    let mut digests = Vec::new();
+    let mut mus = Vec::new();
+    for (r, si) in resolved.iter().zip(infos) {
+        match r {
+            Some(r) if si.signed_attrs.is_some() => {
+                digests.push(r.digest);
+                mus.push(None);
+            }
+            Some(r) => mus.push(r.checker.mu()),
+            None => mus.push(None),
+        }
+    }
+    super::content::read(content, &digests, mus, hold).map_err(|e| match e {
+        PassError::Io(e) => Error::io(std::path::Path::new("content"), e).into(),
+        PassError::TooLarge => CmsError::TooLarge,
+    })
+}
+
+fn check_signer(
+    si: &SignerInfo,
+    r: &Resolved,
+    pass: &Pass,
+    mu: Option<&[u8; 64]>,
+    content_type: &ObjectIdentifier,
+) -> Result<Option<SystemTime>, Refusal> {
+    let signature = si.signature.as_bytes();
+    let Some(attrs) = &si.signed_attrs else {
+        if *content_type != ID_DATA {
+            return Err(Refusal::AttributesRequired);
+        }
+        return match (mu, &r.checker) {
+            (Some(mu), Checker::Key(k)) => k
+                .verify_mu(mu, signature)
+                .map_err(|_| Refusal::BadSignature)
+                .map(|()| None),
+            _ => {
+                let held = pass.held.as_deref().unwrap_or_default();
+                r.checker.verify(held, signature).map(|()| None)
+            }
+        };
+    };
+    let signed = super::attributes::check(attrs, content_type)?;
+    if !bool::from(subtle::ConstantTimeEq::ct_eq(
+        pass.digest(r.digest),
+        signed.message_digest.as_slice(),
+    )) {
+        return Err(Refusal::MessageDigest(r.digest.name()));
+    }
+    if let Some(p) = &signed.protection {
+        let digest_ok = DigestAlgorithm::from_identifier(&p.digest_algorithm) == Some(r.digest);
+        let signature_ok = p
+            .signature_algorithm
+            .as_ref()
+            .is_some_and(|s| *s == si.signature_algorithm);
+        if !digest_ok || !signature_ok || p.mac_algorithm.is_some() {
+            return Err(Refusal::AlgorithmProtection);
+        }
+    }
+    let der = attrs
+        .to_der()
+        .map_err(|_| Refusal::MalformedAttribute("signedAttrs"))?;
+    r.checker.verify(&der, signature)?;
+    Ok(signed.signing_time)
+}
+
+/// Verifies the SignedData in `der` (a DER ContentInfo), over its attached content or over
+/// `detached`, read once to its end (streamed through the digests; held in memory, at most
+/// [`MAX_HELD_CONTENT`] bytes, only for a signer without signed attributes other than
+/// ML-DSA). Each signer considered ([`VerifyOptions::signers`]) must have its certificate
+/// (carried or given), a digest its signature algorithm's profile allows, valid signed
+/// attributes, a valid signature and a certificate path to `anchors` under the policy.
+///
+/// # Errors
+/// [`CmsError::Rejected`] with every signer's verdict when the [`Require`] policy fails; the
+/// other [`CmsError`]s for the object as a whole ([`CmsError::Pki`] with [`Error::Io`] from the
+/// reader).
+pub fn verify(
+    der: &[u8],
+    detached: Option<&mut dyn Read>,
+    options: &VerifyOptions<'_>,
+) -> Result<Verified, CmsError> {
+    let sd = decode(der)?;
+    let (version, wanted) = (version_number(sd.version), expected_version(&sd));
+    if version != wanted {
+        return Err(CmsError::Malformed(format!(
+            "SignedData version {version}; RFC 5652 §5.1 requires {wanted} for what it holds"
+        )));
+    }
+    let attached = attached_content(&sd)?;
+    let content_type = sd.encap_content_info.econtent_type;
+    let mut certs = carried_certificates(&sd);
+    certs.extend(options.certificates.iter().cloned());
+    let all: Vec<&SignerInfo> = sd.signer_infos.0.iter().collect();
+    if all.is_empty() {
+        return Err(CmsError::NoSigner(""));
+    }
+    let resolved: Vec<Result<Resolved, Refusal>> =
+        all.iter().map(|si| resolve(si, &sd, &certs)).collect();
+    // The signers considered: all, or those whose certificate was asked for.
+    let considered: Vec<usize> = (0..all.len())
+        .filter(|&i| {
+            options.signers.is_empty()
+                || resolved[i]
+                    .as_ref()
+                    .is_ok_and(|r| options.signers.contains(&r.certificate))
+        })
+        .collect();
+    if considered.is_empty() {
+        return Err(CmsError::NoSigner(" with the certificate given"));
+    }
+    let infos: Vec<&SignerInfo> = considered.iter().map(|&i| all[i]).collect();
+    let ready: Vec<Option<&Resolved>> = considered
+        .iter()
+        .map(|&i| resolved[i].as_ref().ok())
+        .collect();
+    let needs_all = infos
+        .iter()
+        .zip(&ready)
+        .any(|(si, r)| si.signed_attrs.is_none() && r.is_some_and(|r| r.checker.mu().is_none()));
+    let pass = match (&attached, detached) {
+        (Some(_), Some(_)) => return Err(CmsError::ContentTwice),
+        (None, None) => return Err(CmsError::NoContent),
+        (Some(bytes), None) => read_content(&mut bytes.as_slice(), &ready, &infos, needs_all)?,
+        (None, Some(reader)) => read_content(reader, &ready, &infos, needs_all)?,
+    };
+    let mut verdicts = Vec::with_capacity(considered.len());
+    for (k, &i) in considered.iter().enumerate() {
+        let si = all[i];
+        let signature_algorithm = resolved[i].as_ref().map_or_else(
+            |_| algorithm_name(&si.signature_algorithm, None),
+            |r| r.name.clone(),
+        );
+        let digest = DigestAlgorithm::from_identifier(&si.digest_alg)
+            .map_or_else(|| si.digest_alg.oid.to_string(), |d| d.name().into());
+        let mut verdict = SignerVerdict {
+            index: i,
+            signer: sid_words(&si.sid),
+            signature_algorithm,
+            digest,
+            signing_time: None,
+            signed_attributes: si.signed_attrs.is_some(),
+            result: Err(Refusal::BadSignature),
+        };
+        verdict.result = match &resolved[i] {
+            Err(r) => Err(r.clone()),
+            Ok(r) => {
+                verdict.signer = subject_of(&r.certificate);
+                check_signer(si, r, &pass, pass.mus[k].as_ref(), &content_type).and_then(|time| {
+                    verdict.signing_time = time;
+                    let chain: Vec<CertificateDer<'_>> = std::iter::once(&r.certificate)
+                        .chain(certs.iter().filter(|c| **c != r.certificate))
+                        .map(|c| CertificateDer::from(c.as_slice()))
+                        .collect();
+                    options
+                        .anchors
+                        .validate(&chain, &options.policy)
+                        .map_err(Refusal::Path)
+                })
+            }
+        };
+        verdicts.push(verdict);
+    }
+    let ok = verdicts.iter().filter(|v| v.result.is_ok()).count();
+    let satisfied = match options.require {
+        Require::All => ok == verdicts.len(),
+        Require::Any => ok > 0,
+    };
+    if !satisfied {
+        return Err(CmsError::Rejected {
+            require: options.require,
+            verdicts,
+        });
+    }
+    Ok(Verified {
+        signers: verdicts,
+        content: attached,
+        content_type,
+    })
+}

@@ -1,0 +1,536 @@
+//! CMS SignedData (RFC 5652) signed and verified by pqkit-pki with every catalogue signature
+//! algorithm and with an HSS state file; several signers under `Require`; content streamed past
+//! the in-memory bound; and the refusals: every bit flip of a signed object, a digest too weak
+//! for the signature algorithm, a missing, duplicated or contradicting signed attribute, a
+//! signer without codeSigning, an expired signer.
+
+use std::io::Read;
+use std::time::{Duration, SystemTime};
+
+use ::cms::content_info::ContentInfo;
+use ::cms::signed_data::{SignedData, SignerInfos};
+use const_oid::ObjectIdentifier;
+use der::asn1::{OctetString, SetOfVec};
+use der::{Any, Decode, Encode};
+use pqkit_core::sig::SigningKey;
+use pqkit_hbs::ledger::hazmat::in_memory;
+use pqkit_hbs::params::{LMS, OTS};
+use pqkit_hbs::state::StatefulKey;
+use pqkit_pki::cert::{self, CertRequest, Issuer, Profile};
+use pqkit_pki::cms::{
+    self, CmsError, DigestAlgorithm, Refusal, Require, SignOptions, Signer, SignerKey,
+    VerifyOptions, oids,
+};
+use pqkit_pki::path::Rule;
+use pqkit_pki::path::{Policy, Purpose, TrustAnchors};
+use pqkit_pki::{Error, stateful_ca};
+use x509_cert::attr::Attribute;
+
+const CONTENT: &[u8] = b"firmware image v1.2.3\n";
+
+struct Ca {
+    cert: Vec<u8>,
+    key: SigningKey,
+}
+
+fn alg(name: &str) -> &'static pqkit_core::sig::SignatureAlgorithm {
+    pqkit_core::catalogue::signature(name).expect("catalogue name")
+}
+
+fn ca(name: &str) -> Ca {
+    let key = alg(name).generate().expect("CA key");
+    let cert = cert::issue_self_signed(&CertRequest::new(Profile::RootCa, "test root"), &key)
+        .expect("root");
+    Ca { cert, key }
+}
+
+/// A certificate of `profile` for a new `name` key, issued by `ca`.
+fn leaf(ca: &Ca, name: &str, profile: Profile) -> (Vec<u8>, SigningKey) {
+    let key = alg(name).generate().expect("key");
+    let cert = cert::issue(
+        &CertRequest::new(profile, &format!("{name} signer")),
+        &key.verifying_key(),
+        Issuer {
+            certificate: &ca.cert,
+            key: &ca.key,
+        },
+    )
+    .expect("leaf");
+    (cert, key)
+}
+
+fn anchors(ca: &Ca) -> TrustAnchors {
+    TrustAnchors::new(std::slice::from_ref(&ca.cert)).expect("anchors")
+}
+
+fn options(anchors: &TrustAnchors) -> VerifyOptions<'_> {
+    VerifyOptions {
+        anchors,
+        policy: Policy::new(Purpose::CodeSigning, SystemTime::now()),
+        certificates: Vec::new(),
+        signers: Vec::new(),
+        require: Require::All,
+    }
+}
+
+fn sign(signers: &mut [Signer<'_>], content: &[u8], attached: bool, attrs: bool) -> Vec<u8> {
+    let options = SignOptions {
+        attached,
+        signed_attributes: attrs,
+        ..SignOptions::default()
+    };
+    cms::sign(signers, &mut &content[..], &options).expect("sign")
+}
+
+fn one<'a>(cert: &[u8], key: &'a SigningKey) -> Vec<Signer<'a>> {
+    vec![Signer {
+        certificate: cert.to_vec(),
+        key: SignerKey::Key(key),
+        digest: None,
+    }]
+}
+
+/// The refusal of the first signer, from a rejected verification.
+fn refusal(result: Result<cms::Verified, CmsError>) -> Refusal {
+    match result {
+        Err(CmsError::Rejected { verdicts, .. }) => verdicts
+            .into_iter()
+            .find_map(|v| v.result.err())
+            .expect("a refused signer"),
+        Err(e) => panic!("expected a refused signer, got: {e}"),
+        Ok(_) => panic!("accepted"),
+    }
+}
+
+#[test]
+fn every_signature_algorithm_signs_and_verifies() {
+    let root = ca("ECDSA-P256");
+    let anchors = anchors(&root);
+    for alg in pqkit_core::catalogue::signatures() {
+        let (cert, key) = leaf(&root, alg.name, Profile::CodeSigning);
+        for attached in [true, false] {
+            let der = sign(&mut one(&cert, &key), CONTENT, attached, true);
+            let detached: Option<&mut dyn Read> = if attached {
+                None
+            } else {
+                Some(Box::leak(Box::new(CONTENT)))
+            };
+            let verified = cms::verify(&der, detached, &options(&anchors))
+                .unwrap_or_else(|e| panic!("{}: {e}", alg.name));
+            assert_eq!(verified.signers.len(), 1);
+            assert_eq!(verified.signers[0].signature_algorithm, alg.name);
+            assert_eq!(
+                verified.content.as_deref(),
+                attached.then_some(CONTENT),
+                "{}",
+                alg.name
+            );
+            let shown = cms::describe(&der).expect("describe");
+            assert_eq!(shown.signers[0].signature_algorithm, alg.name);
+        }
+    }
+}
+
+#[test]
+fn profiles_name_each_digest() {
+    let root = ca("ECDSA-P256");
+    for (name, digest) in [
+        ("ML-DSA-44", DigestAlgorithm::Sha512),
+        ("ML-DSA-87", DigestAlgorithm::Sha512),
+        ("SLH-DSA-SHA2-128f", DigestAlgorithm::Sha256),
+        ("SLH-DSA-SHA2-192f", DigestAlgorithm::Sha512),
+        ("SLH-DSA-SHAKE-128f", DigestAlgorithm::Shake128),
+        ("SLH-DSA-SHAKE-256f", DigestAlgorithm::Shake256),
+        ("ECDSA-P384", DigestAlgorithm::Sha384),
+        ("Ed25519", DigestAlgorithm::Sha512),
+        ("RSA-PKCS1-2048", DigestAlgorithm::Sha256),
+    ] {
+        let (cert, key) = leaf(&root, name, Profile::CodeSigning);
+        let der = sign(&mut one(&cert, &key), CONTENT, true, true);
+        let shown = cms::describe(&der).expect("describe");
+        assert_eq!(shown.signers[0].digest_algorithm, digest.name(), "{name}");
+        assert_eq!(shown.digest_algorithms, vec![digest.name()], "{name}");
+        let attrs = shown.signers[0]
+            .signed_attributes
+            .clone()
+            .expect("attributes");
+        for a in [
+            "contentType",
+            "messageDigest",
+            "signingTime",
+            "CMSAlgorithmProtection",
+        ] {
+            assert!(attrs.iter().any(|x| x == a), "{name}: {a} in {attrs:?}");
+        }
+    }
+}
+
+#[test]
+fn without_signed_attributes_the_signature_covers_the_content() {
+    let root = ca("ECDSA-P256");
+    let anchors = anchors(&root);
+    // ML-DSA streams μ; the others hold the content.
+    for name in ["ML-DSA-65", "SLH-DSA-SHA2-128f", "ECDSA-P256", "Ed25519"] {
+        let (cert, key) = leaf(&root, name, Profile::CodeSigning);
+        for attached in [true, false] {
+            let der = sign(&mut one(&cert, &key), CONTENT, attached, false);
+            let shown = cms::describe(&der).expect("describe");
+            assert!(shown.signers[0].signed_attributes.is_none());
+            let content = |c: &'static [u8]| -> Option<&mut dyn Read> {
+                (!attached).then(|| Box::leak(Box::new(c)) as &mut dyn Read)
+            };
+            cms::verify(&der, content(CONTENT), &options(&anchors))
+                .unwrap_or_else(|e| panic!("{name}: {e}"));
+            if !attached {
+                let r = refusal(cms::verify(
+                    &der,
+                    content(b"firmware image v1.2.4\n"),
+                    &options(&anchors),
+                ));
+                assert_eq!(r, Refusal::BadSignature, "{name}");
+            }
+        }
+    }
+}
+
+/// Detached content past the in-memory bound streams through the digests, both ways; attached
+/// content past it is refused before anything is signed.
+#[test]
+fn detached_content_streams_past_the_bound() {
+    let root = ca("ECDSA-P256");
+    let anchors = anchors(&root);
+    let (cert, key) = leaf(&root, "ML-DSA-44", Profile::CodeSigning);
+    let len = cms::MAX_HELD_CONTENT + 3 * cms::CHUNK as u64 + 17;
+    let big = || std::io::repeat(0x5a).take(len);
+    let options_detached = SignOptions {
+        attached: false,
+        ..SignOptions::default()
+    };
+    let der = cms::sign(&mut one(&cert, &key), &mut big(), &options_detached).expect("sign");
+    cms::verify(&der, Some(&mut big()), &options(&anchors)).expect("verify");
+    let r = refusal(cms::verify(
+        &der,
+        Some(&mut std::io::repeat(0x5a).take(len - 1)),
+        &options(&anchors),
+    ));
+    assert_eq!(r, Refusal::MessageDigest("SHA-512"));
+    match cms::sign(&mut one(&cert, &key), &mut big(), &SignOptions::default()) {
+        Err(Error::Input { reason, .. }) => assert!(reason.contains("detached"), "{reason}"),
+        other => panic!(
+            "attached content past the bound: {:?}",
+            other.map(|d| d.len())
+        ),
+    }
+}
+
+#[test]
+fn several_signers_and_the_require_policy() {
+    let pq_root = ca("ML-DSA-65");
+    let ec_root = ca("ECDSA-P256");
+    let (pq_cert, pq_key) = leaf(&pq_root, "ML-DSA-65", Profile::CodeSigning);
+    let (ec_cert, ec_key) = leaf(&ec_root, "ECDSA-P256", Profile::CodeSigning);
+    let mut signers = one(&pq_cert, &pq_key);
+    signers.extend(one(&ec_cert, &ec_key));
+    let der = sign(&mut signers, CONTENT, true, true);
+    let both = TrustAnchors::new(&[pq_root.cert.clone(), ec_root.cert.clone()]).expect("anchors");
+    let v = cms::verify(&der, None, &options(&both)).expect("both signers");
+    assert_eq!(v.signers.len(), 2);
+    // Only the post-quantum root trusted: `all` refuses and names the ECDSA signer, `any`
+    // accepts with the ECDSA signer's refusal reported.
+    let pq_only = anchors(&pq_root);
+    match cms::verify(&der, None, &options(&pq_only)) {
+        Err(CmsError::Rejected { verdicts, .. }) => {
+            let bad: Vec<_> = verdicts.iter().filter(|v| v.result.is_err()).collect();
+            assert_eq!(bad.len(), 1);
+            assert!(bad[0].signer.contains("ECDSA-P256"), "{}", bad[0].signer);
+            assert!(matches!(bad[0].result, Err(Refusal::Path(_))));
+        }
+        other => panic!("{:?}", other.map(|v| v.signers.len())),
+    }
+    let any = VerifyOptions {
+        require: Require::Any,
+        ..options(&pq_only)
+    };
+    let v = cms::verify(&der, None, &any).expect("any");
+    assert_eq!(v.signers.iter().filter(|s| s.result.is_ok()).count(), 1);
+    // Choosing the signer by certificate.
+    let chosen = VerifyOptions {
+        signers: vec![pq_cert.clone()],
+        ..options(&pq_only)
+    };
+    let v = cms::verify(&der, None, &chosen).expect("the chosen signer");
+    assert_eq!(v.signers.len(), 1);
+    let nobody = VerifyOptions {
+        signers: vec![pq_root.cert.clone()],
+        ..options(&pq_only)
+    };
+    assert!(matches!(
+        cms::verify(&der, None, &nobody),
+        Err(CmsError::NoSigner(_))
+    ));
+}
+
+/// An HSS signer in a state file: each SignedData spends one one-time key, reserved first.
+#[test]
+fn hss_signer_from_a_state_file() {
+    let dir = std::env::temp_dir().join(format!("pqkit-pki-cms-hss-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("scratch");
+    let level = (&LMS[0], &OTS[3]);
+    let mut root_key =
+        StatefulKey::create(&dir.join("root.hss"), &[level], in_memory(), 2).expect("root");
+    let root = stateful_ca::issue_self_signed(
+        &CertRequest::new(Profile::RootCa, "HSS root"),
+        &mut root_key,
+    )
+    .expect("root cert");
+    let mut signer_key =
+        StatefulKey::create(&dir.join("signer.hss"), &[level, level], in_memory(), 2)
+            .expect("signer");
+    let spki = pqkit_pki::stateful::spki(&signer_key.public_key())
+        .expect("spki")
+        .to_der()
+        .expect("der");
+    let cert = stateful_ca::issue(
+        &CertRequest::new(Profile::CodeSigning, "HSS firmware signer"),
+        &spki,
+        &root,
+        &mut root_key,
+    )
+    .expect("signer cert");
+    let anchors = TrustAnchors::new(std::slice::from_ref(&root)).expect("anchors");
+    let mut ders = Vec::new();
+    for attrs in [true, false] {
+        let before = signer_key.status();
+        let mut signers = vec![Signer {
+            certificate: cert.clone(),
+            key: SignerKey::Stateful(&mut signer_key),
+            digest: None,
+        }];
+        let der = sign(&mut signers, CONTENT, true, attrs);
+        drop(signers);
+        assert_ne!(format!("{before:?}"), format!("{:?}", signer_key.status()));
+        let v = cms::verify(&der, None, &options(&anchors)).expect("HSS SignedData");
+        assert_eq!(v.signers[0].signature_algorithm, "HSS/LMS");
+        assert_eq!(v.signers[0].digest, "SHA-256");
+        ders.push(der);
+    }
+    assert_ne!(ders[0], ders[1]);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Re-signs signer 0's signed attributes after `edit` (and the SignerInfo's digest algorithm
+/// after `digest`, when given), with `key`.
+fn resign(
+    der: &[u8],
+    key: &SigningKey,
+    digest: Option<DigestAlgorithm>,
+    edit: impl FnOnce(&mut Vec<Attribute>),
+) -> Vec<u8> {
+    let info = ContentInfo::from_der(der).expect("ContentInfo");
+    let mut sd: SignedData = info.content.decode_as().expect("SignedData");
+    let mut infos: Vec<_> = sd.signer_infos.0.into_vec();
+    let si = &mut infos[0];
+    if let Some(d) = digest {
+        si.digest_alg = d.identifier();
+        sd.digest_algorithms = SetOfVec::try_from(vec![d.identifier()]).expect("set");
+    }
+    let mut attrs: Vec<Attribute> = si.signed_attrs.take().expect("attrs").into_vec();
+    edit(&mut attrs);
+    // Two attributes of one type with different values make a valid SET OF; identical ones
+    // would not encode (and would not decode either).
+    let attrs = SetOfVec::try_from(attrs).expect("a SET OF");
+    si.signature = OctetString::new(
+        key.sign(&attrs.to_der().expect("attrs"), &[])
+            .expect("sign"),
+    )
+    .expect("signature");
+    si.signed_attrs = Some(attrs);
+    sd.signer_infos = SignerInfos::try_from(infos).expect("infos");
+    ContentInfo {
+        content_type: oids::ID_SIGNED_DATA,
+        content: Any::encode_from(&sd).expect("sd"),
+    }
+    .to_der()
+    .expect("der")
+}
+
+/// An attribute of one value.
+fn attribute(oid: ObjectIdentifier, value: Any) -> Attribute {
+    Attribute {
+        oid,
+        values: SetOfVec::try_from(vec![value]).expect("values"),
+    }
+}
+
+fn digest_value(d: DigestAlgorithm, content: &[u8]) -> Any {
+    Any::encode_from(&OctetString::new(d.digest(content)).expect("octets")).expect("any")
+}
+
+#[test]
+fn contradicting_signed_attributes_are_refused() {
+    let root = ca("ECDSA-P256");
+    let anchors = anchors(&root);
+    let (cert, key) = leaf(&root, "ML-DSA-87", Profile::CodeSigning);
+    let der = sign(&mut one(&cert, &key), CONTENT, true, true);
+    let verify = |der: &[u8]| cms::verify(der, None, &options(&anchors));
+    // The re-signing itself is sound: unchanged attributes verify.
+    verify(&resign(&der, &key, None, |_| {})).expect("re-signed, unchanged");
+    let sha512 = DigestAlgorithm::Sha512;
+    let cases: Vec<(&str, Vec<u8>, Refusal)> = vec![
+        (
+            "SHA-256 with ML-DSA-87",
+            resign(&der, &key, Some(DigestAlgorithm::Sha256), |attrs| {
+                attrs.retain(|a| {
+                    a.oid != oids::MESSAGE_DIGEST && a.oid != oids::ALGORITHM_PROTECTION
+                });
+                attrs.push(attribute(
+                    oids::MESSAGE_DIGEST,
+                    digest_value(DigestAlgorithm::Sha256, CONTENT),
+                ));
+            }),
+            Refusal::Digest {
+                digest: "SHA-256".into(),
+                signature: "ML-DSA-87".into(),
+            },
+        ),
+        (
+            "no messageDigest",
+            resign(&der, &key, None, |attrs| {
+                attrs.retain(|a| a.oid != oids::MESSAGE_DIGEST);
+            }),
+            Refusal::MissingAttribute("messageDigest"),
+        ),
+        (
+            "no contentType",
+            resign(&der, &key, None, |attrs| {
+                attrs.retain(|a| a.oid != oids::CONTENT_TYPE);
+            }),
+            Refusal::MissingAttribute("contentType"),
+        ),
+        (
+            "two messageDigest attributes",
+            resign(&der, &key, None, |attrs| {
+                attrs.push(attribute(
+                    oids::MESSAGE_DIGEST,
+                    digest_value(sha512, b"other firmware"),
+                ));
+            }),
+            Refusal::DuplicateAttribute("messageDigest".into()),
+        ),
+        (
+            "two values in messageDigest",
+            resign(&der, &key, None, |attrs| {
+                let a = attrs
+                    .iter_mut()
+                    .find(|a| a.oid == oids::MESSAGE_DIGEST)
+                    .expect("messageDigest");
+                a.values
+                    .insert(digest_value(sha512, b"other firmware"))
+                    .expect("second value");
+            }),
+            Refusal::DuplicateAttribute("messageDigest".into()),
+        ),
+        (
+            "messageDigest of other content",
+            resign(&der, &key, None, |attrs| {
+                attrs.retain(|a| a.oid != oids::MESSAGE_DIGEST);
+                attrs.push(attribute(
+                    oids::MESSAGE_DIGEST,
+                    digest_value(sha512, b"other firmware"),
+                ));
+            }),
+            Refusal::MessageDigest("SHA-512"),
+        ),
+        (
+            "contentType other than the content's",
+            resign(&der, &key, None, |attrs| {
+                attrs.retain(|a| a.oid != oids::CONTENT_TYPE);
+                attrs.push(attribute(
+                    oids::CONTENT_TYPE,
+                    Any::encode_from(&oids::ID_SIGNED_DATA).expect("oid"),
+                ));
+            }),
+            Refusal::ContentType,
+        ),
+        (
+            "CMSAlgorithmProtection naming SHAKE256",
+            resign(&der, &key, None, |attrs| {
+                let p = attrs
+                    .iter_mut()
+                    .find(|a| a.oid == oids::ALGORITHM_PROTECTION)
+                    .expect("protection");
+                let mut bytes = p.values.get(0).expect("value").to_der().expect("der");
+                // The digest OID's last arc: SHA-512 (…2.3) → SHAKE256 (…2.12).
+                let at = find(
+                    &bytes,
+                    &[0x60, 0x86, 0x48, 0x01, 0x65, 0x03, 0x04, 0x02, 0x03],
+                )
+                .expect("SHA-512 OID");
+                bytes[at + 8] = 0x0c;
+                p.values =
+                    SetOfVec::try_from(vec![Any::from_der(&bytes).expect("any")]).expect("values");
+            }),
+            Refusal::AlgorithmProtection,
+        ),
+    ];
+    for (what, der, want) in cases {
+        assert_eq!(refusal(verify(&der)), want, "{what}");
+    }
+}
+
+fn find(hay: &[u8], needle: &[u8]) -> Option<usize> {
+    hay.windows(needle.len()).position(|w| w == needle)
+}
+
+#[test]
+fn signers_without_code_signing_or_expired_are_refused() {
+    let root = ca("ECDSA-P256");
+    let anchors = anchors(&root);
+    let (server, server_key) = leaf(&root, "ML-DSA-44", Profile::Server);
+    let der = sign(&mut one(&server, &server_key), CONTENT, true, true);
+    match refusal(cms::verify(&der, None, &options(&anchors))) {
+        Refusal::Path(e) => assert!(matches!(e.rule, Rule::WrongPurpose { .. }), "{e}"),
+        r => panic!("{r}"),
+    }
+    let (cert, key) = leaf(&root, "ML-DSA-44", Profile::CodeSigning);
+    let der = sign(&mut one(&cert, &key), CONTENT, true, true);
+    let later = VerifyOptions {
+        policy: Policy::new(
+            Purpose::CodeSigning,
+            SystemTime::now() + Duration::from_secs(400 * 24 * 3600),
+        ),
+        ..options(&anchors)
+    };
+    match refusal(cms::verify(&der, None, &later)) {
+        Refusal::Path(e) => assert!(matches!(e.rule, Rule::Expired { .. }), "{e}"),
+        r => panic!("{r}"),
+    }
+}
+
+/// Every 1-bit change of a signed object is refused: the signature, the signed attributes,
+/// the content, the certificate, and the unsigned fields around them (versions, the
+/// digestAlgorithms, the algorithm identifiers, lengths and tags).
+#[test]
+fn every_bit_flip_is_refused() {
+    let root = ca("Ed25519");
+    let anchors = anchors(&root);
+    let (cert, key) = leaf(&root, "Ed25519", Profile::CodeSigning);
+    let der = sign(&mut one(&cert, &key), CONTENT, true, true);
+    cms::verify(&der, None, &options(&anchors)).expect("unchanged");
+    let mut accepted = Vec::new();
+    for bit in 0..der.len() * 8 {
+        let mut bad = der.clone();
+        bad[bit / 8] ^= 1 << (bit % 8);
+        if cms::verify(&bad, None, &options(&anchors)).is_ok() {
+            accepted.push(bit);
+        }
+    }
+    assert!(
+        accepted.is_empty(),
+        "{} of {} bit flips accepted, first at byte {}",
+        accepted.len(),
+        der.len() * 8,
+        accepted[0] / 8
+    );
+}
