@@ -75,3 +75,29 @@ pub(crate) fn certificate_path(data: &[u8]) {
 pub(crate) fn csr(data: &[u8]) {
     let _ = csr::verify(data);
 }
+
+/// A CMS SignedData (DER or BER): described, then verified with the OpenSSL 3.5 hackathon
+/// trust anchor (the corpus holds that provider's ML-DSA-44 SignedData, Bouncy Castle's BER
+/// one, and pqkit's own), attached content, codeSigning or any purpose.
+pub(crate) fn cms_signed_data(data: &[u8]) {
+    use pqkit_pki::cms::{self, Require, VerifyOptions};
+    use pqkit_pki::path::Policy;
+    static ANCHORS: std::sync::OnceLock<TrustAnchors> = std::sync::OnceLock::new();
+    let anchors = ANCHORS.get_or_init(|| {
+        let ta = include_bytes!("../../crates/pqkit-pki/tests/data/cms-hackathon/ossl35/ta.der");
+        TrustAnchors::new(&[ta.to_vec()]).expect("the hackathon trust anchor")
+    });
+    let _ = cms::describe(data);
+    let at = UNIX_EPOCH + Duration::from_secs(1_785_542_400);
+    for purpose in [Purpose::CodeSigning, Purpose::Any] {
+        let options = VerifyOptions {
+            anchors,
+            policy: Policy::new(purpose, at),
+            certificates: Vec::new(),
+            signers: Vec::new(),
+            require: Require::Any,
+        };
+        let _ = cms::verify(data, None, &options);
+        let _ = cms::verify(data, Some(&mut &b"detached content"[..]), &options);
+    }
+}

@@ -22,6 +22,7 @@ pub(crate) const TARGETS: &[(&str, Target)] = &[
     ("spki", files::spki),
     ("certificate_path", files::certificate_path),
     ("csr", files::csr),
+    ("cms_signed_data", files::cms_signed_data),
     ("hbs_public_key", stateful::public_key),
     ("hbs_signature", stateful::signature),
     ("hbs_state_file", stateful::state_file),

@@ -18,6 +18,11 @@
 //!   signatures verify in BC's `HSSSigner`, BC's in pqkit; the same for XMSS^MT
 //!   (XMSSMT-SHA2_20/4_256) and XMSS (XMSS-SHA2_10_256).
 //!
+//! - CMS SignedData (RFC 5652) with BC's bcpkix (`tests/data/bc/CmsPeer.java`): ML-DSA-44/65/87
+//!   (RFC 9882) and SLH-DSA (RFC 9814), attached and detached, with and without signed
+//!   attributes, and HSS/LMS (RFC 9708) from a pqkit state file and from a BC key: each side's
+//!   SignedData verifies on the other.
+//!
 //! Fails (does not skip) when Java, Maven or the peer is missing.
 
 mod support;
@@ -32,7 +37,7 @@ use pqkit_core::falcon::{FALCON_512, FALCON_1024};
 use pqkit_core::sig::{SignatureAlgorithm, SigningRandomness};
 use serde_json::Value;
 
-use support::{Guard, free_port, json_lines, pqkit, run_ok, scratch, wait_listening};
+use support::{Guard, code_signer, free_port, json_lines, pqkit, run_ok, scratch, wait_listening};
 
 const GROUP: &str = "X25519MLKEM768";
 const GROUP_CODE_POINT: &str = "0x11ec";
@@ -40,11 +45,12 @@ const GROUP_CODE_POINT: &str = "0x11ec";
 const MESSAGE: &str = "hello pqkit!";
 
 /// The built peer: `java -jar bcpeer.jar` with BC's jars in `lib/`, and the compiled Falcon
-/// helper.
+/// and CMS helpers.
 struct Bc {
     dir: PathBuf,
     jar: PathBuf,
     falcon_classes: PathBuf,
+    cms_classes: PathBuf,
 }
 
 impl Bc {
@@ -69,6 +75,20 @@ impl Bc {
                 self.dir.display()
             ))
             .arg("FalconOracle")
+            .stdin(Stdio::null());
+        c
+    }
+
+    /// `java CmsPeer` (tests/data/bc/CmsPeer.java: BC's CMS) with the peer's BC jars.
+    fn cms(&self) -> Command {
+        let mut c = Command::new("java");
+        c.arg("-cp")
+            .arg(format!(
+                "{}:{}/lib/*",
+                self.cms_classes.display(),
+                self.dir.display()
+            ))
+            .arg("CmsPeer")
             .stdin(Stdio::null());
         c
     }
@@ -119,10 +139,24 @@ fn build_bc(dir: &Path) -> Bc {
             .arg(&java),
     );
 
+    let cms_classes = dir.join("cms");
+    std::fs::create_dir_all(&cms_classes).expect("mkdir");
+    let java = cms_classes.join("CmsPeer.java");
+    std::fs::write(&java, include_str!("data/bc/CmsPeer.java")).expect("write CmsPeer.java");
+    run_ok(
+        Command::new("javac")
+            .arg("-cp")
+            .arg(format!("{}/lib/*", dir.display()))
+            .arg("-d")
+            .arg(&cms_classes)
+            .arg(&java),
+    );
+
     let bc = Bc {
         dir: dir.to_owned(),
         jar,
         falcon_classes,
+        cms_classes,
     };
     let version = run_ok(&mut bc.cmd("version"));
     println!(
@@ -947,4 +981,183 @@ fn xmss_and_xmss_mt_signatures_interoperate_with_the_bouncy_castle_oracle() {
             |s| pk.index(s).expect("index"),
         );
     }
+}
+
+// ---------------------------------------------------------------------------------------- CMS
+
+/// `pqkit cms sign` of `file` by one signer with `flags`.
+fn pqkit_cms_sign(cert: &Path, key: &Path, flags: &[&str], out: &Path, file: &Path) {
+    run_ok(
+        pqkit()
+            .args(["cms", "sign"])
+            .args(flags)
+            .arg("--signer")
+            .arg(cert)
+            .arg("--key")
+            .arg(key)
+            .arg("-o")
+            .arg(out)
+            .arg(file),
+    );
+}
+
+/// `pqkit cms verify` against `ca`, with the content when detached; returns its report.
+fn pqkit_cms_verify(ca: &Path, signed: &Path, content: Option<&Path>) -> String {
+    let mut cmd = pqkit();
+    cmd.args(["cms", "verify", "--ca"]).arg(ca);
+    if let Some(c) = content {
+        cmd.arg("--content").arg(c);
+    }
+    String::from_utf8_lossy(&run_ok(cmd.arg(signed)).stdout).into_owned()
+}
+
+/// BC verifies `signed` (with `content` when detached); returns its one line per signer.
+fn bc_cms_verify(bc: &Bc, signed: &Path, content: Option<&Path>) -> String {
+    let mut cmd = bc.cms();
+    cmd.arg("verify").arg(signed);
+    if let Some(c) = content {
+        cmd.arg(c);
+    }
+    String::from_utf8_lossy(&run_ok(&mut cmd).stdout).into_owned()
+}
+
+#[test]
+fn cms_signed_data_interoperates_with_bouncy_castle() {
+    let bc = bc();
+    let dir = scratch("bc-cms");
+    let pki = dir.join("pki");
+    run_ok(
+        pqkit()
+            .args(["pki", "init", "--sig", "ML-DSA-65", "--dir"])
+            .arg(&pki),
+    );
+    let ca = pki.join("ca.pem");
+    let file = write(&dir, "firmware.bin", &vec![0x42; 70_000]);
+    let mut matrix = Vec::new();
+    for (alg, bc_name) in [
+        ("ML-DSA-44", "ML-DSA-44"),
+        ("ML-DSA-65", "ML-DSA-65"),
+        ("ML-DSA-87", "ML-DSA-87"),
+        ("SLH-DSA-SHA2-128f", "SLH-DSA-SHA2-128F"),
+        ("SLH-DSA-SHA2-192s", "SLH-DSA-SHA2-192S"),
+        ("SLH-DSA-SHAKE-128f", "SLH-DSA-SHAKE-128F"),
+        ("SLH-DSA-SHAKE-256f", "SLH-DSA-SHAKE-256F"),
+    ] {
+        let (cert, key) = code_signer(&dir, alg, &pki);
+        for (attached, attrs) in [(true, true), (false, true), (true, false), (false, false)] {
+            let how = format!(
+                "{}, {}",
+                if attached { "attached" } else { "detached" },
+                if attrs {
+                    "signed attributes"
+                } else {
+                    "no signed attributes"
+                }
+            );
+            let content = (!attached).then_some(file.as_path());
+            // pqkit → BC.
+            let ours = dir.join(format!("{alg}-{attached}-{attrs}.p7"));
+            let mut flags = Vec::new();
+            if !attached {
+                flags.push("--detached");
+            }
+            if !attrs {
+                flags.push("--no-signed-attributes");
+            }
+            pqkit_cms_sign(&cert, &key, &flags, &ours, &file);
+            let said = bc_cms_verify(bc, &ours, content);
+            assert!(said.starts_with("OK "), "{alg}, {how}: BC says {said}");
+            // BC → pqkit.
+            let theirs = dir.join(format!("{alg}-{attached}-{attrs}-bc.p7"));
+            run_ok(
+                bc.cms()
+                    .args(["sign", bc_name])
+                    .arg(&cert)
+                    .arg(&key)
+                    .arg(&file)
+                    .arg(&theirs)
+                    .arg(if attached { "attached" } else { "detached" })
+                    .arg(if attrs { "attrs" } else { "noattrs" }),
+            );
+            let said = pqkit_cms_verify(&ca, &theirs, content);
+            assert!(
+                said.contains(alg) && said.contains(": OK"),
+                "{alg}, {how}: {said}"
+            );
+            matrix.push(format!("{alg}: {how}: both ways"));
+        }
+    }
+    // HSS/LMS from a pqkit state file → BC.
+    let (root_state, root_pub) = (dir.join("root.hss"), dir.join("root.pub"));
+    let (fw_state, fw_pub) = (dir.join("fw.hss"), dir.join("fw.pub"));
+    for (state, public) in [(&root_state, &root_pub), (&fw_state, &fw_pub)] {
+        run_ok(
+            pqkit()
+                .args(["hbs", "keygen", "--preset", "L2_H10_W4", "--state"])
+                .arg(state)
+                .arg("--pub")
+                .arg(public),
+        );
+    }
+    let hss_root = dir.join("hss-root.pem");
+    run_ok(
+        pqkit()
+            .args(["hbs", "ca", "--subject", "CN=HSS root", "--state"])
+            .arg(&root_state)
+            .arg("-o")
+            .arg(&hss_root),
+    );
+    let fw_cert = dir.join("fw.pem");
+    run_ok(
+        pqkit()
+            .args([
+                "hbs",
+                "issue",
+                "--subject",
+                "CN=HSS firmware signer",
+                "--state",
+            ])
+            .arg(&root_state)
+            .arg("--ca")
+            .arg(&hss_root)
+            .arg("--pub")
+            .arg(&fw_pub)
+            .arg("-o")
+            .arg(&fw_cert),
+    );
+    let ours = dir.join("hss.p7m");
+    pqkit_cms_sign(&fw_cert, &fw_state, &[], &ours, &file);
+    let said = bc_cms_verify(bc, &ours, None);
+    assert!(
+        said.starts_with("OK 1.2.840.113549.1.9.16.3.17 2.16.840.1.101.3.4.2.1"),
+        "HSS: BC says {said}"
+    );
+    // HSS/LMS from a BC key, its certificate issued by pqkit's CA (signed by BC) → pqkit.
+    let (bc_cert, bc_key) = (dir.join("bc-hss.pem"), dir.join("bc-hss.key"));
+    run_ok(
+        bc.cms()
+            .arg("hss-signer")
+            .arg(&ca)
+            .arg(pki.join("ca.key"))
+            .arg("ML-DSA-65")
+            .arg(&bc_cert)
+            .arg(&bc_key),
+    );
+    let theirs = dir.join("hss-bc.p7m");
+    run_ok(
+        bc.cms()
+            .args(["sign", "LMS"])
+            .arg(&bc_cert)
+            .arg(&bc_key)
+            .arg(&file)
+            .arg(&theirs)
+            .args(["attached", "attrs"]),
+    );
+    let said = pqkit_cms_verify(&ca, &theirs, None);
+    assert!(
+        said.contains("HSS/LMS, SHA-256") && said.contains(": OK"),
+        "{said}"
+    );
+    matrix.push("HSS/LMS: attached, signed attributes: both ways".into());
+    println!("{}", matrix.join("\n"));
 }

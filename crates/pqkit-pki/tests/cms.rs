@@ -534,3 +534,53 @@ fn every_bit_flip_is_refused() {
         accepted[0] / 8
     );
 }
+
+/// The IETF hackathon's CMS artifacts (`tests/data/cms-hackathon`: OpenSSL 3.5, CryptoNext and
+/// Bouncy Castle, BER included): every ML-DSA and SLH-DSA SignedData verifies against its
+/// provider's trust anchor, its content is the provider's plaintext, and a changed content
+/// byte is refused.
+#[test]
+fn hackathon_artifacts_verify() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/cms-hackathon");
+    // The artifacts' certificates are valid on 2026-08-01 (Bouncy Castle's for a year from
+    // 2026-07-20).
+    let at = SystemTime::UNIX_EPOCH + Duration::from_secs(1_785_542_400);
+    let mut checked = 0;
+    for provider in ["ossl35", "cryptonext", "bc"] {
+        let dir = root.join(provider);
+        let ta = std::fs::read(dir.join("ta.der")).expect("ta.der");
+        let anchors = TrustAnchors::new(&[ta]).expect("anchor");
+        let plaintext = std::fs::read(dir.join("expected_plaintext.txt")).expect("plaintext");
+        let mut files: Vec<_> = std::fs::read_dir(&dir)
+            .expect("dir")
+            .map(|e| e.expect("entry").path())
+            .filter(|p| p.to_string_lossy().ends_with("_signed_attrs.der"))
+            .collect();
+        files.sort();
+        assert_eq!(files.len(), 15, "{provider}: 3 ML-DSA and 12 SLH-DSA artifacts");
+        for file in files {
+            let der = std::fs::read(&file).expect("artifact");
+            // Bouncy Castle's trust anchor has no subjectKeyIdentifier, which RFC 5280 §4.2.1.2
+            // asks of a CA and `Policy::key_identifiers` checks by default; not checked here.
+            let policy = Policy {
+                key_identifiers: provider != "bc",
+                ..Policy::new(Purpose::Any, at)
+            };
+            let options = VerifyOptions {
+                policy,
+                ..options(&anchors)
+            };
+            let v = cms::verify(&der, None, &options)
+                .unwrap_or_else(|e| panic!("{}: {e}", file.display()));
+            let content = v.content.expect("attached");
+            assert!(
+                content.ends_with(&plaintext),
+                "{}: content {:?}",
+                file.display(),
+                String::from_utf8_lossy(&content)
+            );
+            checked += 1;
+        }
+    }
+    assert_eq!(checked, 45);
+}

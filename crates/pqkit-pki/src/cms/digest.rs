@@ -1,11 +1,12 @@
 //! The digest algorithms of CMS signers (RFC 5652 §5.3 `digestAlgorithm`): SHA-256, SHA-384
 //! and SHA-512 (RFC 5754), SHAKE128 and SHAKE256 with 32- and 64-byte outputs (RFC 8702 §3),
-//! and which one each signature algorithm takes ([`default_for`], [`allowed`]).
+//! SHA3-256/384/512 (FIPS 202; OpenSSL 3.5 writes them for SLH-DSA-SHAKE signers), and which
+//! one each signature algorithm takes ([`default_for`], [`allowed`]).
 
 use aws_lc_rs::digest;
 use const_oid::ObjectIdentifier;
 use der::asn1::Null;
-use sha3::digest::{ExtendableOutput, Update, XofReader};
+use sha3::digest::{ExtendableOutput, FixedOutput, Update, XofReader};
 use spki::AlgorithmIdentifierOwned;
 
 /// A digest algorithm of a CMS signer.
@@ -21,6 +22,12 @@ pub enum DigestAlgorithm {
     Shake128,
     /// SHAKE256 with a 64-byte output (RFC 8702 `id-shake256`).
     Shake256,
+    /// SHA3-256, 32 bytes (FIPS 202).
+    Sha3_256,
+    /// SHA3-384, 48 bytes.
+    Sha3_384,
+    /// SHA3-512, 64 bytes.
+    Sha3_512,
 }
 
 const SHA256: ObjectIdentifier = ObjectIdentifier::new_unwrap("2.16.840.1.101.3.4.2.1");
@@ -28,15 +35,21 @@ const SHA384: ObjectIdentifier = ObjectIdentifier::new_unwrap("2.16.840.1.101.3.
 const SHA512: ObjectIdentifier = ObjectIdentifier::new_unwrap("2.16.840.1.101.3.4.2.3");
 const SHAKE128: ObjectIdentifier = ObjectIdentifier::new_unwrap("2.16.840.1.101.3.4.2.11");
 const SHAKE256: ObjectIdentifier = ObjectIdentifier::new_unwrap("2.16.840.1.101.3.4.2.12");
+const SHA3_256: ObjectIdentifier = ObjectIdentifier::new_unwrap("2.16.840.1.101.3.4.2.8");
+const SHA3_384: ObjectIdentifier = ObjectIdentifier::new_unwrap("2.16.840.1.101.3.4.2.9");
+const SHA3_512: ObjectIdentifier = ObjectIdentifier::new_unwrap("2.16.840.1.101.3.4.2.10");
 
 impl DigestAlgorithm {
     /// Every digest algorithm.
-    pub const ALL: [Self; 5] = [
+    pub const ALL: [Self; 8] = [
         Self::Sha256,
         Self::Sha384,
         Self::Sha512,
         Self::Shake128,
         Self::Shake256,
+        Self::Sha3_256,
+        Self::Sha3_384,
+        Self::Sha3_512,
     ];
 
     /// "SHA-256", "SHAKE256", ….
@@ -47,6 +60,9 @@ impl DigestAlgorithm {
             Self::Sha512 => "SHA-512",
             Self::Shake128 => "SHAKE128",
             Self::Shake256 => "SHAKE256",
+            Self::Sha3_256 => "SHA3-256",
+            Self::Sha3_384 => "SHA3-384",
+            Self::Sha3_512 => "SHA3-512",
         }
     }
 
@@ -70,6 +86,9 @@ impl DigestAlgorithm {
             Self::Sha512 => SHA512,
             Self::Shake128 => SHAKE128,
             Self::Shake256 => SHAKE256,
+            Self::Sha3_256 => SHA3_256,
+            Self::Sha3_384 => SHA3_384,
+            Self::Sha3_512 => SHA3_512,
         }
     }
 
@@ -81,8 +100,8 @@ impl DigestAlgorithm {
         }
     }
 
-    /// From an AlgorithmIdentifier: parameters absent, or NULL for SHA-2 (RFC 5754 §2: "MUST
-    /// accept" both); `None` for anything else.
+    /// From an AlgorithmIdentifier: parameters absent, or NULL for SHA-2 and SHA-3 (RFC 5754
+    /// §2: "MUST accept" both); `None` for anything else.
     pub fn from_identifier(id: &AlgorithmIdentifierOwned) -> Option<Self> {
         let d = Self::ALL.into_iter().find(|d| d.oid() == id.oid)?;
         let null = id
@@ -91,7 +110,8 @@ impl DigestAlgorithm {
             .is_some_and(|p| p.decode_as::<Null>().is_ok());
         match (&id.parameters, d) {
             (None, _) => Some(d),
-            (Some(_), Self::Sha256 | Self::Sha384 | Self::Sha512) if null => Some(d),
+            (Some(_), Self::Shake128 | Self::Shake256) => None,
+            (Some(_), _) if null => Some(d),
             _ => None,
         }
     }
@@ -100,18 +120,18 @@ impl DigestAlgorithm {
     /// the SHAKEs at these output lengths).
     pub fn strength(self) -> u16 {
         match self {
-            Self::Sha256 | Self::Shake128 => 128,
-            Self::Sha384 => 192,
-            Self::Sha512 | Self::Shake256 => 256,
+            Self::Sha256 | Self::Shake128 | Self::Sha3_256 => 128,
+            Self::Sha384 | Self::Sha3_384 => 192,
+            Self::Sha512 | Self::Shake256 | Self::Sha3_512 => 256,
         }
     }
 
-    /// Output bytes: 32, 48, 64, 32, 64.
+    /// Output bytes: 32, 48 or 64.
     pub fn output_len(self) -> usize {
         match self {
-            Self::Sha256 | Self::Shake128 => 32,
-            Self::Sha384 => 48,
-            Self::Sha512 | Self::Shake256 => 64,
+            Self::Sha256 | Self::Shake128 | Self::Sha3_256 => 32,
+            Self::Sha384 | Self::Sha3_384 => 48,
+            Self::Sha512 | Self::Shake256 | Self::Sha3_512 => 64,
         }
     }
 
@@ -123,6 +143,9 @@ impl DigestAlgorithm {
             Self::Sha512 => State::Sha2(digest::Context::new(&digest::SHA512)),
             Self::Shake128 => State::Shake128(sha3::Shake128::default()),
             Self::Shake256 => State::Shake256(sha3::Shake256::default()),
+            Self::Sha3_256 => State::Sha3_256(sha3::Sha3_256::default()),
+            Self::Sha3_384 => State::Sha3_384(sha3::Sha3_384::default()),
+            Self::Sha3_512 => State::Sha3_512(sha3::Sha3_512::default()),
         })
     }
 
@@ -147,6 +170,9 @@ enum State {
     Sha2(digest::Context),
     Shake128(sha3::Shake128),
     Shake256(sha3::Shake256),
+    Sha3_256(sha3::Sha3_256),
+    Sha3_384(sha3::Sha3_384),
+    Sha3_512(sha3::Sha3_512),
 }
 
 impl Hasher {
@@ -156,6 +182,9 @@ impl Hasher {
             State::Sha2(c) => c.update(bytes),
             State::Shake128(s) => s.update(bytes),
             State::Shake256(s) => s.update(bytes),
+            State::Sha3_256(s) => s.update(bytes),
+            State::Sha3_384(s) => s.update(bytes),
+            State::Sha3_512(s) => s.update(bytes),
         }
     }
 
@@ -173,156 +202,77 @@ impl Hasher {
                 s.finalize_xof().read(&mut out);
                 out
             }
+            State::Sha3_256(s) => s.finalize_fixed().to_vec(),
+            State::Sha3_384(s) => s.finalize_fixed().to_vec(),
+            State::Sha3_512(s) => s.finalize_fixed().to_vec(),
         }
     }
 }
 
-/// The digest algorithm pqkit signs with, by signature algorithm OID, and its source. Verifiers
-/// accept it or any digest at least as strong ([`allowed`]).
-const DEFAULTS: &[(&str, DigestAlgorithm, &str)] = &[
-    // ML-DSA-44/65/87: SHA-512 (RFC 9882 §3.3).
-    (
-        "2.16.840.1.101.3.4.3.17",
-        DigestAlgorithm::Sha512,
-        "RFC 9882 §3.3",
-    ),
-    (
-        "2.16.840.1.101.3.4.3.18",
-        DigestAlgorithm::Sha512,
-        "RFC 9882 §3.3",
-    ),
-    (
-        "2.16.840.1.101.3.4.3.19",
-        DigestAlgorithm::Sha512,
-        "RFC 9882 §3.3",
-    ),
+/// By signature algorithm OID: the digest algorithm pqkit signs with, the least collision
+/// strength in bits a signer's digest must have (the parameter set's security strength: a
+/// signature over signed attributes is no stronger than their digest), and the source.
+const PROFILES: &[(&str, DigestAlgorithm, u16, &str)] = &[
+    // ML-DSA-44/65/87: SHA-512 by default; any digest of the set's strength (RFC 9882 §3.3,
+    // its table of suitable digests: SHA-256 and up for ML-DSA-44, SHA-384 and up for -65).
+    ("2.16.840.1.101.3.4.3.17", DigestAlgorithm::Sha512, 128, "RFC 9882 §3.3"),
+    ("2.16.840.1.101.3.4.3.18", DigestAlgorithm::Sha512, 192, "RFC 9882 §3.3"),
+    ("2.16.840.1.101.3.4.3.19", DigestAlgorithm::Sha512, 256, "RFC 9882 §3.3"),
     // SLH-DSA: SHA-256 for SHA2-128s/f, SHA-512 for SHA2-192/256, SHAKE128 for SHAKE-128s/f,
-    // SHAKE256 for SHAKE-192/256 (RFC 9814 §4).
-    (
-        "2.16.840.1.101.3.4.3.20",
-        DigestAlgorithm::Sha256,
-        "RFC 9814 §4",
-    ),
-    (
-        "2.16.840.1.101.3.4.3.21",
-        DigestAlgorithm::Sha256,
-        "RFC 9814 §4",
-    ),
-    (
-        "2.16.840.1.101.3.4.3.22",
-        DigestAlgorithm::Sha512,
-        "RFC 9814 §4",
-    ),
-    (
-        "2.16.840.1.101.3.4.3.23",
-        DigestAlgorithm::Sha512,
-        "RFC 9814 §4",
-    ),
-    (
-        "2.16.840.1.101.3.4.3.24",
-        DigestAlgorithm::Sha512,
-        "RFC 9814 §4",
-    ),
-    (
-        "2.16.840.1.101.3.4.3.25",
-        DigestAlgorithm::Sha512,
-        "RFC 9814 §4",
-    ),
-    (
-        "2.16.840.1.101.3.4.3.26",
-        DigestAlgorithm::Shake128,
-        "RFC 9814 §4",
-    ),
-    (
-        "2.16.840.1.101.3.4.3.27",
-        DigestAlgorithm::Shake128,
-        "RFC 9814 §4",
-    ),
-    (
-        "2.16.840.1.101.3.4.3.28",
-        DigestAlgorithm::Shake256,
-        "RFC 9814 §4",
-    ),
-    (
-        "2.16.840.1.101.3.4.3.29",
-        DigestAlgorithm::Shake256,
-        "RFC 9814 §4",
-    ),
-    (
-        "2.16.840.1.101.3.4.3.30",
-        DigestAlgorithm::Shake256,
-        "RFC 9814 §4",
-    ),
-    (
-        "2.16.840.1.101.3.4.3.31",
-        DigestAlgorithm::Shake256,
-        "RFC 9814 §4",
-    ),
+    // SHAKE256 for SHAKE-192/256 (RFC 9814 §4); the set's category decides the strength.
+    ("2.16.840.1.101.3.4.3.20", DigestAlgorithm::Sha256, 128, "RFC 9814 §4"),
+    ("2.16.840.1.101.3.4.3.21", DigestAlgorithm::Sha256, 128, "RFC 9814 §4"),
+    ("2.16.840.1.101.3.4.3.22", DigestAlgorithm::Sha512, 192, "RFC 9814 §4"),
+    ("2.16.840.1.101.3.4.3.23", DigestAlgorithm::Sha512, 192, "RFC 9814 §4"),
+    ("2.16.840.1.101.3.4.3.24", DigestAlgorithm::Sha512, 256, "RFC 9814 §4"),
+    ("2.16.840.1.101.3.4.3.25", DigestAlgorithm::Sha512, 256, "RFC 9814 §4"),
+    ("2.16.840.1.101.3.4.3.26", DigestAlgorithm::Shake128, 128, "RFC 9814 §4"),
+    ("2.16.840.1.101.3.4.3.27", DigestAlgorithm::Shake128, 128, "RFC 9814 §4"),
+    ("2.16.840.1.101.3.4.3.28", DigestAlgorithm::Shake256, 192, "RFC 9814 §4"),
+    ("2.16.840.1.101.3.4.3.29", DigestAlgorithm::Shake256, 192, "RFC 9814 §4"),
+    ("2.16.840.1.101.3.4.3.30", DigestAlgorithm::Shake256, 256, "RFC 9814 §4"),
+    ("2.16.840.1.101.3.4.3.31", DigestAlgorithm::Shake256, 256, "RFC 9814 §4"),
     // HSS/LMS with SHA-256 (RFC 9708 §4), XMSS and XMSS^MT SHA2_*_256 (RFC 9802 identifiers).
-    (
-        "1.2.840.113549.1.9.16.3.17",
-        DigestAlgorithm::Sha256,
-        "RFC 9708 §4",
-    ),
-    ("1.3.6.1.5.5.7.6.34", DigestAlgorithm::Sha256, "RFC 9802 §3"),
-    ("1.3.6.1.5.5.7.6.35", DigestAlgorithm::Sha256, "RFC 9802 §3"),
+    ("1.2.840.113549.1.9.16.3.17", DigestAlgorithm::Sha256, 128, "RFC 9708 §4"),
+    ("1.3.6.1.5.5.7.6.34", DigestAlgorithm::Sha256, 128, "RFC 9802 §3"),
+    ("1.3.6.1.5.5.7.6.35", DigestAlgorithm::Sha256, 128, "RFC 9802 §3"),
     // ECDSA: the signature's own hash (RFC 5753 §2.1.1).
-    (
-        "1.2.840.10045.4.3.2",
-        DigestAlgorithm::Sha256,
-        "RFC 5753 §2.1.1",
-    ),
-    (
-        "1.2.840.10045.4.3.3",
-        DigestAlgorithm::Sha384,
-        "RFC 5753 §2.1.1",
-    ),
-    (
-        "1.2.840.10045.4.3.4",
-        DigestAlgorithm::Sha512,
-        "RFC 5753 §2.1.1",
-    ),
-    // Ed25519: SHA-512, exactly (RFC 8419 §3.1); Ed448: SHAKE256 (same section).
-    ("1.3.101.112", DigestAlgorithm::Sha512, "RFC 8419 §3.1"),
-    ("1.3.101.113", DigestAlgorithm::Shake256, "RFC 8419 §3.1"),
+    ("1.2.840.10045.4.3.2", DigestAlgorithm::Sha256, 128, "RFC 5753 §2.1.1"),
+    ("1.2.840.10045.4.3.3", DigestAlgorithm::Sha384, 192, "RFC 5753 §2.1.1"),
+    ("1.2.840.10045.4.3.4", DigestAlgorithm::Sha512, 256, "RFC 5753 §2.1.1"),
+    // Ed25519: SHA-512, exactly (RFC 8419 §3.1, see `allowed`); Ed448: SHAKE256.
+    ("1.3.101.112", DigestAlgorithm::Sha512, 256, "RFC 8419 §3.1"),
+    ("1.3.101.113", DigestAlgorithm::Shake256, 256, "RFC 8419 §3.1"),
     // RSA PKCS#1 v1.5 and RSASSA-PSS with SHA-256 (RFC 5754 §3.2, RFC 4056 §3).
-    (
-        "1.2.840.113549.1.1.11",
-        DigestAlgorithm::Sha256,
-        "RFC 5754 §3.2",
-    ),
-    (
-        "1.2.840.113549.1.1.1",
-        DigestAlgorithm::Sha256,
-        "RFC 5754 §3.2",
-    ),
-    (
-        "1.2.840.113549.1.1.10",
-        DigestAlgorithm::Sha256,
-        "RFC 4056 §3",
-    ),
+    ("1.2.840.113549.1.1.11", DigestAlgorithm::Sha256, 128, "RFC 5754 §3.2"),
+    ("1.2.840.113549.1.1.1", DigestAlgorithm::Sha256, 128, "RFC 5754 §3.2"),
+    ("1.2.840.113549.1.1.10", DigestAlgorithm::Sha256, 128, "RFC 4056 §3"),
 ];
 
-/// The digest algorithm pqkit signs with for a signature algorithm (its OID): the table of
+fn profile(signature: &ObjectIdentifier) -> Option<(DigestAlgorithm, u16)> {
+    PROFILES
+        .iter()
+        .find(|(oid, ..)| ObjectIdentifier::new(oid).is_ok_and(|o| o == *signature))
+        .map(|&(_, d, strength, _)| (d, strength))
+}
+
+/// The digest algorithm pqkit signs with for a signature algorithm (its OID): the profiles of
 /// RFC 9882, RFC 9814, RFC 9708, RFC 5753, RFC 8419 and RFC 5754 above; SHA-512 for one no
 /// RFC profiles in CMS (Falcon).
 pub fn default_for(signature: &ObjectIdentifier) -> DigestAlgorithm {
-    DEFAULTS
-        .iter()
-        .find(|(oid, _, _)| ObjectIdentifier::new(oid).is_ok_and(|o| o == *signature))
-        .map_or(DigestAlgorithm::Sha512, |&(_, d, _)| d)
+    profile(signature).map_or(DigestAlgorithm::Sha512, |(d, _)| d)
 }
 
 /// Whether a signer may use `digest` with this signature algorithm: Ed25519 only with SHA-512
-/// (RFC 8419 §3.1); every other one with [`default_for`]'s digest or one at least as strong
-/// (so SHAKE256, which OpenSSL 4.0 writes for ML-DSA, and SHA-2 on SHAKE SLH-DSA keys, as
-/// OpenSSL 3.x writes, are accepted; SHA-256 with ML-DSA-87 is not).
+/// (RFC 8419 §3.1); every other one with a digest of at least the parameter set's strength
+/// (RFC 9882 §3.3's table for ML-DSA: SHA-256 with ML-DSA-44, not with ML-DSA-87; SHA-2 on
+/// SHAKE SLH-DSA keys, as OpenSSL 3.x writes, and SHA3 as OpenSSL 3.5 writes), 128 bits for
+/// one without a profile.
 pub fn allowed(signature: &ObjectIdentifier, digest: DigestAlgorithm) -> bool {
-    let wanted = default_for(signature);
     if *signature == ObjectIdentifier::new_unwrap("1.3.101.112") {
         return digest == DigestAlgorithm::Sha512;
     }
-    digest.strength() >= wanted.strength()
+    digest.strength() >= profile(signature).map_or(128, |(_, s)| s)
 }
 
 #[cfg(test)]
@@ -344,6 +294,7 @@ mod tests {
         assert_eq!(hex(DigestAlgorithm::Sha512), "cf83e1357eefb8bd");
         assert_eq!(hex(DigestAlgorithm::Shake128), "7f9c2ba4e88f827d");
         assert_eq!(hex(DigestAlgorithm::Shake256), "46b9dd2b0ba88d13");
+        assert_eq!(hex(DigestAlgorithm::Sha3_256), "a7ffc6f8bf1ed766");
         for d in DigestAlgorithm::ALL {
             assert_eq!(d.digest(b"abc").len(), d.output_len(), "{d}");
             assert_eq!(DigestAlgorithm::from_name(d.name()), Some(d));
@@ -354,6 +305,11 @@ mod tests {
     #[test]
     fn digest_rules_follow_the_rfcs() {
         let oid = ObjectIdentifier::new_unwrap;
+        let ml_dsa_44 = oid("2.16.840.1.101.3.4.3.17");
+        assert!(allowed(&ml_dsa_44, DigestAlgorithm::Sha256));
+        let ml_dsa_65 = oid("2.16.840.1.101.3.4.3.18");
+        assert!(!allowed(&ml_dsa_65, DigestAlgorithm::Sha256));
+        assert!(allowed(&ml_dsa_65, DigestAlgorithm::Sha3_384));
         let ml_dsa_87 = oid("2.16.840.1.101.3.4.3.19");
         assert!(allowed(&ml_dsa_87, DigestAlgorithm::Sha512));
         assert!(allowed(&ml_dsa_87, DigestAlgorithm::Shake256));

@@ -26,12 +26,16 @@
 //! asks for codeSigning). Then [`Require`]: every signer, or at least one.
 //!
 //! Not yet: RFC 3161 timestamp tokens (a `signatureTimeStampToken` is shown, not verified),
-//! composite ML-DSA signers, BER (indefinite-length) input.
+//! composite ML-DSA signers.
+//!
+//! Input may be BER (Bouncy Castle writes indefinite lengths): it is read as DER after
+//! [`ber`]'s conversion, which keeps DER parts byte for byte.
 
 pub mod digest;
 pub mod oids;
 
 mod attributes;
+mod ber;
 mod content;
 
 mod refusal;

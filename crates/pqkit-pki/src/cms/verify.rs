@@ -157,13 +157,14 @@ struct Resolved {
     digest: DigestAlgorithm,
 }
 
-/// Decodes a DER ContentInfo holding a SignedData.
+/// Decodes a ContentInfo holding a SignedData (DER, or BER converted to DER).
 ///
 /// # Errors
 /// [`CmsError::Malformed`].
 pub(crate) fn decode(der: &[u8]) -> Result<SignedData, CmsError> {
     let bad = |e: der::Error| CmsError::Malformed(e.to_string());
-    let info = ContentInfo::from_der(der).map_err(bad)?;
+    let der = super::ber::to_der(der).map_err(CmsError::Malformed)?;
+    let info = ContentInfo::from_der(&der).map_err(bad)?;
     if info.content_type != ID_SIGNED_DATA {
         return Err(CmsError::Malformed(format!(
             "content type {} is not id-signedData",
