@@ -3,7 +3,8 @@
 //! SLH-DSA, Falcon, ECDSA over M). Type B: the message is hashed outside and only a digest or
 //! μ crosses — ML-DSA external μ (FIPS 204 Algorithm 7 with μ from outside, 64 bytes),
 //! HashML-DSA and HashSLH-DSA (FIPS 204 Algorithm 4, FIPS 205 Algorithm 23), and ECDSA over
-//! H(M) (FIPS 186-5 §6.4.1).
+//! H(M) (FIPS 186-5 §6.4.1) — and a detached CMS SignedData with signed attributes
+//! (`pqkit_pki::cms::sign`, RFC 5652): only the signed attributes' DER crosses.
 
 use pqkit_core::prehash::PreHash;
 use pqkit_core::sig::{SignatureAlgorithm, SigningKey, SigningRandomness};
@@ -24,6 +25,11 @@ pub enum Mode {
     ExternalMu,
     /// The digest computed outside (type B): HashML-DSA / HashSLH-DSA, or ECDSA over H(M).
     PreHash(PreHash),
+    /// A detached CMS SignedData with signed attributes (type B): the content's digest (the
+    /// algorithm's CMS profile) and the attributes outside, one signature over the attributes'
+    /// DER inside. Measured end to end (`pqkit_pki::cms::sign`); "inside" is one signature
+    /// over a message of the attributes' length, "outside" the rest.
+    Cms,
 }
 
 impl Mode {
@@ -31,6 +37,7 @@ impl Mode {
         match self {
             Self::Pure => "pure".to_owned(),
             Self::ExternalMu => "external μ".to_owned(),
+            Self::Cms => "CMS SignedData, detached".to_owned(),
             Self::PreHash(h) => match alg.family.name() {
                 "ML-DSA" => format!("HashML-DSA {}", h.name()),
                 "SLH-DSA" => format!("HashSLH-DSA {}", h.name()),
@@ -50,8 +57,10 @@ pub fn default_cases() -> Vec<(&'static SignatureAlgorithm, Mode)> {
         (&ML_DSA_65, Mode::Pure),
         (&ML_DSA_65, Mode::ExternalMu),
         (&ML_DSA_65, Mode::PreHash(PreHash::Sha512)),
+        (&ML_DSA_65, Mode::Cms),
         (&SLH_DSA_SHA2_128F, Mode::Pure),
         (&SLH_DSA_SHA2_128F, Mode::PreHash(PreHash::Sha256)),
+        (&SLH_DSA_SHA2_128F, Mode::Cms),
         (&FALCON_512, Mode::Pure),
         (&ECDSA_P256_SHA256, Mode::Pure),
         (&ECDSA_P256_SHA256, Mode::PreHash(PreHash::Sha256)),
@@ -142,6 +151,7 @@ pub fn run_with(
             Mode::PreHash(hash) => key
                 .sign_prehashed(hash, &hash.digest(b"probe"), &[], r)
                 .map(drop),
+            Mode::Cms => key.sign_with(b"probe", &[], r).map(drop),
         };
         if let Err(err) = probe {
             if signer == IN_PROCESS {
@@ -154,6 +164,20 @@ pub fn run_with(
             );
             continue;
         }
+        // A self-signed code-signing certificate for the key: a CMS signer needs one.
+        let certificate = match mode {
+            Mode::Cms => Some(
+                pqkit_pki::cert::issue_self_signed(
+                    &pqkit_pki::cert::CertRequest::new(
+                        pqkit_pki::cert::Profile::CodeSigning,
+                        "bench boundary",
+                    ),
+                    &key,
+                )
+                .map_err(|e| e.to_string())?,
+            ),
+            _ => None,
+        };
         for &size in sizes {
             progress.step(&format!("{} {} {size} B", alg.name, mode.name(alg)));
             let message: Vec<u8> = (0..size)
@@ -180,6 +204,34 @@ pub fn run_with(
                         key.sign_prehashed(hash, &digest, &[], r).map(drop)
                     });
                     (Some(outside.map_err(e)?), inside.map_err(e)?, digest.len())
+                }
+                Mode::Cms => {
+                    let certificate = certificate.clone().unwrap_or_default();
+                    let options = pqkit_pki::cms::SignOptions {
+                        attached: false,
+                        ..pqkit_pki::cms::SignOptions::default()
+                    };
+                    let sign = || {
+                        let mut signers = [pqkit_pki::cms::Signer {
+                            certificate: certificate.clone(),
+                            key: pqkit_pki::cms::SignerKey::Key(&key),
+                            digest: None,
+                        }];
+                        pqkit_pki::cms::sign(&mut signers, &mut &message[..], &options)
+                    };
+                    let der = sign().map_err(|e| e.to_string())?;
+                    let attributes = pqkit_pki::cms::describe(&der)
+                        .ok()
+                        .and_then(|d| d.signers.first().and_then(|s| s.signed_attributes_bytes))
+                        .unwrap_or(0);
+                    let total = measure(budget, || sign().map(drop)).map_err(|e| e.to_string())?;
+                    let attrs = vec![0x31u8; attributes];
+                    let inside =
+                        measure(budget, || key.sign_with(&attrs, &[], r).map(drop)).map_err(e)?;
+                    let total_ns = total.median_ns;
+                    let mut outside = total;
+                    outside.median_ns = (total_ns - inside.median_ns).max(0.0);
+                    (Some(outside), inside, attributes)
                 }
             };
             let outside_ns = outside.map_or(0.0, |t| t.median_ns);

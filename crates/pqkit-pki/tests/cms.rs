@@ -557,7 +557,11 @@ fn hackathon_artifacts_verify() {
             .filter(|p| p.to_string_lossy().ends_with("_signed_attrs.der"))
             .collect();
         files.sort();
-        assert_eq!(files.len(), 15, "{provider}: 3 ML-DSA and 12 SLH-DSA artifacts");
+        assert_eq!(
+            files.len(),
+            15,
+            "{provider}: 3 ML-DSA and 12 SLH-DSA artifacts"
+        );
         for file in files {
             let der = std::fs::read(&file).expect("artifact");
             // Bouncy Castle's trust anchor has no subjectKeyIdentifier, which RFC 5280 §4.2.1.2

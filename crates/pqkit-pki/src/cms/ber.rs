@@ -63,7 +63,9 @@ fn length(input: &[u8]) -> Result<(usize, Option<usize>), String> {
         return Err("length over 4 GiB".into());
     }
     let bytes = input.get(1..1 + n).ok_or("truncated length")?;
-    let len = bytes.iter().fold(0usize, |acc, b| (acc << 8) | usize::from(*b));
+    let len = bytes
+        .iter()
+        .fold(0usize, |acc, b| (acc << 8) | usize::from(*b));
     Ok((1 + n, Some(len)))
 }
 
@@ -171,13 +173,15 @@ mod tests {
         // SEQUENCE (indefinite) { [0] (indefinite) { OCTET STRING (constructed, indefinite)
         // { "ab", "c" } } INTEGER 5 }
         let ber = [
-            0x30, 0x80, 0xa0, 0x80, 0x24, 0x80, 0x04, 0x02, b'a', b'b', 0x04, 0x01, b'c', 0, 0,
-            0, 0, 0x02, 0x01, 5, 0, 0,
+            0x30, 0x80, 0xa0, 0x80, 0x24, 0x80, 0x04, 0x02, b'a', b'b', 0x04, 0x01, b'c', 0, 0, 0,
+            0, 0x02, 0x01, 5, 0, 0,
         ];
         let der = to_der(&ber).expect("BER");
         assert_eq!(
             &der[..],
-            &[0x30, 0x0a, 0xa0, 0x05, 0x04, 0x03, b'a', b'b', b'c', 0x02, 0x01, 5]
+            &[
+                0x30, 0x0a, 0xa0, 0x05, 0x04, 0x03, b'a', b'b', b'c', 0x02, 0x01, 5
+            ]
         );
         // DER stays borrowed.
         let again = to_der(&der).expect("DER");
@@ -187,12 +191,12 @@ mod tests {
     #[test]
     fn malformed_input_is_an_error() {
         for bad in [
-            &[0x30, 0x80][..],                   // no end-of-contents
-            &[0x30, 0x05, 0x02, 0x01],           // truncated
-            &[0x04, 0x80, 0x00, 0x00],           // indefinite primitive
-            &[0x30, 0x85, 1, 0, 0, 0, 0],        // length over 4 GiB
-            &[0x02, 0x01, 0x05, 0x00],           // trailing byte
-            &[0x24, 0x03, 0x02, 0x01, 0x05],     // chunk of another type
+            &[0x30, 0x80][..],               // no end-of-contents
+            &[0x30, 0x05, 0x02, 0x01],       // truncated
+            &[0x04, 0x80, 0x00, 0x00],       // indefinite primitive
+            &[0x30, 0x85, 1, 0, 0, 0, 0],    // length over 4 GiB
+            &[0x02, 0x01, 0x05, 0x00],       // trailing byte
+            &[0x24, 0x03, 0x02, 0x01, 0x05], // chunk of another type
         ] {
             assert!(to_der(bad).is_err(), "{bad:02x?}");
         }

@@ -26,6 +26,8 @@ pub struct SignerDescription {
     pub signature_bytes: usize,
     /// The signed attributes' types, in order; `None` when there are none.
     pub signed_attributes: Option<Vec<String>>,
+    /// The signed attributes' DER (what the signature covers), in bytes.
+    pub signed_attributes_bytes: Option<usize>,
     /// The signingTime, seconds since the Unix epoch.
     pub signing_time: Option<u64>,
     /// The unsigned attributes' types.
@@ -94,6 +96,11 @@ pub fn describe(der: &[u8]) -> Result<Description, CmsError> {
                     .signed_attrs
                     .as_ref()
                     .map(|a| a.iter().map(|a| attribute_name(&a.oid)).collect()),
+                signed_attributes_bytes: si
+                    .signed_attrs
+                    .as_ref()
+                    .and_then(|a| der::Encode::encoded_len(a).ok())
+                    .and_then(|l| usize::try_from(l).ok()),
                 signing_time,
                 unsigned_attributes: si
                     .unsigned_attrs
