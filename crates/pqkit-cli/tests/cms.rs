@@ -255,3 +255,87 @@ fn an_hss_state_file_signs() {
         "{text}"
     );
 }
+
+/// A signer whose key is in pqkit's PKCS#11 token (`pkcs11:` URI): with signed attributes only
+/// their DER enters the token; the SignedData verifies like any other.
+#[test]
+fn a_token_key_signs() {
+    let dir = scratch("cli-cms-token");
+    let pki = dir.join("pki");
+    run_ok(
+        pqkit()
+            .args(["pki", "init", "--sig", "ML-DSA-65", "--dir"])
+            .arg(&pki),
+    );
+    let with_token = |cmd: &mut std::process::Command| {
+        cmd.env("PQKIT_PKCS11_CONF", dir.join("pkcs11.json"))
+            .env("PQKIT_PKCS11_PIN", "12345678")
+            .env_remove("PQKIT_PKCS11_MODULE");
+    };
+    let mut init = support::token_init("fw", &dir.join("token"));
+    with_token(&mut init);
+    run_ok(&mut init);
+    let mut keygen = pqkit();
+    keygen.args([
+        "token",
+        "keygen",
+        "--token",
+        "fw",
+        "--alg",
+        "ML-DSA-87",
+        "--label",
+        "signer",
+    ]);
+    with_token(&mut keygen);
+    let uri = String::from_utf8(run_ok(&mut keygen).stdout)
+        .expect("utf-8")
+        .trim()
+        .to_owned();
+    let (csr, cert) = (dir.join("signer.csr"), dir.join("signer.pem"));
+    let mut create = pqkit();
+    create
+        .args([
+            "csr",
+            "create",
+            "--subject",
+            "CN=token signer",
+            "--key",
+            &uri,
+            "-o",
+        ])
+        .arg(&csr);
+    with_token(&mut create);
+    run_ok(&mut create);
+    run_ok(
+        pqkit()
+            .args(["csr", "sign", "--profile", "code-signing", "--ca"])
+            .arg(pki.join("ca.pem"))
+            .arg("--ca-key")
+            .arg(pki.join("ca.key"))
+            .arg("-o")
+            .arg(&cert)
+            .arg(&csr),
+    );
+    let file = dir.join("fw.bin");
+    std::fs::write(&file, vec![1u8; 2 << 20]).expect("content");
+    let signed = dir.join("fw.p7s");
+    let mut sign = pqkit();
+    sign.args(["cms", "sign", "--detached", "--signer"])
+        .arg(&cert)
+        .args(["--key", &uri, "-o"])
+        .arg(&signed)
+        .arg(&file);
+    with_token(&mut sign);
+    run_ok(&mut sign);
+    let out = run_ok(
+        pqkit()
+            .args(["cms", "verify", "--ca"])
+            .arg(pki.join("ca.pem"))
+            .arg("--content")
+            .arg(&file)
+            .arg(&signed),
+    );
+    assert!(
+        String::from_utf8_lossy(&out.stdout).contains("ML-DSA-87, SHA-512, signed attributes: OK")
+    );
+}
