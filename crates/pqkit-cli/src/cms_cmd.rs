@@ -109,9 +109,9 @@ pub(crate) fn sign(a: &SignArgs<'_>, overwrite: Overwrite) -> Result<()> {
     let options = SignOptions {
         attached: !a.detached,
         signed_attributes: a.signed_attributes,
-        signing_time: SystemTime::now(),
         deterministic: a.deterministic,
         certificates: extra,
+        ..SignOptions::default()
     };
     let mut content = open_content(a.file)?;
     let der = cms::sign(&mut signers, &mut content, &options).about(a.file.display())?;
@@ -209,8 +209,14 @@ pub(crate) fn verify(a: &VerifyArgs<'_>, overwrite: Overwrite) -> Result<()> {
             Ok(path) => format!("OK (path of {} certificates)", path.certificates.len()),
             Err(r) => format!("refused: {r}"),
         };
+        let stamped = v.timestamp.map_or(String::new(), |t| {
+            let secs = t
+                .duration_since(SystemTime::UNIX_EPOCH)
+                .map_or(0, |d| d.as_secs());
+            format!(", time-stamped at {secs} (Unix seconds; its certificate valid then)")
+        });
         println!(
-            "signer {}: {} — {}, {}{}: {status}",
+            "signer {}: {} — {}, {}{}{stamped}: {status}",
             v.index,
             v.signer,
             v.signature_algorithm,
@@ -230,6 +236,42 @@ pub(crate) fn verify(a: &VerifyArgs<'_>, overwrite: Overwrite) -> Result<()> {
         ));
     }
     println!("{}: verified", a.signed.display());
+    Ok(())
+}
+
+/// `pqkit cms timestamp`: the signature value out, or a token in.
+pub(crate) fn timestamp(
+    signed: &Path,
+    index: usize,
+    signature_out: Option<&Path>,
+    token: Option<(&Path, &Path)>,
+    overwrite: Overwrite,
+) -> Result<()> {
+    let mut inputs = vec![signed];
+    inputs.extend(token.map(|(t, _)| t));
+    let outs = outputs(overwrite, &inputs)?;
+    let der = read_signed(signed)?;
+    if let Some(path) = signature_out {
+        let claim = outs.claim(path, Sensitivity::Public)?;
+        let value = cms::timestamp::signature_value(&der, index).about(signed.display())?;
+        claim.commit(&value)?;
+        eprintln!(
+            "signer {index}'s signature value ({} bytes) written to {}",
+            value.len(),
+            path.display()
+        );
+    }
+    if let Some((token_path, out)) = token {
+        let claim = outs.claim(out, Sensitivity::Public)?;
+        let token = pem::read_input(token_path)?;
+        let stamped = cms::timestamp::attach(&der, index, &token).about(token_path.display())?;
+        claim.commit(&stamped)?;
+        eprintln!(
+            "signer {index} time-stamped with {}; written to {}",
+            token_path.display(),
+            out.display()
+        );
+    }
     Ok(())
 }
 

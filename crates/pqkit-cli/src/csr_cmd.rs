@@ -17,8 +17,9 @@ pub(crate) fn parse_profile(s: &str) -> std::result::Result<Profile, String> {
         "client" => Ok(Profile::Client),
         "intermediate" => Ok(Profile::IntermediateCa),
         "code-signing" | "codesigning" | "firmware" => Ok(Profile::CodeSigning),
+        "time-stamping" | "timestamping" | "tsa" => Ok(Profile::TimeStamping),
         _ => Err(format!(
-            "{s:?}: expected server, client, intermediate or code-signing"
+            "{s:?}: expected server, client, intermediate, code-signing or time-stamping"
         )),
     }
 }

@@ -723,7 +723,7 @@ enum HbsCommand {
         /// …with this subject distinguished name (RFC 4514).
         #[arg(long)]
         subject: Option<String>,
-        /// Certificate profile: code-signing, server, client or intermediate.
+        /// Certificate profile: code-signing, server, client, intermediate or time-stamping.
         #[arg(long, default_value = "code-signing", value_parser = csr_cmd::parse_profile)]
         profile: pqkit_pki::cert::Profile,
         /// Validity in days from now.
@@ -877,7 +877,7 @@ enum CsrCommand {
         /// CA private key (PKCS#8 PEM) — or an RFC 7512 `pkcs11:` URI of a key in a token.
         #[arg(long)]
         ca_key: PathBuf,
-        /// Certificate profile: server, client or intermediate.
+        /// Certificate profile: server, client, intermediate, code-signing or time-stamping.
         #[arg(long, default_value = "server", value_parser = csr_cmd::parse_profile)]
         profile: pqkit_pki::cert::Profile,
         /// Validity in days from now.
@@ -970,6 +970,36 @@ enum CmsCommand {
         #[arg(long, value_parser = pqkit_pki::path::parse_time)]
         at: Option<std::time::SystemTime>,
         /// Write the attached content here once it verifies.
+        #[arg(short, long)]
+        out: Option<PathBuf>,
+        /// The SignedData (PEM or DER).
+        signed: PathBuf,
+    },
+    /// RFC 3161 time-stamping of a signer: write the signature value a time-stamping
+    /// authority stamps (--signature-out), or add the TSA's token to the SignedData (--token).
+    /// `cms verify` then validates the signer's certificate at the token's time.
+    #[command(
+        after_help = "Example (OpenSSL as the TSA):\n  pqkit cms timestamp --signature-out sig.bin fw.p7s\n  \
+                      openssl ts -query -data sig.bin -sha512 -cert -out fw.tsq\n  \
+                      openssl ts -reply -config tsa.cnf -queryfile fw.tsq -inkey tsa.key -signer tsa.pem -token_out -out fw.tst\n  \
+                      pqkit cms timestamp --token fw.tst -o fw-stamped.p7s fw.p7s"
+    )]
+    Timestamp {
+        /// Write the signer's signature value (raw bytes) to this file.
+        #[arg(
+            long,
+            value_name = "FILE",
+            conflicts_with = "token",
+            required_unless_present = "token"
+        )]
+        signature_out: Option<PathBuf>,
+        /// The TSA's time-stamp token (DER ContentInfo, as `openssl ts -reply -token_out` writes).
+        #[arg(long, value_name = "FILE", requires = "out")]
+        token: Option<PathBuf>,
+        /// Which signer (0 is the first).
+        #[arg(long, default_value_t = 0)]
+        signer_index: usize,
+        /// The time-stamped SignedData (DER).
         #[arg(short, long)]
         out: Option<PathBuf>,
         /// The SignedData (PEM or DER).
@@ -1794,6 +1824,19 @@ fn cms(command: CmsCommand, g: &Globals) -> failure::Result<()> {
                 at,
                 out: out.as_deref(),
             },
+            overwrite,
+        ),
+        CmsCommand::Timestamp {
+            signature_out,
+            token,
+            signer_index,
+            out,
+            signed,
+        } => cms_cmd::timestamp(
+            &signed,
+            signer_index,
+            signature_out.as_deref(),
+            token.as_deref().zip(out.as_deref()),
             overwrite,
         ),
         CmsCommand::Show { signed, json } => cms_cmd::show(&signed, json),

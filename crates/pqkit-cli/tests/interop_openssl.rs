@@ -254,3 +254,129 @@ fn without_signed_attributes_and_what_openssl_3_6_cannot_do() {
         }
     }
 }
+
+/// OpenSSL 3.6 as an RFC 3161 time-stamping authority (`openssl ts -reply -token_out`) for a
+/// pqkit SignedData: `pqkit cms timestamp` hands out the signature value and takes the token
+/// back, and `pqkit cms verify` then accepts a signer whose certificate has expired since —
+/// validated at the token's time — and refuses it without the token.
+#[test]
+fn openssl_time_stamps_a_pqkit_signer() {
+    let dir = scratch("interop-openssl-tsa");
+    pki(&dir);
+    let ca = dir.join("pki/ca.pem");
+    let (file, _) = content(&dir);
+    let issue = |alg: &str, profile: &str, days: &str| {
+        let (key, csr, cert) = (
+            dir.join(format!("{profile}.key")),
+            dir.join(format!("{profile}.csr")),
+            dir.join(format!("{profile}.pem")),
+        );
+        run_ok(pqkit().args(["keygen", "--alg", alg, "-o"]).arg(&key));
+        run_ok(
+            pqkit()
+                .args([
+                    "csr",
+                    "create",
+                    "--subject",
+                    &format!("CN={profile}"),
+                    "--key",
+                ])
+                .arg(&key)
+                .arg("-o")
+                .arg(&csr),
+        );
+        run_ok(
+            pqkit()
+                .args(["csr", "sign", "--profile", profile, "--days", days, "--ca"])
+                .arg(&ca)
+                .arg("--ca-key")
+                .arg(dir.join("pki/ca.key"))
+                .arg("-o")
+                .arg(&cert)
+                .arg(&csr),
+        );
+        (cert, key)
+    };
+    let (cert, key) = issue("ML-DSA-65", "code-signing", "100");
+    let (tsa_cert, tsa_key) = issue("ECDSA-P256", "time-stamping", "300");
+    let signed = dir.join("fw.p7s");
+    pqkit_sign(&cert, &key, &["--detached"], &signed, &file);
+    let value = dir.join("fw.sig");
+    run_ok(
+        pqkit()
+            .args(["cms", "timestamp", "--signature-out"])
+            .arg(&value)
+            .arg(&signed),
+    );
+    std::fs::write(dir.join("tsaserial"), "01\n").expect("serial");
+    let conf = dir.join("tsa.cnf");
+    std::fs::write(
+        &conf,
+        format!(
+            "[tsa]\ndefault_tsa = tsa1\n[tsa1]\nserial = {}\ncrypto_device = builtin\n\
+             signer_digest = sha256\ndefault_policy = 1.3.6.1.4.1.99999.1\n\
+             digests = sha256, sha384, sha512\naccuracy = secs:1\nordering = no\n\
+             tsa_name = no\ness_cert_id_chain = no\ness_cert_id_alg = sha256\n",
+            dir.join("tsaserial").display()
+        ),
+    )
+    .expect("tsa.cnf");
+    let (query, token) = (dir.join("fw.tsq"), dir.join("fw.tst"));
+    let out = openssl_cmd(&dir)
+        .args(["ts", "-query", "-sha512", "-cert", "-data"])
+        .arg(&value)
+        .arg("-out")
+        .arg(&query)
+        .output()
+        .expect("openssl ts -query");
+    ok(&out, "openssl ts -query");
+    let out = openssl_cmd(&dir)
+        .args(["ts", "-reply", "-token_out", "-config"])
+        .arg(&conf)
+        .arg("-queryfile")
+        .arg(&query)
+        .arg("-inkey")
+        .arg(&tsa_key)
+        .arg("-signer")
+        .arg(&tsa_cert)
+        .arg("-out")
+        .arg(&token)
+        .output()
+        .expect("openssl ts -reply");
+    ok(&out, "openssl ts -reply");
+    let stamped = dir.join("fw-stamped.p7s");
+    run_ok(
+        pqkit()
+            .args(["cms", "timestamp", "--token"])
+            .arg(&token)
+            .arg("-o")
+            .arg(&stamped)
+            .arg(&signed),
+    );
+    // 200 days on: the signer's certificate (100 days) has expired, the TSA's (300) has not.
+    let later = (std::time::SystemTime::now() + std::time::Duration::from_secs(200 * 86_400))
+        .duration_since(std::time::UNIX_EPOCH)
+        .expect("epoch")
+        .as_secs()
+        .to_string();
+    let verify = |signed: &Path| {
+        pqkit()
+            .args(["cms", "verify", "--at", &later, "--ca"])
+            .arg(&ca)
+            .arg("--content")
+            .arg(&file)
+            .arg(signed)
+            .output()
+            .expect("run")
+    };
+    let out = verify(&stamped);
+    let said = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success() && said.contains("time-stamped at"),
+        "{said}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let out = verify(&signed);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("expired"));
+}

@@ -42,6 +42,9 @@ pub enum Profile {
     /// Code or firmware signing: digitalSignature, codeSigning (RFC 5280 §4.2.1.12), no SAN
     /// unless the request has one.
     CodeSigning,
+    /// A time-stamping authority (RFC 3161 §2.3): digitalSignature, and timeStamping as the
+    /// only extendedKeyUsage, critical.
+    TimeStamping,
 }
 
 impl core::fmt::Display for Profile {
@@ -52,6 +55,7 @@ impl core::fmt::Display for Profile {
             Self::Server => "server",
             Self::Client => "client",
             Self::CodeSigning => "code-signing",
+            Self::TimeStamping => "time-stamping",
         })
     }
 }
@@ -99,9 +103,10 @@ impl CertRequest {
     /// `localhost` and `127.0.0.1` for servers and clients.
     pub fn new(profile: Profile, common_name: &str) -> Self {
         let (dns_names, ip_addresses) = match profile {
-            Profile::RootCa | Profile::IntermediateCa | Profile::CodeSigning => {
-                (Vec::new(), Vec::new())
-            }
+            Profile::RootCa
+            | Profile::IntermediateCa
+            | Profile::CodeSigning
+            | Profile::TimeStamping => (Vec::new(), Vec::new()),
             Profile::Server | Profile::Client => (
                 vec!["localhost".to_owned()],
                 vec![IpAddr::from([127, 0, 0, 1])],
@@ -260,7 +265,7 @@ fn extensions(
     let (ca, path_len, usages) = match request.profile {
         Profile::RootCa => (true, None, KeyUsages::KeyCertSign | KeyUsages::CRLSign),
         Profile::IntermediateCa => (true, Some(0), KeyUsages::KeyCertSign | KeyUsages::CRLSign),
-        Profile::Server | Profile::Client | Profile::CodeSigning => {
+        Profile::Server | Profile::Client | Profile::CodeSigning | Profile::TimeStamping => {
             (false, None, KeyUsages::DigitalSignature.into())
         }
     };
@@ -289,9 +294,12 @@ fn extensions(
         Profile::Server => Some(const_oid::db::rfc5280::ID_KP_SERVER_AUTH),
         Profile::Client => Some(const_oid::db::rfc5280::ID_KP_CLIENT_AUTH),
         Profile::CodeSigning => Some(const_oid::db::rfc5280::ID_KP_CODE_SIGNING),
+        Profile::TimeStamping => Some(const_oid::db::rfc5280::ID_KP_TIME_STAMPING),
     };
     if let Some(eku) = eku {
-        out.push(extension(&ExtendedKeyUsage(vec![eku]), false)?);
+        // RFC 3161 §2.3: a TSA's extendedKeyUsage is critical.
+        let critical = request.profile == Profile::TimeStamping;
+        out.push(extension(&ExtendedKeyUsage(vec![eku]), critical)?);
     }
     if let Some(san) = subject_alt_name(&request.dns_names, &request.ip_addresses)? {
         out.push(san);

@@ -17,6 +17,8 @@ pub enum Purpose {
     ClientAuth,
     /// Code and firmware signing: id-kp-codeSigning.
     CodeSigning,
+    /// A time-stamping authority (RFC 3161 §2.3): id-kp-timeStamping.
+    TimeStamping,
     /// Any purpose: extendedKeyUsage and the leaf's keyUsage are not checked (OpenSSL's
     /// `verify` without `-purpose`).
     Any,
@@ -24,7 +26,7 @@ pub enum Purpose {
 
 impl Purpose {
     /// From the names `pqkit x509 verify --purpose` takes: serverAuth, clientAuth,
-    /// codeSigning, any (case-insensitive, `-` and `_` ignored).
+    /// codeSigning, timeStamping, any (case-insensitive, `-` and `_` ignored).
     ///
     /// # Errors
     /// The list of names, for an unknown one.
@@ -38,9 +40,10 @@ impl Purpose {
             "serverauth" | "server" | "sslserver" => Ok(Self::ServerAuth),
             "clientauth" | "client" | "sslclient" => Ok(Self::ClientAuth),
             "codesigning" | "codesign" | "firmware" => Ok(Self::CodeSigning),
+            "timestamping" | "timestamp" => Ok(Self::TimeStamping),
             "any" => Ok(Self::Any),
             _ => Err(format!(
-                "{name:?}: expected serverAuth, clientAuth, codeSigning or any"
+                "{name:?}: expected serverAuth, clientAuth, codeSigning, timeStamping or any"
             )),
         }
     }
@@ -51,6 +54,7 @@ impl Purpose {
             Self::ServerAuth => Some(rfc5280::ID_KP_SERVER_AUTH),
             Self::ClientAuth => Some(rfc5280::ID_KP_CLIENT_AUTH),
             Self::CodeSigning => Some(rfc5280::ID_KP_CODE_SIGNING),
+            Self::TimeStamping => Some(rfc5280::ID_KP_TIME_STAMPING),
             Self::Any => None,
         }
     }
@@ -62,6 +66,7 @@ impl fmt::Display for Purpose {
             Self::ServerAuth => "serverAuth",
             Self::ClientAuth => "clientAuth",
             Self::CodeSigning => "codeSigning",
+            Self::TimeStamping => "timeStamping",
             Self::Any => "any purpose",
         })
     }

@@ -38,9 +38,16 @@ fn alg(name: &str) -> &'static pqkit_core::sig::SignatureAlgorithm {
 }
 
 fn ca(name: &str) -> Ca {
+    ca_for(name, Duration::from_secs(365 * 24 * 3600))
+}
+
+fn ca_for(name: &str, validity: Duration) -> Ca {
     let key = alg(name).generate().expect("CA key");
-    let cert = cert::issue_self_signed(&CertRequest::new(Profile::RootCa, "test root"), &key)
-        .expect("root");
+    let request = CertRequest {
+        validity,
+        ..CertRequest::new(Profile::RootCa, "test root")
+    };
+    let cert = cert::issue_self_signed(&request, &key).expect("root");
     Ca { cert, key }
 }
 
@@ -587,4 +594,130 @@ fn hackathon_artifacts_verify() {
         }
     }
     assert_eq!(checked, 45);
+}
+
+/// A TSA's time-stamp token (RFC 3161) over `imprint` (the SHA-512 of a signature value) at
+/// `at`, signed by `cert`/`key`.
+fn tsa_token(cert: &[u8], key: &SigningKey, imprint: &[u8], at: SystemTime) -> Vec<u8> {
+    use cms::timestamp::{ID_CT_TST_INFO, MessageImprint, TstInfo};
+    use der::asn1::{GeneralizedTime, Int};
+    let tst = TstInfo {
+        version: Int::new(&[1]).expect("int"),
+        policy: ObjectIdentifier::new_unwrap("1.3.6.1.4.1.99999.1"),
+        message_imprint: MessageImprint {
+            hash_algorithm: DigestAlgorithm::Sha512.identifier(),
+            hashed_message: OctetString::new(imprint).expect("octets"),
+        },
+        serial_number: Int::new(&[7]).expect("int"),
+        gen_time: GeneralizedTime::from_system_time(at).expect("time"),
+        accuracy: None,
+        ordering: false,
+        nonce: None,
+        tsa: None,
+        extensions: None,
+    }
+    .to_der()
+    .expect("TSTInfo");
+    let options = SignOptions {
+        content_type: ID_CT_TST_INFO,
+        ..SignOptions::default()
+    };
+    cms::sign(&mut one(cert, key), &mut &tst[..], &options).expect("token")
+}
+
+/// The first signer's signature value.
+fn signature_value(der: &[u8]) -> Vec<u8> {
+    let info = ContentInfo::from_der(der).expect("ContentInfo");
+    let sd: SignedData = info.content.decode_as().expect("SignedData");
+    sd.signer_infos
+        .0
+        .get(0)
+        .expect("signer")
+        .signature
+        .as_bytes()
+        .to_vec()
+}
+
+/// An RFC 3161 time-stamp token on a signer: with it, a signer whose certificate has expired
+/// since still verifies (its certificate validated at the token's genTime); a token over
+/// another signature, one by a TSA without timeStamping, or one that is not a TSTInfo is
+/// refused with its reason.
+#[test]
+fn a_time_stamp_token_validates_the_signer_when_it_signed() {
+    let root = ca_for("ECDSA-P256", Duration::from_secs(10 * 365 * 24 * 3600));
+    let anchors = anchors(&root);
+    let (cert, key) = leaf(&root, "ML-DSA-44", Profile::CodeSigning);
+    let der = sign(&mut one(&cert, &key), CONTENT, true, true);
+    // A TSA certificate valid for 3 years, the signer's for one.
+    let tsa_key = alg("ML-DSA-65").generate().expect("key");
+    let tsa_cert = cert::issue(
+        &CertRequest {
+            validity: Duration::from_secs(3 * 365 * 24 * 3600),
+            ..CertRequest::new(Profile::TimeStamping, "test TSA")
+        },
+        &tsa_key.verifying_key(),
+        Issuer {
+            certificate: &root.cert,
+            key: &root.key,
+        },
+    )
+    .expect("TSA certificate");
+    let now = SystemTime::now();
+    let later = VerifyOptions {
+        policy: Policy::new(
+            Purpose::CodeSigning,
+            now + Duration::from_secs(400 * 24 * 3600),
+        ),
+        ..options(&anchors)
+    };
+    let imprint = DigestAlgorithm::Sha512.digest(&signature_value(&der));
+    let token = tsa_token(&tsa_cert, &tsa_key, &imprint, now);
+    let stamped = cms::timestamp::attach(&der, 0, &token).expect("attach");
+    let v = cms::verify(&stamped, None, &later).expect("time-stamped, so valid then");
+    let t = v.signers[0].timestamp.expect("the token's time");
+    assert!(t <= now && now.duration_since(t).expect("before").as_secs() < 2);
+    assert!(
+        cms::describe(&stamped).expect("show").signers[0]
+            .unsigned_attributes
+            .contains(&"signatureTimeStampToken".to_owned())
+    );
+    // Without the token the signer has expired.
+    assert!(matches!(
+        refusal(cms::verify(&der, None, &later)),
+        Refusal::Path(_)
+    ));
+    // A token over another signature.
+    let other = tsa_token(&tsa_cert, &tsa_key, &[0u8; 64], now);
+    let r = refusal(cms::verify(
+        &cms::timestamp::attach(&der, 0, &other).expect("attach"),
+        None,
+        &later,
+    ));
+    assert!(
+        matches!(&r, Refusal::Timestamp(why) if why.contains("not of this signature")),
+        "{r}"
+    );
+    // A token by a code-signing certificate, not a TSA.
+    let (not_tsa, not_tsa_key) = leaf(&root, "ML-DSA-65", Profile::CodeSigning);
+    let forged = tsa_token(&not_tsa, &not_tsa_key, &imprint, now);
+    let r = refusal(cms::verify(
+        &cms::timestamp::attach(&der, 0, &forged).expect("attach"),
+        None,
+        &options(&anchors),
+    ));
+    assert!(
+        matches!(&r, Refusal::Timestamp(why) if why.contains("timeStamping")),
+        "{r}"
+    );
+    // A SignedData of plain data as the token.
+    let plain = sign(&mut one(&tsa_cert, &tsa_key), &imprint, true, true);
+    let r = refusal(cms::verify(
+        &cms::timestamp::attach(&der, 0, &plain).expect("attach"),
+        None,
+        &options(&anchors),
+    ));
+    assert!(
+        matches!(&r, Refusal::Timestamp(why) if why.contains("TSTInfo")),
+        "{r}"
+    );
 }

@@ -138,6 +138,7 @@ fn purpose_name(p: Purpose) -> &'static str {
         Purpose::ServerAuth => "serverAuth",
         Purpose::ClientAuth => "clientAuth",
         Purpose::CodeSigning => "codeSigning",
+        Purpose::TimeStamping => "timeStamping",
         Purpose::Any => "any",
     }
 }

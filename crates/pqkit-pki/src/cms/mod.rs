@@ -25,11 +25,14 @@
 //! the certificate's path to a trust anchor under a [`Policy`](crate::path::Policy) (the CLI
 //! asks for codeSigning). Then [`Require`]: every signer, or at least one.
 //!
-//! Not yet: RFC 3161 timestamp tokens (a `signatureTimeStampToken` is shown, not verified),
-//! composite ML-DSA signers.
+//! A signer's RFC 3161 time-stamp token ([`timestamp`]), when it has one, is verified (the
+//! TSA's path for timeStamping) and the signer's certificate is then validated at the time it
+//! proves.
+//!
+//! Not yet: composite ML-DSA signers.
 //!
 //! Input may be BER (Bouncy Castle writes indefinite lengths): it is read as DER after
-//! [`ber`]'s conversion, which keeps DER parts byte for byte.
+//! a conversion (the private `ber` module) that keeps DER parts byte for byte.
 
 pub mod digest;
 pub mod oids;
@@ -37,18 +40,22 @@ pub mod oids;
 mod attributes;
 mod ber;
 mod content;
+mod decode;
+mod error;
 
 mod refusal;
 mod show;
 mod sign;
+pub mod timestamp;
 mod verify;
 
 pub use content::{CHUNK, MAX_HELD_CONTENT};
 pub use digest::DigestAlgorithm;
+pub use error::{CmsError, Require, SignerVerdict};
 pub use refusal::Refusal;
 pub use show::{Description, SignerDescription, describe};
 pub use sign::{SignOptions, Signer, SignerKey, sign};
-pub use verify::{CmsError, Require, SignerVerdict, Verified, VerifyOptions, verify};
+pub use verify::{Verified, VerifyOptions, verify};
 
 /// The PEM label of a CMS object (RFC 7468 §9).
 pub const PEM_LABEL: &str = "CMS";

@@ -51,6 +51,9 @@ pub enum Refusal {
     /// §5.1).
     #[error("digest algorithm {0} is not listed in the SignedData's digestAlgorithms")]
     DigestNotListed(String),
+    /// The signatureTimeStampToken does not prove a time for this signature (RFC 3161).
+    #[error("time-stamp token refused: {0}")]
+    Timestamp(String),
     /// The signature does not verify.
     #[error("the signature does not verify")]
     BadSignature,

@@ -4,12 +4,12 @@ use std::time::SystemTime;
 
 use serde::Serialize;
 
-use super::digest::DigestAlgorithm;
-use super::oids::{SIGNING_TIME, attribute_name};
-use super::verify::{
-    CmsError, algorithm_name, attached_content, carried_certificates, decode, find_certificate,
-    sid_words,
+use super::decode::{
+    algorithm_name, attached_content, carried_certificates, decode, find_certificate, sid_words,
 };
+use super::digest::DigestAlgorithm;
+use super::error::CmsError;
+use super::oids::{SIGNING_TIME, attribute_name};
 
 /// One signer, as written.
 #[derive(Clone, Debug, Serialize)]
@@ -111,7 +111,7 @@ pub fn describe(der: &[u8]) -> Result<Description, CmsError> {
             }
         })
         .collect();
-    let version = super::verify::version_number(sd.version);
+    let version = super::decode::version_number(sd.version);
     Ok(Description {
         version,
         content_type: sd.encap_content_info.econtent_type.to_string(),

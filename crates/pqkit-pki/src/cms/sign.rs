@@ -58,6 +58,9 @@ pub struct SignOptions {
     pub deterministic: bool,
     /// More certificates to include (the signers' intermediate CAs), DER.
     pub certificates: Vec<Vec<u8>>,
+    /// The encapsulated content type: id-data (default), or another (a TSA's id-ct-TSTInfo),
+    /// which needs signed attributes (RFC 5652 §5.3).
+    pub content_type: const_oid::ObjectIdentifier,
 }
 
 impl Default for SignOptions {
@@ -68,6 +71,7 @@ impl Default for SignOptions {
             signing_time: SystemTime::now(),
             deterministic: false,
             certificates: Vec::new(),
+            content_type: ID_DATA,
         }
     }
 }
@@ -165,7 +169,7 @@ fn same_key(a: &[u8], b: &[u8]) -> bool {
 /// The content is held in memory only when the SignedData is attached or a signer without
 /// signed attributes needs all of it (other than ML-DSA, whose μ is streamed): at most
 /// [`MAX_HELD_CONTENT`] bytes. Otherwise it streams through the digests in
-/// [`CHUNK`]-byte reads, whatever its length.
+/// [`super::CHUNK`]-byte reads, whatever its length.
 ///
 /// Each signer's certificate must hold its key, and its digest be one its signature
 /// algorithm's profile allows, before any signature is made (a stateful key spends a
@@ -182,6 +186,12 @@ pub fn sign(
 ) -> Result<Vec<u8>, Error> {
     if signers.is_empty() {
         return Err(Error::malformed("SignedData", "no signer"));
+    }
+    if options.content_type != ID_DATA && !options.signed_attributes {
+        return Err(Error::malformed(
+            "SignedData",
+            "content other than id-data needs signed attributes (RFC 5652 §5.3)",
+        ));
     }
     let mut prepared = signers
         .iter()
@@ -220,7 +230,7 @@ pub fn sign(
         let digest_id = p.digest.identifier();
         let (signed_attrs, signature) = if options.signed_attributes {
             let attrs = super::attributes::build(
-                ID_DATA,
+                options.content_type,
                 pass.digest(p.digest),
                 options.signing_time,
                 &digest_id,
@@ -261,11 +271,17 @@ pub fn sign(
     } else {
         None
     };
+    // RFC 5652 §5.1: version 3 for content other than id-data.
+    let version = if options.content_type == ID_DATA {
+        CmsVersion::V1
+    } else {
+        CmsVersion::V3
+    };
     let signed_data = SignedData {
-        version: CmsVersion::V1,
+        version,
         digest_algorithms,
         encap_content_info: EncapsulatedContentInfo {
-            econtent_type: ID_DATA,
+            econtent_type: options.content_type,
             econtent,
         },
         certificates: Some(CertificateSet::try_from(certificates).map_err(bad)?),

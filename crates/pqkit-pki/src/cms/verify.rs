@@ -6,47 +6,26 @@
 use std::io::Read;
 use std::time::SystemTime;
 
-use cms::cert::CertificateChoices;
-use cms::content_info::ContentInfo;
 use cms::signed_data::{SignedData, SignerIdentifier, SignerInfo};
 use const_oid::ObjectIdentifier;
-use der::asn1::{BitString, Null, OctetString};
+use der::asn1::{BitString, Null};
 use der::{Any, Decode, Encode};
 use pqkit_core::sig::{Family, MuHasher, VerifyingKey};
 use rustls_pki_types::CertificateDer;
 use spki::{AlgorithmIdentifierOwned, SubjectPublicKeyInfoOwned};
 use x509_cert::Certificate;
 
-use super::content::{MAX_HELD_CONTENT, Pass, PassError};
+use super::content::{Pass, PassError};
+use super::decode::{
+    algorithm_name, attached_content, carried_certificates, decode, expected_version,
+    find_certificate, sid_words, subject_of, version_number,
+};
 use super::digest::{DigestAlgorithm, allowed};
-use super::oids::{ID_DATA, ID_SIGNED_DATA, RSA_ENCRYPTION, SHA256_WITH_RSA};
+use super::error::{CmsError, Require, SignerVerdict};
+use super::oids::{ID_DATA, RSA_ENCRYPTION, SHA256_WITH_RSA};
 use super::refusal::Refusal;
 use crate::error::Error;
-use crate::path::{Policy, TrustAnchors, VerifiedPath};
-
-/// How many of several signers must verify.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub enum Require {
-    /// Every signer considered (default): e.g. a post-quantum and a classical signer together.
-    #[default]
-    All,
-    /// At least one.
-    Any,
-}
-
-impl Require {
-    /// From `all` or `any`.
-    ///
-    /// # Errors
-    /// The accepted names, for another.
-    pub fn from_name(name: &str) -> Result<Self, String> {
-        match name.to_ascii_lowercase().as_str() {
-            "all" => Ok(Self::All),
-            "any" => Ok(Self::Any),
-            _ => Err(format!("{name:?}: expected all or any")),
-        }
-    }
-}
+use crate::path::{Policy, TrustAnchors};
 
 /// What to verify against.
 pub struct VerifyOptions<'a> {
@@ -62,25 +41,6 @@ pub struct VerifyOptions<'a> {
     pub require: Require,
 }
 
-/// One signer's result.
-#[derive(Clone, Debug)]
-pub struct SignerVerdict {
-    /// Its place among the SignerInfos (0-based).
-    pub index: usize,
-    /// Its certificate's subject (RFC 4514), or the signer identifier when none was found.
-    pub signer: String,
-    /// The signature algorithm's name (or OID).
-    pub signature_algorithm: String,
-    /// The digest algorithm's name (or OID).
-    pub digest: String,
-    /// The signingTime attribute, when signed.
-    pub signing_time: Option<SystemTime>,
-    /// Whether it had signed attributes.
-    pub signed_attributes: bool,
-    /// The validated path (leaf first), or why the signer is refused.
-    pub result: Result<VerifiedPath, Refusal>,
-}
-
 /// A SignedData that satisfied the policy.
 #[derive(Clone, Debug)]
 pub struct Verified {
@@ -90,56 +50,6 @@ pub struct Verified {
     pub content: Option<Vec<u8>>,
     /// The encapsulated content type (id-data for pqkit's).
     pub content_type: ObjectIdentifier,
-}
-
-/// Why a signed object as a whole is refused.
-#[non_exhaustive]
-#[derive(Debug, thiserror::Error)]
-pub enum CmsError {
-    /// Not a ContentInfo holding a SignedData, or it does not decode.
-    #[error("not a CMS SignedData: {0}")]
-    Malformed(String),
-    /// Detached: the content must be given.
-    #[error("the SignedData is detached: give the signed content")]
-    NoContent,
-    /// Attached, and content was given too.
-    #[error("the SignedData holds its content; do not give it separately")]
-    ContentTwice,
-    /// The content is longer than what may be held in memory here.
-    #[error("content over {} MiB cannot be held to verify a signer without signed attributes", MAX_HELD_CONTENT >> 20)]
-    TooLarge,
-    /// No SignerInfo, or none whose certificate is one asked for.
-    #[error("no signer to verify{0}")]
-    NoSigner(&'static str),
-    /// Reading the content, or another error of pqkit-pki.
-    #[error(transparent)]
-    Pki(#[from] Error),
-    /// The policy over signers failed; each verdict says why.
-    #[error("{}", rejected(.require, .verdicts))]
-    Rejected {
-        /// The policy.
-        require: Require,
-        /// Every signer's verdict.
-        verdicts: Vec<SignerVerdict>,
-    },
-}
-
-fn rejected(require: &Require, verdicts: &[SignerVerdict]) -> String {
-    let ok = verdicts.iter().filter(|v| v.result.is_ok()).count();
-    let mut s = format!(
-        "{ok} of {} signers verify (required: {})",
-        verdicts.len(),
-        match require {
-            Require::All => "all",
-            Require::Any => "any",
-        }
-    );
-    for v in verdicts {
-        if let Err(r) = &v.result {
-            s.push_str(&format!("\n  signer {} ({}): {r}", v.index, v.signer));
-        }
-    }
-    s
 }
 
 /// How a signer's signature is checked.
@@ -155,181 +65,6 @@ struct Resolved {
     name: String,
     checker: Checker,
     digest: DigestAlgorithm,
-}
-
-/// Decodes a ContentInfo holding a SignedData (DER, or BER converted to DER).
-///
-/// # Errors
-/// [`CmsError::Malformed`].
-pub(crate) fn decode(der: &[u8]) -> Result<SignedData, CmsError> {
-    let bad = |e: der::Error| CmsError::Malformed(e.to_string());
-    let der = super::ber::to_der(der).map_err(CmsError::Malformed)?;
-    let info = ContentInfo::from_der(&der).map_err(bad)?;
-    if info.content_type != ID_SIGNED_DATA {
-        return Err(CmsError::Malformed(format!(
-            "content type {} is not id-signedData",
-            info.content_type
-        )));
-    }
-    info.content.decode_as::<SignedData>().map_err(bad)
-}
-
-/// The attached content's octets, if any.
-pub(crate) fn attached_content(sd: &SignedData) -> Result<Option<Vec<u8>>, CmsError> {
-    sd.encap_content_info
-        .econtent
-        .as_ref()
-        .map(|any| {
-            any.decode_as::<OctetString>()
-                .map(OctetString::into_bytes)
-                .map_err(|e| CmsError::Malformed(format!("eContent: {e}")))
-        })
-        .transpose()
-}
-
-/// The certificates (DER) a SignedData carries.
-pub(crate) fn carried_certificates(sd: &SignedData) -> Vec<Vec<u8>> {
-    sd.certificates
-        .iter()
-        .flat_map(|set| set.0.iter())
-        .filter_map(|c| match c {
-            CertificateChoices::Certificate(cert) => cert.to_der().ok(),
-            CertificateChoices::Other(_) => None,
-        })
-        .collect()
-}
-
-/// The certificate a signer identifier names, among `certs`.
-pub(crate) fn find_certificate<'a>(
-    sid: &SignerIdentifier,
-    certs: &'a [Vec<u8>],
-) -> Option<&'a Vec<u8>> {
-    certs.iter().find(|der| {
-        let Ok(cert) = Certificate::from_der(der) else {
-            return false;
-        };
-        let tbs = &cert.tbs_certificate;
-        match sid {
-            SignerIdentifier::IssuerAndSerialNumber(is) => {
-                tbs.issuer == is.issuer && tbs.serial_number == is.serial_number
-            }
-            SignerIdentifier::SubjectKeyIdentifier(ski) => tbs
-                .extensions
-                .iter()
-                .flatten()
-                .filter(|e| e.extn_id == const_oid::db::rfc5280::ID_CE_SUBJECT_KEY_IDENTIFIER)
-                .any(|e| {
-                    OctetString::from_der(e.extn_value.as_bytes())
-                        .is_ok_and(|v| v.as_bytes() == ski.0.as_bytes())
-                }),
-        }
-    })
-}
-
-/// The signer identifier in words.
-pub(crate) fn sid_words(sid: &SignerIdentifier) -> String {
-    match sid {
-        SignerIdentifier::IssuerAndSerialNumber(is) => {
-            format!("issuer {}, serial {}", is.issuer, is.serial_number)
-        }
-        SignerIdentifier::SubjectKeyIdentifier(ski) => {
-            let hex: String = ski
-                .0
-                .as_bytes()
-                .iter()
-                .map(|b| format!("{b:02x}"))
-                .collect();
-            format!("subjectKeyIdentifier {hex}")
-        }
-    }
-}
-
-fn subject_of(der: &[u8]) -> String {
-    Certificate::from_der(der).map_or_else(
-        |_| "undecodable certificate".into(),
-        |c| c.tbs_certificate.subject.to_string(),
-    )
-}
-
-/// The signature algorithm's name: the catalogue's (for the signer's key, when its SPKI is
-/// known: RSA key sizes share one identifier), HSS/XMSS, or the OID.
-pub(crate) fn algorithm_name(
-    id: &AlgorithmIdentifierOwned,
-    signer: Option<&SubjectPublicKeyInfoOwned>,
-) -> String {
-    if crate::stateful::is_stateful(id) {
-        return match id.oid {
-            pqkit_hbs::public::HSS_OID => "HSS/LMS".into(),
-            pqkit_hbs::public::XMSS_OID => "XMSS".into(),
-            _ => "XMSS^MT".into(),
-        };
-    }
-    if id.oid == RSA_ENCRYPTION {
-        return "RSA (rsaEncryption)".into();
-    }
-    let Ok(contents) = crate::key::algorithm_contents(id) else {
-        return id.oid.to_string();
-    };
-    if let Some(alg) = signer.and_then(|spki| {
-        pqkit_core::catalogue::signature_by_algorithms(
-            &contents,
-            &crate::key::algorithm_contents(&spki.algorithm).ok()?,
-            spki.subject_public_key.as_bytes()?.len(),
-        )
-    }) {
-        return alg.name.into();
-    }
-    let names: Vec<&str> = pqkit_core::catalogue::signatures()
-        .iter()
-        .filter(|a| a.signature_algorithm_id == contents.as_slice())
-        .map(|a| a.name)
-        .collect();
-    match names.as_slice() {
-        [] => id.oid.to_string(),
-        [one] => (*one).into(),
-        // One identifier, several key sizes (RSA-PSS-2048/3072/4096): the name without the size.
-        [first, ..] => first
-            .rsplit_once('-')
-            .map_or(*first, |(stem, _)| stem)
-            .into(),
-    }
-}
-
-/// A CmsVersion as its number.
-pub(crate) fn version_number(v: cms::content_info::CmsVersion) -> u8 {
-    v.to_der()
-        .ok()
-        .and_then(|d| d.last().copied())
-        .unwrap_or(u8::MAX)
-}
-
-/// The SignedData version RFC 5652 §5.1 requires for what it holds (no attribute
-/// certificates, which pqkit does not read: 5 with other certificate or CRL formats, 3 with a
-/// version-3 SignerInfo or content other than id-data, else 1).
-fn expected_version(sd: &SignedData) -> u8 {
-    use cms::revocation::RevocationInfoChoice;
-    let other_certs = sd
-        .certificates
-        .iter()
-        .flat_map(|s| s.0.iter())
-        .any(|c| matches!(c, CertificateChoices::Other(_)));
-    let other_crls = sd
-        .crls
-        .iter()
-        .flat_map(|s| s.0.iter())
-        .any(|c| matches!(c, RevocationInfoChoice::Other(_)));
-    let v3_signer = sd
-        .signer_infos
-        .0
-        .iter()
-        .any(|si| matches!(si.sid, SignerIdentifier::SubjectKeyIdentifier(_)));
-    if other_certs || other_crls {
-        5
-    } else if v3_signer || sd.encap_content_info.econtent_type != ID_DATA {
-        3
-    } else {
-        1
-    }
 }
 
 fn resolve(si: &SignerInfo, sd: &SignedData, certs: &[Vec<u8>]) -> Result<Resolved, Refusal> {
@@ -509,7 +244,7 @@ fn check_signer(
 
 /// Verifies the SignedData in `der` (a DER ContentInfo), over its attached content or over
 /// `detached`, read once to its end (streamed through the digests; held in memory, at most
-/// [`MAX_HELD_CONTENT`] bytes, only for a signer without signed attributes other than
+/// [`super::MAX_HELD_CONTENT`] bytes, only for a signer without signed attributes other than
 /// ML-DSA). Each signer considered ([`VerifyOptions::signers`]) must have its certificate
 /// (carried or given), a digest its signature algorithm's profile allows, valid signed
 /// attributes, a valid signature and a certificate path to `anchors` under the policy.
@@ -522,6 +257,51 @@ pub fn verify(
     der: &[u8],
     detached: Option<&mut dyn Read>,
     options: &VerifyOptions<'_>,
+) -> Result<Verified, CmsError> {
+    verify_inner(der, detached, options, false)
+}
+
+/// The time a signer's time-stamp token proves, once the token verifies as a SignedData by a
+/// TSA (timeStamping, now) over a TSTInfo for this signature; `None` without a token.
+fn timestamp_of(
+    si: &SignerInfo,
+    options: &VerifyOptions<'_>,
+    nested: bool,
+) -> Result<Option<SystemTime>, Refusal> {
+    let Some(token) = super::timestamp::token_of(si.unsigned_attrs.as_ref())? else {
+        return Ok(None);
+    };
+    if nested {
+        return Err(Refusal::Timestamp(
+            "a time-stamp token inside a time-stamp token".into(),
+        ));
+    }
+    let tsa = VerifyOptions {
+        anchors: options.anchors,
+        policy: Policy {
+            purposes: vec![crate::path::Purpose::TimeStamping],
+            names: Vec::new(),
+            ..options.policy.clone()
+        },
+        certificates: options.certificates.clone(),
+        signers: Vec::new(),
+        require: Require::All,
+    };
+    let v =
+        verify_inner(&token, None, &tsa, true).map_err(|e| Refusal::Timestamp(e.to_string()))?;
+    super::timestamp::proven_time(
+        &v.content_type,
+        v.content.as_deref(),
+        si.signature.as_bytes(),
+    )
+    .map(Some)
+}
+
+fn verify_inner(
+    der: &[u8],
+    detached: Option<&mut dyn Read>,
+    options: &VerifyOptions<'_>,
+    nested: bool,
 ) -> Result<Verified, CmsError> {
     let sd = decode(der)?;
     let (version, wanted) = (version_number(sd.version), expected_version(&sd));
@@ -583,23 +363,35 @@ pub fn verify(
             digest,
             signing_time: None,
             signed_attributes: si.signed_attrs.is_some(),
+            timestamp: None,
             result: Err(Refusal::BadSignature),
         };
         verdict.result = match &resolved[i] {
             Err(r) => Err(r.clone()),
             Ok(r) => {
                 verdict.signer = subject_of(&r.certificate);
-                check_signer(si, r, &pass, pass.mus[k].as_ref(), &content_type).and_then(|time| {
-                    verdict.signing_time = time;
-                    let chain: Vec<CertificateDer<'_>> = std::iter::once(&r.certificate)
-                        .chain(certs.iter().filter(|c| **c != r.certificate))
-                        .map(|c| CertificateDer::from(c.as_slice()))
-                        .collect();
-                    options
-                        .anchors
-                        .validate(&chain, &options.policy)
-                        .map_err(Refusal::Path)
-                })
+                check_signer(si, r, &pass, pass.mus[k].as_ref(), &content_type)
+                    .and_then(|time| {
+                        verdict.signing_time = time;
+                        verdict.timestamp = timestamp_of(si, options, nested)?;
+                        Ok(())
+                    })
+                    .and_then(|()| {
+                        let chain: Vec<CertificateDer<'_>> = std::iter::once(&r.certificate)
+                            .chain(certs.iter().filter(|c| **c != r.certificate))
+                            .map(|c| CertificateDer::from(c.as_slice()))
+                            .collect();
+                        // With a time-stamp token, the certificate is validated when the token
+                        // says the signature existed.
+                        let policy = Policy {
+                            time: verdict.timestamp.unwrap_or(options.policy.time),
+                            ..options.policy.clone()
+                        };
+                        options
+                            .anchors
+                            .validate(&chain, &policy)
+                            .map_err(Refusal::Path)
+                    })
             }
         };
         verdicts.push(verdict);
