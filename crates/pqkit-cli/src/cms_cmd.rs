@@ -30,18 +30,40 @@ pub(crate) struct SignArgs<'a> {
 }
 
 pub(crate) fn parse_digest(s: &str) -> std::result::Result<DigestAlgorithm, String> {
-    DigestAlgorithm::from_name(s)
-        .ok_or_else(|| format!("{s:?}: expected SHA-256, SHA-384, SHA-512, SHAKE128 or SHAKE256"))
+    DigestAlgorithm::from_name(s).ok_or_else(|| {
+        format!(
+            "{s:?}: expected SHA-256, SHA-384, SHA-512, SHAKE128, SHAKE256, SHA3-256, \
+                 SHA3-384 or SHA3-512"
+        )
+    })
 }
 
 /// The content to sign or verify: `-` (standard input) or a regular file, streamed (no size
 /// bound here; the library bounds what it must hold).
 fn open_content(path: &Path) -> Result<Box<dyn Read>> {
-    if path.as_os_str() == "-" {
-        return Ok(Box::new(std::io::stdin().lock()));
+    let inner: Box<dyn Read> = if path.as_os_str() == "-" {
+        Box::new(std::io::stdin().lock())
+    } else {
+        Box::new(pem::open_regular(path, u64::MAX)?)
+    };
+    Ok(Box::new(Named {
+        inner,
+        name: path.display().to_string(),
+    }))
+}
+
+/// A reader whose errors name its file (the library knows the content only as a reader).
+struct Named {
+    inner: Box<dyn Read>,
+    name: String,
+}
+
+impl Read for Named {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        self.inner
+            .read(buf)
+            .map_err(|e| std::io::Error::new(e.kind(), format!("{}: {e}", self.name)))
     }
-    let file = pem::open_regular(path, u64::MAX)?;
-    Ok(Box::new(file))
 }
 
 /// A signer's key: a `pkcs11:` URI or PKCS#8 file, or a pqkit-hbs state file.
@@ -51,7 +73,7 @@ enum LoadedKey {
 }
 
 fn load_key(path: &Path, ledger: Option<&str>) -> Result<LoadedKey> {
-    if !crate::files::is_token_uri(path) {
+    if !crate::files::is_token_uri(path) && path.as_os_str() != "-" {
         let mut head = [0u8; 16];
         let n = pem::open_regular(path, u64::MAX)?
             .read(&mut head)
@@ -114,7 +136,7 @@ pub(crate) fn sign(a: &SignArgs<'_>, overwrite: Overwrite) -> Result<()> {
         ..SignOptions::default()
     };
     let mut content = open_content(a.file)?;
-    let der = cms::sign(&mut signers, &mut content, &options).about(a.file.display())?;
+    let der = cms::sign(&mut signers, &mut content, &options)?;
     let bytes = if a.pem {
         pem::encode(cms::PEM_LABEL, &der)?.into_bytes()
     } else {
@@ -149,7 +171,7 @@ fn read_signed(path: &Path) -> Result<Vec<u8>> {
             return Ok(der);
         }
     }
-    Err(Failure::verification(format!(
+    Err(Failure::other(format!(
         "{}: no CMS or PKCS7 PEM block",
         path.display()
     )))
@@ -180,6 +202,15 @@ pub(crate) fn verify(a: &VerifyArgs<'_>, overwrite: Overwrite) -> Result<()> {
         .map(|o| outs.claim(o, Sensitivity::Public))
         .transpose()?;
     let der = read_signed(a.signed)?;
+    if a.out.is_some() {
+        let shown = cms::describe(&der).about(a.signed.display())?;
+        if shown.attached_bytes.is_none() {
+            return Err(Failure::usage(format!(
+                "--out: {} is detached; it holds no content to write",
+                a.signed.display()
+            )));
+        }
+    }
     let roots = load_certificates(a.ca)?;
     let anchors = TrustAnchors::new(&roots).about(a.ca.display())?;
     let mut certificates = Vec::new();
@@ -230,10 +261,6 @@ pub(crate) fn verify(a: &VerifyArgs<'_>, overwrite: Overwrite) -> Result<()> {
     }
     if let (Some(claim), Some(content)) = (claim, &verified.content) {
         claim.commit(content)?;
-    } else if a.out.is_some() {
-        return Err(Failure::usage(
-            "--out: the SignedData is detached; it holds no content to write",
-        ));
     }
     println!("{}: verified", a.signed.display());
     Ok(())
@@ -264,10 +291,10 @@ pub(crate) fn timestamp(
     if let Some((token_path, out)) = token {
         let claim = outs.claim(out, Sensitivity::Public)?;
         let token = pem::read_input(token_path)?;
-        let stamped = cms::timestamp::attach(&der, index, &token).about(token_path.display())?;
+        let stamped = cms::timestamp::attach(&der, &token).about(token_path.display())?;
         claim.commit(&stamped)?;
         eprintln!(
-            "signer {index} time-stamped with {}; written to {}",
+            "the signer whose signature {} stamps is time-stamped; written to {}",
             token_path.display(),
             out.display()
         );

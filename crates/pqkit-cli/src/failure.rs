@@ -202,6 +202,8 @@ fn kind_of(e: &(dyn Error + 'static)) -> Kind {
             return match cms {
                 CmsError::NoContent | CmsError::ContentTwice | CmsError::TooLarge => Kind::Usage,
                 CmsError::Pki(inner) => kind_of(inner),
+                // Malformed input, as for any file (the table above).
+                CmsError::Malformed(_) => Kind::Other,
                 _ => Kind::Verification,
             };
         }

@@ -966,7 +966,8 @@ enum CmsCommand {
         #[arg(long, value_delimiter = ',', value_parser = pqkit_pki::path::Purpose::from_name)]
         purpose: Vec<pqkit_pki::path::Purpose>,
         /// Validate the certificates at this time instead of now: RFC 3339, a date, or Unix
-        /// seconds.
+        /// seconds. A signer with a valid RFC 3161 time-stamp token is validated at the
+        /// token's time instead (its TSA at this time).
         #[arg(long, value_parser = pqkit_pki::path::parse_time)]
         at: Option<std::time::SystemTime>,
         /// Write the attached content here once it verifies.
@@ -996,7 +997,8 @@ enum CmsCommand {
         /// The TSA's time-stamp token (DER ContentInfo, as `openssl ts -reply -token_out` writes).
         #[arg(long, value_name = "FILE", requires = "out")]
         token: Option<PathBuf>,
-        /// Which signer (0 is the first).
+        /// Which signer's signature value --signature-out writes (0 is the first, in the
+        /// order `cms show` lists them); --token finds its signer by the token's imprint.
         #[arg(long, default_value_t = 0)]
         signer_index: usize,
         /// The time-stamped SignedData (DER).

@@ -269,12 +269,46 @@ fn several_signers_and_the_require_policy() {
     assert_eq!(v.signers.len(), 1);
     let nobody = VerifyOptions {
         signers: vec![pq_root.cert.clone()],
+        require: Require::Any,
         ..options(&pq_only)
     };
     assert!(matches!(
         cms::verify(&der, None, &nobody),
         Err(CmsError::NoSigner(_))
     ));
+    // Both signers required by certificate: a SignedData whose ECDSA SignerInfo was removed
+    // (no signature covers the set of SignerInfos) is refused, naming the missing signer.
+    let info = ContentInfo::from_der(&der).expect("ContentInfo");
+    let mut sd: SignedData = info.content.decode_as().expect("SignedData");
+    let kept: Vec<_> = sd
+        .signer_infos
+        .0
+        .iter()
+        .filter(|si| {
+            si.signature_algorithm
+                .oid
+                .to_string()
+                .starts_with("2.16.840.1.101.3.4.3")
+        })
+        .cloned()
+        .collect();
+    assert_eq!(kept.len(), 1);
+    sd.signer_infos = SignerInfos::try_from(kept).expect("infos");
+    let stripped = ContentInfo {
+        content_type: oids::ID_SIGNED_DATA,
+        content: Any::encode_from(&sd).expect("sd"),
+    }
+    .to_der()
+    .expect("der");
+    let both_required = VerifyOptions {
+        signers: vec![pq_cert.clone(), ec_cert.clone()],
+        ..options(&both)
+    };
+    cms::verify(&der, None, &both_required).expect("both there");
+    match cms::verify(&stripped, None, &both_required) {
+        Err(CmsError::MissingSigner(who)) => assert!(who.contains("ECDSA-P256"), "{who}"),
+        other => panic!("{:?}", other.map(|v| v.signers.len())),
+    }
 }
 
 /// An HSS signer in a state file: each SignedData spends one one-time key, reserved first.
@@ -596,6 +630,23 @@ fn hackathon_artifacts_verify() {
     assert_eq!(checked, 45);
 }
 
+#[test]
+fn gen_time_takes_fractional_seconds() {
+    use cms::timestamp::gen_time;
+    use der::Tag;
+    let at = |text: &str| gen_time(&Any::new(Tag::GeneralizedTime, text.as_bytes()).expect("any"));
+    let t = at("20260801120000.25Z").expect("fraction");
+    assert_eq!(t, at("20260801120000Z").expect("whole"));
+    for bad in [
+        "20260801120000.250Z",
+        "20260801120000.Z",
+        "20260801120000",
+        "2026080112000Z",
+    ] {
+        assert!(at(bad).is_none(), "{bad}");
+    }
+}
+
 /// A TSA's time-stamp token (RFC 3161) over `imprint` (the SHA-512 of a signature value) at
 /// `at`, signed by `cert`/`key`.
 fn tsa_token(cert: &[u8], key: &SigningKey, imprint: &[u8], at: SystemTime) -> Vec<u8> {
@@ -609,7 +660,8 @@ fn tsa_token(cert: &[u8], key: &SigningKey, imprint: &[u8], at: SystemTime) -> V
             hashed_message: OctetString::new(imprint).expect("octets"),
         },
         serial_number: Int::new(&[7]).expect("int"),
-        gen_time: GeneralizedTime::from_system_time(at).expect("time"),
+        gen_time: Any::encode_from(&GeneralizedTime::from_system_time(at).expect("time"))
+            .expect("any"),
         accuracy: None,
         ordering: false,
         nonce: None,
@@ -623,6 +675,34 @@ fn tsa_token(cert: &[u8], key: &SigningKey, imprint: &[u8], at: SystemTime) -> V
         ..SignOptions::default()
     };
     cms::sign(&mut one(cert, key), &mut &tst[..], &options).expect("token")
+}
+
+/// `to` with its first signer's unsigned attributes taken from `from`'s first signer.
+fn with_unsigned_of(to: &[u8], from: &[u8]) -> Vec<u8> {
+    let decode = |d: &[u8]| -> SignedData {
+        ContentInfo::from_der(d)
+            .expect("ContentInfo")
+            .content
+            .decode_as()
+            .expect("SignedData")
+    };
+    let unsigned = decode(from)
+        .signer_infos
+        .0
+        .get(0)
+        .expect("signer")
+        .unsigned_attrs
+        .clone();
+    let mut sd = decode(to);
+    let mut infos = sd.signer_infos.0.into_vec();
+    infos[0].unsigned_attrs = unsigned;
+    sd.signer_infos = SignerInfos::try_from(infos).expect("infos");
+    ContentInfo {
+        content_type: oids::ID_SIGNED_DATA,
+        content: Any::encode_from(&sd).expect("sd"),
+    }
+    .to_der()
+    .expect("der")
 }
 
 /// The first signer's signature value.
@@ -672,7 +752,7 @@ fn a_time_stamp_token_validates_the_signer_when_it_signed() {
     };
     let imprint = DigestAlgorithm::Sha512.digest(&signature_value(&der));
     let token = tsa_token(&tsa_cert, &tsa_key, &imprint, now);
-    let stamped = cms::timestamp::attach(&der, 0, &token).expect("attach");
+    let stamped = cms::timestamp::attach(&der, &token).expect("attach");
     let v = cms::verify(&stamped, None, &later).expect("time-stamped, so valid then");
     let t = v.signers[0].timestamp.expect("the token's time");
     assert!(t <= now && now.duration_since(t).expect("before").as_secs() < 2);
@@ -686,10 +766,16 @@ fn a_time_stamp_token_validates_the_signer_when_it_signed() {
         refusal(cms::verify(&der, None, &later)),
         Refusal::Path(_)
     ));
-    // A token over another signature.
+    // A token over another signature: `attach` finds no signer for it, and one moved onto
+    // another signature by hand is refused by the verifier.
     let other = tsa_token(&tsa_cert, &tsa_key, &[0u8; 64], now);
+    assert!(matches!(
+        cms::timestamp::attach(&der, &other),
+        Err(CmsError::Malformed(why)) if why.contains("none of the signatures")
+    ));
+    let resigned = sign(&mut one(&cert, &key), CONTENT, true, true);
     let r = refusal(cms::verify(
-        &cms::timestamp::attach(&der, 0, &other).expect("attach"),
+        &with_unsigned_of(&resigned, &stamped),
         None,
         &later,
     ));
@@ -701,7 +787,7 @@ fn a_time_stamp_token_validates_the_signer_when_it_signed() {
     let (not_tsa, not_tsa_key) = leaf(&root, "ML-DSA-65", Profile::CodeSigning);
     let forged = tsa_token(&not_tsa, &not_tsa_key, &imprint, now);
     let r = refusal(cms::verify(
-        &cms::timestamp::attach(&der, 0, &forged).expect("attach"),
+        &cms::timestamp::attach(&der, &forged).expect("attach"),
         None,
         &options(&anchors),
     ));
@@ -709,15 +795,18 @@ fn a_time_stamp_token_validates_the_signer_when_it_signed() {
         matches!(&r, Refusal::Timestamp(why) if why.contains("timeStamping")),
         "{r}"
     );
-    // A SignedData of plain data as the token.
-    let plain = sign(&mut one(&tsa_cert, &tsa_key), &imprint, true, true);
+    // A token by the root CA's own key: refused (a CA is no TSA).
+    let by_root = tsa_token(&root.cert, &root.key, &imprint, now);
     let r = refusal(cms::verify(
-        &cms::timestamp::attach(&der, 0, &plain).expect("attach"),
+        &cms::timestamp::attach(&der, &by_root).expect("attach"),
         None,
         &options(&anchors),
     ));
-    assert!(
-        matches!(&r, Refusal::Timestamp(why) if why.contains("TSTInfo")),
-        "{r}"
-    );
+    assert!(matches!(&r, Refusal::Timestamp(_)), "{r}");
+    // A SignedData of plain data as the token.
+    let plain = sign(&mut one(&tsa_cert, &tsa_key), &imprint, true, true);
+    assert!(matches!(
+        cms::timestamp::attach(&der, &plain),
+        Err(CmsError::Malformed(why)) if why.contains("TSTInfo")
+    ));
 }

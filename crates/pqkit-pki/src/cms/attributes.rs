@@ -53,7 +53,11 @@ pub(crate) fn build(
     signature_algorithm: &AlgorithmIdentifierOwned,
 ) -> Result<Attributes, Error> {
     let bad = |e| Error::malformed("signed attribute", e);
-    let time = Time::try_from(signing_time).map_err(bad)?;
+    // UTCTime for 1950–2049, GeneralizedTime after (RFC 5652 §11.3).
+    let time = match der::asn1::UtcTime::from_system_time(signing_time) {
+        Ok(utc) => Time::UtcTime(utc),
+        Err(_) => Time::try_from(signing_time).map_err(bad)?,
+    };
     let protection = AlgorithmProtection {
         digest_algorithm: digest_algorithm.clone(),
         signature_algorithm: Some(signature_algorithm.clone()),

@@ -1,8 +1,9 @@
 //! BER to DER for CMS input (X.690 §8 → §10): Bouncy Castle writes SignedData with
 //! indefinite lengths and the content as a constructed OCTET STRING in chunks, which the `der`
 //! decoder refuses. Lengths become definite and minimal, and a constructed OCTET STRING
-//! becomes one primitive OCTET STRING; everything else is copied as it is — so signed
-//! attributes that were DER when signed stay byte for byte what was signed.
+//! becomes one primitive OCTET STRING; everything else is copied as it is. The verifier then
+//! re-encodes the signed attributes from what it decoded, which for attributes that were DER
+//! when signed (as RFC 5652 §5.4 requires) gives back the bytes signed.
 //!
 //! A parser of untrusted bytes: bounded nesting ([`MAX_DEPTH`]), every length checked against
 //! what is left, errors instead of panics.
@@ -10,8 +11,8 @@
 /// The deepest nesting accepted (a SignedData with a certificate is about 12 deep).
 pub(crate) const MAX_DEPTH: usize = 64;
 
-/// The input as DER: borrowed when it has no indefinite length and no constructed OCTET
-/// STRING (a quick scan), rebuilt otherwise.
+/// The input as DER: rebuilt element by element; the input itself (borrowed) when nothing
+/// changed.
 ///
 /// # Errors
 /// What is malformed, in words.

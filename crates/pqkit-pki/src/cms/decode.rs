@@ -26,7 +26,14 @@ pub(crate) fn decode(der: &[u8]) -> Result<SignedData, CmsError> {
             info.content_type
         )));
     }
-    info.content.decode_as::<SignedData>().map_err(bad)
+    let sd = info.content.decode_as::<SignedData>().map_err(bad)?;
+    if sd.signer_infos.0.len() > MAX_SIGNERS {
+        return Err(CmsError::Malformed(format!(
+            "{} signers; at most {MAX_SIGNERS} are read",
+            sd.signer_infos.0.len()
+        )));
+    }
+    Ok(sd)
 }
 
 /// The attached content's octets, if any.
@@ -54,31 +61,65 @@ pub(crate) fn carried_certificates(sd: &SignedData) -> Vec<Vec<u8>> {
         .collect()
 }
 
-/// The certificate a signer identifier names, among `certs`.
-pub(crate) fn find_certificate<'a>(
-    sid: &SignerIdentifier,
-    certs: &'a [Vec<u8>],
-) -> Option<&'a Vec<u8>> {
-    certs.iter().find(|der| {
-        let Ok(cert) = Certificate::from_der(der) else {
-            return false;
-        };
-        let tbs = &cert.tbs_certificate;
-        match sid {
-            SignerIdentifier::IssuerAndSerialNumber(is) => {
-                tbs.issuer == is.issuer && tbs.serial_number == is.serial_number
-            }
-            SignerIdentifier::SubjectKeyIdentifier(ski) => tbs
-                .extensions
-                .iter()
-                .flatten()
-                .filter(|e| e.extn_id == const_oid::db::rfc5280::ID_CE_SUBJECT_KEY_IDENTIFIER)
-                .any(|e| {
-                    OctetString::from_der(e.extn_value.as_bytes())
-                        .is_ok_and(|v| v.as_bytes() == ski.0.as_bytes())
-                }),
+/// The most SignerInfos read from one SignedData.
+pub(crate) const MAX_SIGNERS: usize = 64;
+
+/// The most certificates read from one SignedData and beside it.
+pub(crate) const MAX_CERTIFICATES: usize = 256;
+
+/// Certificates, each decoded once (those that do not decode are left out), to find signers'
+/// certificates among.
+pub(crate) struct CertPool(Vec<(Vec<u8>, Certificate)>);
+
+impl CertPool {
+    /// The certificates of `ders` that decode, in order.
+    ///
+    /// # Errors
+    /// [`CmsError::Malformed`] for more than [`MAX_CERTIFICATES`].
+    pub(crate) fn new(ders: Vec<Vec<u8>>) -> Result<Self, CmsError> {
+        if ders.len() > MAX_CERTIFICATES {
+            return Err(CmsError::Malformed(format!(
+                "{} certificates; at most {MAX_CERTIFICATES} are read",
+                ders.len()
+            )));
         }
-    })
+        Ok(Self(
+            ders.into_iter()
+                .filter_map(|d| Certificate::from_der(&d).ok().map(|c| (d, c)))
+                .collect(),
+        ))
+    }
+
+    /// The certificates (DER).
+    pub(crate) fn ders(&self) -> impl Iterator<Item = &Vec<u8>> {
+        self.0.iter().map(|(d, _)| d)
+    }
+
+    /// The certificate (DER) a signer identifier names.
+    pub(crate) fn find(&self, sid: &SignerIdentifier) -> Option<&Vec<u8>> {
+        self.0
+            .iter()
+            .find(|(_, cert)| {
+                let tbs = &cert.tbs_certificate;
+                match sid {
+                    SignerIdentifier::IssuerAndSerialNumber(is) => {
+                        tbs.issuer == is.issuer && tbs.serial_number == is.serial_number
+                    }
+                    SignerIdentifier::SubjectKeyIdentifier(ski) => tbs
+                        .extensions
+                        .iter()
+                        .flatten()
+                        .filter(|e| {
+                            e.extn_id == const_oid::db::rfc5280::ID_CE_SUBJECT_KEY_IDENTIFIER
+                        })
+                        .any(|e| {
+                            OctetString::from_der(e.extn_value.as_bytes())
+                                .is_ok_and(|v| v.as_bytes() == ski.0.as_bytes())
+                        }),
+                }
+            })
+            .map(|(d, _)| d)
+    }
 }
 
 /// The signer identifier in words.

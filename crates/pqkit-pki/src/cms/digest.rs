@@ -388,14 +388,18 @@ pub fn default_for(signature: &ObjectIdentifier) -> DigestAlgorithm {
     profile(signature).map_or(DigestAlgorithm::Sha512, |(d, _)| d)
 }
 
-/// Whether a signer may use `digest` with this signature algorithm: Ed25519 only with SHA-512
-/// (RFC 8419 §3.1); every other one with a digest of at least the parameter set's strength
+/// Whether a signer may use `digest` with this signature algorithm: ECDSA, Ed25519 and RSA only
+/// with their own hash (RFC 5753 §2.1.1, RFC 8419 §3.1, RFC 5754 §3); every other one with a
+/// digest of at least the parameter set's strength
 /// (RFC 9882 §3.3's table for ML-DSA: SHA-256 with ML-DSA-44, not with ML-DSA-87; SHA-2 on
 /// SHAKE SLH-DSA keys, as OpenSSL 3.x writes, and SHA3 as OpenSSL 3.5 writes), 128 bits for
 /// one without a profile.
 pub fn allowed(signature: &ObjectIdentifier, digest: DigestAlgorithm) -> bool {
-    if *signature == ObjectIdentifier::new_unwrap("1.3.101.112") {
-        return digest == DigestAlgorithm::Sha512;
+    // The classical signatures: the digest is their own hash.
+    let classical = ["1.2.840.10045.4.3.", "1.3.101.11", "1.2.840.113549.1.1."];
+    let dotted = signature.to_string();
+    if classical.iter().any(|prefix| dotted.starts_with(prefix)) {
+        return Some(digest) == profile(signature).map(|(d, _)| d);
     }
     digest.strength() >= profile(signature).map_or(128, |(_, s)| s)
 }
@@ -442,6 +446,9 @@ mod tests {
         let shake_128f = oid("2.16.840.1.101.3.4.3.27");
         assert_eq!(default_for(&shake_128f), DigestAlgorithm::Shake128);
         assert!(allowed(&shake_128f, DigestAlgorithm::Sha256));
+        let p384 = oid("1.2.840.10045.4.3.3");
+        assert!(allowed(&p384, DigestAlgorithm::Sha384));
+        assert!(!allowed(&p384, DigestAlgorithm::Sha512));
         let ed25519 = oid("1.3.101.112");
         assert!(!allowed(&ed25519, DigestAlgorithm::Shake256));
         assert!(allowed(&ed25519, DigestAlgorithm::Sha512));

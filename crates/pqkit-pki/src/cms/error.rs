@@ -72,6 +72,9 @@ pub enum CmsError {
     /// No SignerInfo, or none whose certificate is one asked for.
     #[error("no signer to verify{0}")]
     NoSigner(&'static str),
+    /// `Require::All` with signers asked for by certificate: one of them has no SignerInfo.
+    #[error("no signature by {0}, a signer required")]
+    MissingSigner(String),
     /// Reading the content, or another error of pqkit-pki.
     #[error(transparent)]
     Pki(#[from] Error),

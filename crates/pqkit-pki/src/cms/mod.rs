@@ -31,8 +31,8 @@
 //!
 //! Not yet: composite ML-DSA signers.
 //!
-//! Input may be BER (Bouncy Castle writes indefinite lengths): it is read as DER after
-//! a conversion (the private `ber` module) that keeps DER parts byte for byte.
+//! Input may be BER (Bouncy Castle writes indefinite lengths): it is read as DER after a
+//! conversion (the private `ber` module) that copies DER parts unchanged.
 
 pub mod digest;
 pub mod oids;

@@ -5,7 +5,7 @@ use std::time::SystemTime;
 use serde::Serialize;
 
 use super::decode::{
-    algorithm_name, attached_content, carried_certificates, decode, find_certificate, sid_words,
+    CertPool, algorithm_name, attached_content, carried_certificates, decode, sid_words, subject_of,
 };
 use super::digest::DigestAlgorithm;
 use super::error::CmsError;
@@ -58,13 +58,9 @@ pub struct Description {
 pub fn describe(der: &[u8]) -> Result<Description, CmsError> {
     let sd = decode(der)?;
     let certs = carried_certificates(&sd);
+    let pool = CertPool::new(certs.clone())?;
     let digest_name = |id: &spki::AlgorithmIdentifierOwned| {
         DigestAlgorithm::from_identifier(id).map_or_else(|| id.oid.to_string(), |d| d.name().into())
-    };
-    let subject = |der: &Vec<u8>| {
-        <x509_cert::Certificate as der::Decode>::from_der(der)
-            .map(|c| c.tbs_certificate.subject.to_string())
-            .unwrap_or_else(|_| "undecodable certificate".into())
     };
     let signers = sd
         .signer_infos
@@ -82,11 +78,11 @@ pub fn describe(der: &[u8]) -> Result<Description, CmsError> {
             });
             SignerDescription {
                 identifier: sid_words(&si.sid),
-                certificate_subject: find_certificate(&si.sid, &certs).map(subject),
+                certificate_subject: pool.find(&si.sid).map(|c| subject_of(c)),
                 digest_algorithm: digest_name(&si.digest_alg),
                 signature_algorithm: algorithm_name(
                     &si.signature_algorithm,
-                    find_certificate(&si.sid, &certs)
+                    pool.find(&si.sid)
                         .and_then(|c| <x509_cert::Certificate as der::Decode>::from_der(c).ok())
                         .map(|c| c.tbs_certificate.subject_public_key_info)
                         .as_ref(),
@@ -117,7 +113,7 @@ pub fn describe(der: &[u8]) -> Result<Description, CmsError> {
         content_type: sd.encap_content_info.econtent_type.to_string(),
         attached_bytes: attached_content(&sd)?.map(|c| c.len()),
         digest_algorithms: sd.digest_algorithms.iter().map(digest_name).collect(),
-        certificates: certs.iter().map(subject).collect(),
+        certificates: certs.iter().map(|c| subject_of(c)).collect(),
         signers,
     })
 }

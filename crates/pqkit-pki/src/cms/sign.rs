@@ -225,35 +225,9 @@ pub fn sign(
         }
     };
     let bad = |e| Error::malformed("SignedData", e);
-    let mut infos = Vec::with_capacity(signers.len());
-    for ((signer, p), mu) in signers.iter_mut().zip(prepared).zip(&pass.mus) {
-        let digest_id = p.digest.identifier();
-        let (signed_attrs, signature) = if options.signed_attributes {
-            let attrs = super::attributes::build(
-                options.content_type,
-                pass.digest(p.digest),
-                options.signing_time,
-                &digest_id,
-                &p.signature_algorithm,
-            )?;
-            let der = attrs.to_der().map_err(bad)?;
-            (Some(attrs), sign_one(&mut signer.key, &der, randomness())?)
-        } else if let (Some(mu), SignerKey::Key(key)) = (mu, &signer.key) {
-            (None, key.sign_mu(mu, randomness())?)
-        } else {
-            (None, sign_one(&mut signer.key, held, randomness())?)
-        };
-        infos.push(SignerInfo {
-            version: CmsVersion::V1,
-            sid: SignerIdentifier::IssuerAndSerialNumber(p.sid),
-            digest_alg: digest_id,
-            signed_attrs,
-            signature_algorithm: p.signature_algorithm,
-            signature: OctetString::new(signature).map_err(bad)?,
-            unsigned_attrs: None,
-        });
-    }
-    let digest_algorithms = dedup_set(infos.iter().map(|i| i.digest_alg.clone()))?;
+    // Everything that can fail is done before the first signature: the certificates, each
+    // signer's attributes and what it signs. Then catalogue keys sign, and stateful keys last,
+    // so that a failure never leaves a one-time key spent without a SignedData.
     let mut certificates: Vec<CertificateChoices> = Vec::new();
     for der in signers
         .iter()
@@ -266,6 +240,50 @@ pub fn sign(
             certificates.push(choice);
         }
     }
+    let mut unsigned = Vec::with_capacity(signers.len());
+    for p in prepared {
+        let digest_id = p.digest.identifier();
+        let attrs = if options.signed_attributes {
+            let attrs = super::attributes::build(
+                options.content_type,
+                pass.digest(p.digest),
+                options.signing_time,
+                &digest_id,
+                &p.signature_algorithm,
+            )?;
+            let der = attrs.to_der().map_err(bad)?;
+            Some((attrs, der))
+        } else {
+            None
+        };
+        unsigned.push((p, digest_id, attrs));
+    }
+    let mut signatures: Vec<Option<Vec<u8>>> = vec![None; signers.len()];
+    for stateful in [false, true] {
+        for (k, (signer, (_, _, attrs))) in signers.iter_mut().zip(&unsigned).enumerate() {
+            if matches!(signer.key, SignerKey::Stateful(_)) != stateful {
+                continue;
+            }
+            signatures[k] = Some(match (attrs, &pass.mus[k], &signer.key) {
+                (Some((_, der)), _, _) => sign_one(&mut signer.key, der, randomness())?,
+                (None, Some(mu), SignerKey::Key(key)) => key.sign_mu(mu, randomness())?,
+                (None, _, _) => sign_one(&mut signer.key, held, randomness())?,
+            });
+        }
+    }
+    let mut infos = Vec::with_capacity(signers.len());
+    for ((p, digest_id, attrs), signature) in unsigned.into_iter().zip(signatures) {
+        infos.push(SignerInfo {
+            version: CmsVersion::V1,
+            sid: SignerIdentifier::IssuerAndSerialNumber(p.sid),
+            digest_alg: digest_id,
+            signed_attrs: attrs.map(|(a, _)| a),
+            signature_algorithm: p.signature_algorithm,
+            signature: OctetString::new(signature.unwrap_or_default()).map_err(bad)?,
+            unsigned_attrs: None,
+        });
+    }
+    let digest_algorithms = dedup_set(infos.iter().map(|i| i.digest_alg.clone()))?;
     let econtent = if options.attached {
         Some(Any::new(Tag::OctetString, held.to_vec()).map_err(bad)?)
     } else {

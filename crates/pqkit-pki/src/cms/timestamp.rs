@@ -14,7 +14,7 @@
 use std::time::SystemTime;
 
 use const_oid::ObjectIdentifier;
-use der::asn1::{GeneralizedTime, Int, OctetString, SetOfVec};
+use der::asn1::{Int, OctetString, SetOfVec};
 use der::{Any, Decode, Encode, Sequence};
 use spki::AlgorithmIdentifierOwned;
 use x509_cert::attr::Attribute;
@@ -62,8 +62,9 @@ pub struct TstInfo {
     pub message_imprint: MessageImprint,
     /// The token's serial number.
     pub serial_number: Int,
-    /// When.
-    pub gen_time: GeneralizedTime,
+    /// When: a GeneralizedTime, fractional seconds allowed (RFC 3161 §2.4.2), which the
+    /// `der` type refuses — kept as encoded, read by [`gen_time`].
+    pub gen_time: Any,
     /// How precisely.
     pub accuracy: Option<Accuracy>,
     /// Whether tokens of this TSA are ordered by genTime (DEFAULT FALSE).
@@ -112,6 +113,34 @@ pub(crate) fn token_of(
     }
 }
 
+/// Checks the TSA's certificate as RFC 3161 §2.3 requires of it: an extendedKeyUsage
+/// extension, critical, with id-kp-timeStamping as its only purpose (the path validator
+/// accepts a certificate without the extension for any purpose).
+///
+/// # Errors
+/// [`Refusal::Timestamp`] naming what is missing.
+pub(crate) fn check_tsa_certificate(der: &[u8]) -> Result<(), Refusal> {
+    use x509_cert::ext::pkix::ExtendedKeyUsage;
+    let bad = |why: &str| Refusal::Timestamp(format!("the TSA certificate {why} (RFC 3161 §2.3)"));
+    let cert = x509_cert::Certificate::from_der(der).map_err(|_| bad("does not decode"))?;
+    let eku = cert
+        .tbs_certificate
+        .extensions
+        .iter()
+        .flatten()
+        .find(|e| e.extn_id == const_oid::db::rfc5280::ID_CE_EXT_KEY_USAGE)
+        .ok_or_else(|| bad("has no extendedKeyUsage"))?;
+    if !eku.critical {
+        return Err(bad("has a non-critical extendedKeyUsage"));
+    }
+    let purposes = ExtendedKeyUsage::from_der(eku.extn_value.as_bytes())
+        .map_err(|_| bad("has an undecodable extendedKeyUsage"))?;
+    if purposes.0 != [const_oid::db::rfc5280::ID_KP_TIME_STAMPING] {
+        return Err(bad("has purposes other than timeStamping alone"));
+    }
+    Ok(())
+}
+
 /// The genTime a verified token's content proves for `signature`.
 ///
 /// # Errors
@@ -136,26 +165,71 @@ pub(crate) fn proven_time(
     if hash.digest(signature) != imprint.hashed_message.as_bytes() {
         return Err(bad("its messageImprint is not of this signature"));
     }
-    Ok(tst.gen_time.to_system_time())
+    gen_time(&tst.gen_time).ok_or_else(|| bad("its genTime is not a GeneralizedTime"))
 }
 
-/// Adds a time-stamp token (a DER ContentInfo from a TSA, e.g. `openssl ts -reply
-/// -token_out`) to signer `index` of the SignedData in `signed` as its
-/// signatureTimeStampToken, and returns the new SignedData (DER). The token is checked to be a
-/// SignedData; its imprint is checked when the result is verified.
+/// A TSTInfo's genTime: `YYYYMMDDhhmmss[.f+]Z` (RFC 3161 §2.4.2: UTC, fractional seconds
+/// without trailing zeros allowed), to the second.
+pub fn gen_time(value: &Any) -> Option<SystemTime> {
+    if der::Tagged::tag(value) != der::Tag::GeneralizedTime {
+        return None;
+    }
+    let text = core::str::from_utf8(value.value()).ok()?;
+    let text = text.strip_suffix('Z')?;
+    let (whole, fraction) = text.split_once('.').unwrap_or((text, ""));
+    if whole.len() != 14
+        || !whole.bytes().all(|b| b.is_ascii_digit())
+        || !fraction.bytes().all(|b| b.is_ascii_digit())
+        || (text.contains('.') && (fraction.is_empty() || fraction.ends_with('0')))
+    {
+        return None;
+    }
+    let n = |r: core::ops::Range<usize>| whole[r].parse::<u16>().ok();
+    let n8 = |r: core::ops::Range<usize>| n(r).and_then(|v| u8::try_from(v).ok());
+    let t = der::DateTime::new(
+        n(0..4)?,
+        n8(4..6)?,
+        n8(6..8)?,
+        n8(8..10)?,
+        n8(10..12)?,
+        n8(12..14)?,
+    )
+    .ok()?;
+    Some(t.to_system_time())
+}
+
+/// Adds a time-stamp token (a ContentInfo from a TSA, e.g. `openssl ts -reply -token_out`;
+/// DER or BER) to the signer whose signature value its messageImprint hashes, as that signer's
+/// signatureTimeStampToken (replacing an earlier one), and returns the new SignedData (DER).
+/// The token itself is verified when the result is.
 ///
 /// # Errors
-/// [`CmsError::Malformed`] for a SignedData or token that does not decode, or no signer
-/// `index`.
-pub fn attach(signed: &[u8], index: usize, token: &[u8]) -> Result<Vec<u8>, CmsError> {
+/// [`CmsError::Malformed`] for a SignedData or token that does not decode, a token that is
+/// not a TSTInfo, or one whose imprint matches no signer.
+pub fn attach(signed: &[u8], token: &[u8]) -> Result<Vec<u8>, CmsError> {
     let bad = |e: der::Error| CmsError::Malformed(e.to_string());
-    let _token_sd = decode(token)?;
+    let token = super::ber::to_der(token).map_err(CmsError::Malformed)?;
+    let token_sd = decode(&token)?;
+    let tst = token_sd
+        .encap_content_info
+        .econtent
+        .as_ref()
+        .filter(|_| token_sd.encap_content_info.econtent_type == ID_CT_TST_INFO)
+        .and_then(|c| c.decode_as::<OctetString>().ok())
+        .and_then(|c| TstInfo::from_der(c.as_bytes()).ok())
+        .ok_or_else(|| CmsError::Malformed("the token holds no TSTInfo".into()))?;
+    let imprint = &tst.message_imprint;
+    let hash = DigestAlgorithm::from_identifier(&imprint.hash_algorithm)
+        .ok_or_else(|| CmsError::Malformed("the token's imprint hash is unknown".into()))?;
     let mut sd = decode(signed)?;
     let mut infos = sd.signer_infos.0.into_vec();
     let si = infos
-        .get_mut(index)
-        .ok_or_else(|| CmsError::Malformed(format!("no signer {index}")))?;
-    let value = Any::from_der(token).map_err(bad)?;
+        .iter_mut()
+        .find(|si| hash.digest(si.signature.as_bytes()) == imprint.hashed_message.as_bytes())
+        .ok_or_else(|| {
+            CmsError::Malformed("the token time-stamps none of the signatures".into())
+        })?;
+    let value = Any::from_der(&token).map_err(bad)?;
     let attr = Attribute {
         oid: TIMESTAMP_TOKEN,
         values: SetOfVec::try_from(vec![value]).map_err(bad)?,
@@ -189,4 +263,40 @@ pub fn signature_value(signed: &[u8], index: usize) -> Result<Vec<u8>, CmsError>
         .get(index)
         .map(|si| si.signature.as_bytes().to_vec())
         .ok_or_else(|| CmsError::Malformed(format!("no signer {index}")))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::check_tsa_certificate;
+    use crate::cert::{self, CertRequest, Issuer, Profile};
+
+    /// RFC 3161 §2.3: timeStamping alone, critical; a certificate without extendedKeyUsage
+    /// (which path validation lets through for any purpose) or with another purpose is no TSA.
+    #[test]
+    fn only_a_tsa_certificate_is_a_tsa() {
+        let alg = pqkit_core::catalogue::signature("ECDSA-P256").expect("alg");
+        let key = alg.generate().expect("key");
+        let root = cert::issue_self_signed(&CertRequest::new(Profile::RootCa, "root"), &key)
+            .expect("root");
+        let issue = |profile| {
+            let leaf = alg.generate().expect("key");
+            cert::issue(
+                &CertRequest::new(profile, "leaf"),
+                &leaf.verifying_key(),
+                Issuer {
+                    certificate: &root,
+                    key: &key,
+                },
+            )
+            .expect("leaf")
+        };
+        check_tsa_certificate(&issue(Profile::TimeStamping)).expect("a TSA");
+        let why = |der: &[u8]| {
+            check_tsa_certificate(der)
+                .expect_err("not a TSA")
+                .to_string()
+        };
+        assert!(why(&root).contains("no extendedKeyUsage"));
+        assert!(why(&issue(Profile::CodeSigning)).contains("non-critical"));
+    }
 }

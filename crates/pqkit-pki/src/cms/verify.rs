@@ -17,8 +17,8 @@ use x509_cert::Certificate;
 
 use super::content::{Pass, PassError};
 use super::decode::{
-    algorithm_name, attached_content, carried_certificates, decode, expected_version,
-    find_certificate, sid_words, subject_of, version_number,
+    CertPool, algorithm_name, attached_content, carried_certificates, decode, expected_version,
+    sid_words, subject_of, version_number,
 };
 use super::digest::{DigestAlgorithm, allowed};
 use super::error::{CmsError, Require, SignerVerdict};
@@ -67,7 +67,7 @@ struct Resolved {
     digest: DigestAlgorithm,
 }
 
-fn resolve(si: &SignerInfo, sd: &SignedData, certs: &[Vec<u8>]) -> Result<Resolved, Refusal> {
+fn resolve(si: &SignerInfo, sd: &SignedData, certs: &CertPool) -> Result<Resolved, Refusal> {
     let wanted = match si.sid {
         SignerIdentifier::IssuerAndSerialNumber(_) => 1,
         SignerIdentifier::SubjectKeyIdentifier(_) => 3,
@@ -76,13 +76,20 @@ fn resolve(si: &SignerInfo, sd: &SignedData, certs: &[Vec<u8>]) -> Result<Resolv
     if version != wanted {
         return Err(Refusal::Version(version));
     }
-    if !sd.digest_algorithms.iter().any(|d| *d == si.digest_alg) {
+    // NULL and absent parameters alike (RFC 5754 §2).
+    let same = |d: &AlgorithmIdentifierOwned| {
+        *d == si.digest_alg
+            || DigestAlgorithm::from_identifier(d)
+                .is_some_and(|x| DigestAlgorithm::from_identifier(&si.digest_alg) == Some(x))
+    };
+    if !sd.digest_algorithms.iter().any(same) {
         return Err(Refusal::DigestNotListed(
             DigestAlgorithm::from_identifier(&si.digest_alg)
                 .map_or_else(|| si.digest_alg.oid.to_string(), |d| d.name().into()),
         ));
     }
-    let cert_der = find_certificate(&si.sid, certs)
+    let cert_der = certs
+        .find(&si.sid)
         .ok_or_else(|| Refusal::NoCertificate(sid_words(&si.sid)))?
         .clone();
     let cert =
@@ -289,6 +296,16 @@ fn timestamp_of(
     };
     let v =
         verify_inner(&token, None, &tsa, true).map_err(|e| Refusal::Timestamp(e.to_string()))?;
+    let [signer] = v.signers.as_slice() else {
+        return Err(Refusal::Timestamp("a token has one signer, the TSA".into()));
+    };
+    let tsa_cert = signer
+        .result
+        .as_ref()
+        .ok()
+        .and_then(|path| path.certificates.first())
+        .ok_or_else(|| Refusal::Timestamp("the TSA's path is missing".into()))?;
+    super::timestamp::check_tsa_certificate(tsa_cert)?;
     super::timestamp::proven_time(
         &v.content_type,
         v.content.as_deref(),
@@ -312,14 +329,27 @@ fn verify_inner(
     }
     let attached = attached_content(&sd)?;
     let content_type = sd.encap_content_info.econtent_type;
-    let mut certs = carried_certificates(&sd);
-    certs.extend(options.certificates.iter().cloned());
+    let mut ders = carried_certificates(&sd);
+    ders.extend(options.certificates.iter().cloned());
+    ders.extend(options.signers.iter().cloned());
+    let pool = CertPool::new(ders)?;
     let all: Vec<&SignerInfo> = sd.signer_infos.0.iter().collect();
     if all.is_empty() {
         return Err(CmsError::NoSigner(""));
     }
     let resolved: Vec<Result<Resolved, Refusal>> =
-        all.iter().map(|si| resolve(si, &sd, &certs)).collect();
+        all.iter().map(|si| resolve(si, &sd, &pool)).collect();
+    // Under `all`, every signer asked for must be there: removing a SignerInfo (no signature
+    // covers the set of them) does not remove a required signature.
+    if options.require == Require::All
+        && let Some(missing) = options.signers.iter().find(|c| {
+            !resolved
+                .iter()
+                .any(|r| r.as_ref().is_ok_and(|r| r.certificate == **c))
+        })
+    {
+        return Err(CmsError::MissingSigner(subject_of(missing)));
+    }
     // The signers considered: all, or those whose certificate was asked for.
     let considered: Vec<usize> = (0..all.len())
         .filter(|&i| {
@@ -378,7 +408,7 @@ fn verify_inner(
                     })
                     .and_then(|()| {
                         let chain: Vec<CertificateDer<'_>> = std::iter::once(&r.certificate)
-                            .chain(certs.iter().filter(|c| **c != r.certificate))
+                            .chain(pool.ders().filter(|c| **c != r.certificate))
                             .map(|c| CertificateDer::from(c.as_slice()))
                             .collect();
                         // With a time-stamp token, the certificate is validated when the token
