@@ -8,7 +8,7 @@ mod support;
 use std::path::Path;
 use std::process::Output;
 
-use support::{code_signer, pqkit, run_ok, scratch};
+use support::{code_signer, hss_code_signer, pqkit, pqkit_cms_sign, run_ok, scratch};
 
 fn status(out: &Output) -> i32 {
     out.status.code().expect("exit status")
@@ -180,62 +180,12 @@ fn sign_verify_and_refusals() {
 #[test]
 fn an_hss_state_file_signs() {
     let dir = scratch("cli-cms-hss");
-    let (state, public) = (dir.join("ca.hss"), dir.join("ca.pub"));
-    run_ok(
-        pqkit()
-            .args(["hbs", "keygen", "--preset", "L3_H5_W8", "--state"])
-            .arg(&state)
-            .arg("--pub")
-            .arg(&public),
-    );
-    let ca = dir.join("ca.pem");
-    run_ok(
-        pqkit()
-            .args(["hbs", "ca", "--subject", "CN=HSS root", "--state"])
-            .arg(&state)
-            .arg("-o")
-            .arg(&ca),
-    );
-    let (fw_state, fw_public) = (dir.join("fw.hss"), dir.join("fw.pub"));
-    run_ok(
-        pqkit()
-            .args(["hbs", "keygen", "--preset", "L3_H5_W8", "--state"])
-            .arg(&fw_state)
-            .arg("--pub")
-            .arg(&fw_public),
-    );
-    let fw_cert = dir.join("fw.pem");
-    run_ok(
-        pqkit()
-            .args([
-                "hbs",
-                "issue",
-                "--subject",
-                "CN=HSS firmware signer",
-                "--state",
-            ])
-            .arg(&state)
-            .arg("--ca")
-            .arg(&ca)
-            .arg("--pub")
-            .arg(&fw_public)
-            .arg("-o")
-            .arg(&fw_cert),
-    );
+    let (ca, fw_cert, fw_state) = hss_code_signer(&dir, "L3_H5_W8");
     let file = dir.join("fw.bin");
     std::fs::write(&file, b"firmware").expect("content");
     for i in 0..2 {
         let signed = dir.join(format!("fw-{i}.p7m"));
-        run_ok(
-            pqkit()
-                .args(["cms", "sign", "--signer"])
-                .arg(&fw_cert)
-                .arg("--key")
-                .arg(&fw_state)
-                .arg("-o")
-                .arg(&signed)
-                .arg(&file),
-        );
+        pqkit_cms_sign(&fw_cert, &fw_state, &[], &signed, &file);
         let out = run_ok(
             pqkit()
                 .args(["cms", "verify", "--ca"])

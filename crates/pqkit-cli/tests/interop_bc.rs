@@ -37,7 +37,10 @@ use pqkit_core::falcon::{FALCON_512, FALCON_1024};
 use pqkit_core::sig::{SignatureAlgorithm, SigningRandomness};
 use serde_json::Value;
 
-use support::{Guard, code_signer, free_port, json_lines, pqkit, run_ok, scratch, wait_listening};
+use support::{
+    Guard, code_signer, free_port, hss_code_signer, json_lines, pqkit, pqkit_cms_sign, run_ok,
+    scratch, wait_listening,
+};
 
 const GROUP: &str = "X25519MLKEM768";
 const GROUP_CODE_POINT: &str = "0x11ec";
@@ -985,22 +988,6 @@ fn xmss_and_xmss_mt_signatures_interoperate_with_the_bouncy_castle_oracle() {
 
 // ---------------------------------------------------------------------------------------- CMS
 
-/// `pqkit cms sign` of `file` by one signer with `flags`.
-fn pqkit_cms_sign(cert: &Path, key: &Path, flags: &[&str], out: &Path, file: &Path) {
-    run_ok(
-        pqkit()
-            .args(["cms", "sign"])
-            .args(flags)
-            .arg("--signer")
-            .arg(cert)
-            .arg("--key")
-            .arg(key)
-            .arg("-o")
-            .arg(out)
-            .arg(file),
-    );
-}
-
 /// `pqkit cms verify` against `ca`, with the content when detached; returns its report.
 fn pqkit_cms_verify(ca: &Path, signed: &Path, content: Option<&Path>) -> String {
     let mut cmd = pqkit();
@@ -1088,43 +1075,7 @@ fn cms_signed_data_interoperates_with_bouncy_castle() {
         }
     }
     // HSS/LMS from a pqkit state file → BC.
-    let (root_state, root_pub) = (dir.join("root.hss"), dir.join("root.pub"));
-    let (fw_state, fw_pub) = (dir.join("fw.hss"), dir.join("fw.pub"));
-    for (state, public) in [(&root_state, &root_pub), (&fw_state, &fw_pub)] {
-        run_ok(
-            pqkit()
-                .args(["hbs", "keygen", "--preset", "L2_H10_W4", "--state"])
-                .arg(state)
-                .arg("--pub")
-                .arg(public),
-        );
-    }
-    let hss_root = dir.join("hss-root.pem");
-    run_ok(
-        pqkit()
-            .args(["hbs", "ca", "--subject", "CN=HSS root", "--state"])
-            .arg(&root_state)
-            .arg("-o")
-            .arg(&hss_root),
-    );
-    let fw_cert = dir.join("fw.pem");
-    run_ok(
-        pqkit()
-            .args([
-                "hbs",
-                "issue",
-                "--subject",
-                "CN=HSS firmware signer",
-                "--state",
-            ])
-            .arg(&root_state)
-            .arg("--ca")
-            .arg(&hss_root)
-            .arg("--pub")
-            .arg(&fw_pub)
-            .arg("-o")
-            .arg(&fw_cert),
-    );
+    let (_, fw_cert, fw_state) = hss_code_signer(&dir, "L2_H10_W4");
     let ours = dir.join("hss.p7m");
     pqkit_cms_sign(&fw_cert, &fw_state, &[], &ours, &file);
     let said = bc_cms_verify(bc, &ours, None);

@@ -14,7 +14,7 @@ mod support;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-use support::{code_signer, openssl_cmd, pqkit, run_ok, scratch};
+use support::{code_signer, issued, openssl_cmd, pqkit, pqkit_cms_sign, run_ok, scratch};
 
 fn pki(dir: &Path) {
     run_ok(
@@ -43,22 +43,6 @@ fn ossl(dir: &Path, args: &[&str], paths: &[(&str, &Path)]) -> Output {
         cmd.arg(flag).arg(path);
     }
     cmd.output().expect("openssl runs")
-}
-
-/// `pqkit cms sign` of `file` by one signer, with `flags`.
-fn pqkit_sign(cert: &Path, key: &Path, flags: &[&str], out: &Path, file: &Path) {
-    run_ok(
-        pqkit()
-            .args(["cms", "sign"])
-            .args(flags)
-            .arg("--signer")
-            .arg(cert)
-            .arg("--key")
-            .arg(key)
-            .arg("-o")
-            .arg(out)
-            .arg(file),
-    );
 }
 
 /// `openssl cms -verify` of `signed` (DER or PEM) for codeSigning against `ca`, with the
@@ -124,7 +108,7 @@ fn pqkit_and_openssl_verify_each_others_signed_data() {
         // pqkit → OpenSSL, attached: OpenSSL returns the content.
         let signed = dir.join(format!("{alg}.p7m"));
         let flags: &[&str] = if pem { &["--pem"] } else { &[] };
-        pqkit_sign(&cert, &key, flags, &signed, &file);
+        pqkit_cms_sign(&cert, &key, flags, &signed, &file);
         let got = dir.join(format!("{alg}.out"));
         let out = ossl_verify(&dir, form, &signed, &ca, None, &got);
         ok(
@@ -134,7 +118,7 @@ fn pqkit_and_openssl_verify_each_others_signed_data() {
         assert_eq!(std::fs::read(&got).expect("content"), bytes, "{alg}");
         // pqkit → OpenSSL, detached.
         let detached = dir.join(format!("{alg}.p7s"));
-        pqkit_sign(&cert, &key, &["--detached"], &detached, &file);
+        pqkit_cms_sign(&cert, &key, &["--detached"], &detached, &file);
         let out = ossl_verify(
             &dir,
             "DER",
@@ -204,7 +188,7 @@ fn without_signed_attributes_and_what_openssl_3_6_cannot_do() {
         let (cert, key) = code_signer(&dir, alg, &dir.join("pki"));
         let pq = alg.starts_with("ML-DSA") || alg.starts_with("SLH-DSA");
         let ours = dir.join(format!("{alg}-noattr.p7m"));
-        pqkit_sign(&cert, &key, &["--no-signed-attributes"], &ours, &file);
+        pqkit_cms_sign(&cert, &key, &["--no-signed-attributes"], &ours, &file);
         // pqkit verifies its own either way.
         run_ok(pqkit().args(["cms", "verify", "--ca"]).arg(&ca).arg(&ours));
         let out = ossl_verify(&dir, "DER", &ours, &ca, None, Path::new("/dev/null"));
@@ -265,42 +249,11 @@ fn openssl_time_stamps_a_pqkit_signer() {
     pki(&dir);
     let ca = dir.join("pki/ca.pem");
     let (file, _) = content(&dir);
-    let issue = |alg: &str, profile: &str, days: &str| {
-        let (key, csr, cert) = (
-            dir.join(format!("{profile}.key")),
-            dir.join(format!("{profile}.csr")),
-            dir.join(format!("{profile}.pem")),
-        );
-        run_ok(pqkit().args(["keygen", "--alg", alg, "-o"]).arg(&key));
-        run_ok(
-            pqkit()
-                .args([
-                    "csr",
-                    "create",
-                    "--subject",
-                    &format!("CN={profile}"),
-                    "--key",
-                ])
-                .arg(&key)
-                .arg("-o")
-                .arg(&csr),
-        );
-        run_ok(
-            pqkit()
-                .args(["csr", "sign", "--profile", profile, "--days", days, "--ca"])
-                .arg(&ca)
-                .arg("--ca-key")
-                .arg(dir.join("pki/ca.key"))
-                .arg("-o")
-                .arg(&cert)
-                .arg(&csr),
-        );
-        (cert, key)
-    };
-    let (cert, key) = issue("ML-DSA-65", "code-signing", "100");
-    let (tsa_cert, tsa_key) = issue("ECDSA-P256", "time-stamping", "300");
+    let pki_dir = dir.join("pki");
+    let (cert, key) = issued(&dir, "fw", "ML-DSA-65", &pki_dir, "code-signing", 100);
+    let (tsa_cert, tsa_key) = issued(&dir, "tsa", "ECDSA-P256", &pki_dir, "time-stamping", 300);
     let signed = dir.join("fw.p7s");
-    pqkit_sign(&cert, &key, &["--detached"], &signed, &file);
+    pqkit_cms_sign(&cert, &key, &["--detached"], &signed, &file);
     let value = dir.join("fw.sig");
     run_ok(
         pqkit()

@@ -294,12 +294,7 @@ fn several_signers_and_the_require_policy() {
         .collect();
     assert_eq!(kept.len(), 1);
     sd.signer_infos = SignerInfos::try_from(kept).expect("infos");
-    let stripped = ContentInfo {
-        content_type: oids::ID_SIGNED_DATA,
-        content: Any::encode_from(&sd).expect("sd"),
-    }
-    .to_der()
-    .expect("der");
+    let stripped = encode(&sd);
     let both_required = VerifyOptions {
         signers: vec![pq_cert.clone(), ec_cert.clone()],
         ..options(&both)
@@ -388,9 +383,14 @@ fn resign(
     .expect("signature");
     si.signed_attrs = Some(attrs);
     sd.signer_infos = SignerInfos::try_from(infos).expect("infos");
+    encode(&sd)
+}
+
+/// A SignedData in its ContentInfo, DER.
+fn encode(sd: &SignedData) -> Vec<u8> {
     ContentInfo {
         content_type: oids::ID_SIGNED_DATA,
-        content: Any::encode_from(&sd).expect("sd"),
+        content: Any::encode_from(sd).expect("sd"),
     }
     .to_der()
     .expect("der")
@@ -697,12 +697,7 @@ fn with_unsigned_of(to: &[u8], from: &[u8]) -> Vec<u8> {
     let mut infos = sd.signer_infos.0.into_vec();
     infos[0].unsigned_attrs = unsigned;
     sd.signer_infos = SignerInfos::try_from(infos).expect("infos");
-    ContentInfo {
-        content_type: oids::ID_SIGNED_DATA,
-        content: Any::encode_from(&sd).expect("sd"),
-    }
-    .to_der()
-    .expect("der")
+    encode(&sd)
 }
 
 /// The first signer's signature value.

@@ -347,10 +347,23 @@ pub(crate) fn openssl_cmd(dir: &Path) -> Command {
 /// A code-signing certificate (`dir`/ALG.pem) and key (`dir`/ALG.key) for a new `alg` key,
 /// issued by the PKI of `pqkit pki init` in `pki` (through a CSR, as a user would).
 pub(crate) fn code_signer(dir: &Path, alg: &str, pki: &Path) -> (PathBuf, PathBuf) {
+    issued(dir, alg, alg, pki, "code-signing", 365)
+}
+
+/// A certificate (`dir`/NAME.pem) of `profile` (`csr sign --profile`), valid `days`, and its
+/// key (`dir`/NAME.key) for a new `alg` key, issued through a CSR by the PKI in `pki`.
+pub(crate) fn issued(
+    dir: &Path,
+    name: &str,
+    alg: &str,
+    pki: &Path,
+    profile: &str,
+    days: u32,
+) -> (PathBuf, PathBuf) {
     let (key, csr, cert) = (
-        dir.join(format!("{alg}.key")),
-        dir.join(format!("{alg}.csr")),
-        dir.join(format!("{alg}.pem")),
+        dir.join(format!("{name}.key")),
+        dir.join(format!("{name}.csr")),
+        dir.join(format!("{name}.pem")),
     );
     run_ok(pqkit().args(["keygen", "--alg", alg, "-o"]).arg(&key));
     run_ok(
@@ -359,7 +372,7 @@ pub(crate) fn code_signer(dir: &Path, alg: &str, pki: &Path) -> (PathBuf, PathBu
                 "csr",
                 "create",
                 "--subject",
-                &format!("CN={alg} signer"),
+                &format!("CN={name} signer"),
                 "--key",
             ])
             .arg(&key)
@@ -368,7 +381,15 @@ pub(crate) fn code_signer(dir: &Path, alg: &str, pki: &Path) -> (PathBuf, PathBu
     );
     run_ok(
         pqkit()
-            .args(["csr", "sign", "--profile", "code-signing", "--ca"])
+            .args([
+                "csr",
+                "sign",
+                "--profile",
+                profile,
+                "--days",
+                &days.to_string(),
+                "--ca",
+            ])
             .arg(pki.join("ca.pem"))
             .arg("--ca-key")
             .arg(pki.join("ca.key"))
@@ -377,4 +398,64 @@ pub(crate) fn code_signer(dir: &Path, alg: &str, pki: &Path) -> (PathBuf, PathBu
             .arg(&csr),
     );
     (cert, key)
+}
+
+/// An HSS root CA (state file `dir`/root.hss, certificate `dir`/hss-root.pem) and an HSS
+/// firmware signer under it (state file `dir`/fw.hss, code-signing certificate `dir`/fw.pem),
+/// both of HSS `preset`. Returns (root certificate, signer certificate, signer state file).
+pub(crate) fn hss_code_signer(dir: &Path, preset: &str) -> (PathBuf, PathBuf, PathBuf) {
+    let (root_state, root_pub) = (dir.join("root.hss"), dir.join("root.pub"));
+    let (fw_state, fw_pub) = (dir.join("fw.hss"), dir.join("fw.pub"));
+    for (state, public) in [(&root_state, &root_pub), (&fw_state, &fw_pub)] {
+        run_ok(
+            pqkit()
+                .args(["hbs", "keygen", "--preset", preset, "--state"])
+                .arg(state)
+                .arg("--pub")
+                .arg(public),
+        );
+    }
+    let root = dir.join("hss-root.pem");
+    run_ok(
+        pqkit()
+            .args(["hbs", "ca", "--subject", "CN=HSS root", "--state"])
+            .arg(&root_state)
+            .arg("-o")
+            .arg(&root),
+    );
+    let fw_cert = dir.join("fw.pem");
+    run_ok(
+        pqkit()
+            .args([
+                "hbs",
+                "issue",
+                "--subject",
+                "CN=HSS firmware signer",
+                "--state",
+            ])
+            .arg(&root_state)
+            .arg("--ca")
+            .arg(&root)
+            .arg("--pub")
+            .arg(&fw_pub)
+            .arg("-o")
+            .arg(&fw_cert),
+    );
+    (root, fw_cert, fw_state)
+}
+
+/// `pqkit cms sign` of `file` by one signer with `flags`, into `out`.
+pub(crate) fn pqkit_cms_sign(cert: &Path, key: &Path, flags: &[&str], out: &Path, file: &Path) {
+    run_ok(
+        pqkit()
+            .args(["cms", "sign"])
+            .args(flags)
+            .arg("--signer")
+            .arg(cert)
+            .arg("--key")
+            .arg(key)
+            .arg("-o")
+            .arg(out)
+            .arg(file),
+    );
 }
