@@ -306,9 +306,10 @@ fn several_signers_and_the_require_policy() {
     }
 }
 
-/// An HSS signer in a state file: each SignedData spends one one-time key, reserved first.
+/// An HSS signer in a state file: each SignedData spends one one-time key, reserved first; an
+/// XMSS one too.
 #[test]
-fn hss_signer_from_a_state_file() {
+fn hss_and_xmss_signers_from_state_files() {
     let dir = std::env::temp_dir().join(format!("pqkit-pki-cms-hss-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).expect("scratch");
@@ -352,6 +353,33 @@ fn hss_signer_from_a_state_file() {
         ders.push(der);
     }
     assert_ne!(ders[0], ders[1]);
+    // An XMSS signer (RFC 9802 identifiers) under the same root.
+    let mut xmss = StatefulKey::create_xmss(
+        &dir.join("signer.xmss"),
+        pqkit_hbs::xmss::by_name("XMSS-SHA2_10_256").expect("set"),
+        in_memory(),
+        2,
+    )
+    .expect("XMSS key");
+    let spki = pqkit_pki::stateful::spki(&xmss.public_key())
+        .expect("spki")
+        .to_der()
+        .expect("der");
+    let cert = stateful_ca::issue(
+        &CertRequest::new(Profile::CodeSigning, "XMSS firmware signer"),
+        &spki,
+        &root,
+        &mut root_key,
+    )
+    .expect("XMSS signer cert");
+    let mut signers = vec![Signer {
+        certificate: cert,
+        key: SignerKey::Stateful(&mut xmss),
+        digest: None,
+    }];
+    let der = sign(&mut signers, CONTENT, false, true);
+    let v = cms::verify(&der, Some(&mut &CONTENT[..]), &options(&anchors)).expect("XMSS");
+    assert_eq!(v.signers[0].signature_algorithm, "XMSS");
     let _ = std::fs::remove_dir_all(&dir);
 }
 
