@@ -109,11 +109,14 @@ pub(crate) fn sign(a: &SignArgs<'_>, overwrite: Overwrite) -> Result<()> {
         keys.push(load_key(path, a.ledger)?);
     }
     let mut signers = Vec::with_capacity(keys.len());
+    let mut extra = Vec::new();
     for (cert_path, key) in a.signers.iter().zip(&mut keys) {
-        let certificate = load_certificates(cert_path)?
-            .into_iter()
+        // The signer's certificate first; the rest of the file (its chain) goes in too.
+        let mut chain = load_certificates(cert_path)?.into_iter();
+        let certificate = chain
             .next()
             .ok_or_else(|| Failure::other(format!("{}: no certificate", cert_path.display())))?;
+        extra.extend(chain);
         let key = match key {
             LoadedKey::Key(k) => SignerKey::Key(k),
             LoadedKey::Stateful(k) => SignerKey::Stateful(k),
@@ -124,7 +127,6 @@ pub(crate) fn sign(a: &SignArgs<'_>, overwrite: Overwrite) -> Result<()> {
             digest: a.digest,
         });
     }
-    let mut extra = Vec::new();
     for path in a.certificates {
         extra.extend(load_certificates(path)?);
     }

@@ -904,7 +904,8 @@ enum CmsCommand {
                       sees the content), and a detached signature streams a file of any size."
     )]
     Sign {
-        /// The signer's certificate (PEM or DER; the first certificate); repeatable, one per --key.
+        /// The signer's certificate (PEM or DER: the first certificate; any after it, its chain,
+        /// are included too); repeatable, one per --key.
         #[arg(long = "signer", value_name = "CERT", required = true)]
         signers: Vec<PathBuf>,
         /// The signer's key: PKCS#8 PEM, a `pkcs11:` URI, or a pqkit-hbs state file; repeatable,
