@@ -700,6 +700,7 @@ fn tsa_token(cert: &[u8], key: &SigningKey, imprint: &[u8], at: SystemTime) -> V
     .expect("TSTInfo");
     let options = SignOptions {
         content_type: ID_CT_TST_INFO,
+        signing_certificate: true,
         ..SignOptions::default()
     };
     cms::sign(&mut one(cert, key), &mut &tst[..], &options).expect("token")
@@ -816,6 +817,39 @@ fn a_time_stamp_token_validates_the_signer_when_it_signed() {
     ));
     assert!(
         matches!(&r, Refusal::Timestamp(why) if why.contains("timeStamping")),
+        "{r}"
+    );
+    // A token without the ESS signingCertificate attribute (RFC 3161 §2.4.1).
+    let bare = {
+        use cms::timestamp::ID_CT_TST_INFO;
+        let stamped_tst = ContentInfo::from_der(&token)
+            .expect("token")
+            .content
+            .decode_as::<SignedData>()
+            .expect("SignedData")
+            .encap_content_info
+            .econtent
+            .expect("TSTInfo")
+            .decode_as::<OctetString>()
+            .expect("octets");
+        let options = SignOptions {
+            content_type: ID_CT_TST_INFO,
+            ..SignOptions::default()
+        };
+        cms::sign(
+            &mut one(&tsa_cert, &tsa_key),
+            &mut stamped_tst.as_bytes(),
+            &options,
+        )
+        .expect("token without ESS")
+    };
+    let r = refusal(cms::verify(
+        &cms::timestamp::attach(&der, &bare).expect("attach"),
+        None,
+        &later,
+    ));
+    assert!(
+        matches!(&r, Refusal::Timestamp(why) if why.contains("ESS")),
         "{r}"
     );
     // A token by the root CA's own key: refused (a CA is no TSA).

@@ -11,7 +11,10 @@ use spki::AlgorithmIdentifierOwned;
 use x509_cert::attr::{Attribute, Attributes};
 use x509_cert::time::Time;
 
-use super::oids::{ALGORITHM_PROTECTION, CONTENT_TYPE, MESSAGE_DIGEST, SIGNING_TIME};
+use super::oids::{
+    ALGORITHM_PROTECTION, CONTENT_TYPE, MESSAGE_DIGEST, SIGNING_CERTIFICATE,
+    SIGNING_CERTIFICATE_V2, SIGNING_TIME,
+};
 use super::refusal::Refusal;
 use crate::error::Error;
 
@@ -36,6 +39,71 @@ pub(crate) struct AlgorithmProtection {
     pub(crate) mac_algorithm: Option<AlgorithmIdentifierOwned>,
 }
 
+/// ESSCertIDv2 (RFC 5035 §4): a certificate's hash; hashAlgorithm DEFAULT id-sha256, so absent
+/// (`None`) means SHA-256.
+#[derive(Clone, Debug, PartialEq, Eq, Sequence)]
+pub(crate) struct EssCertIdV2 {
+    pub(crate) hash_algorithm: Option<AlgorithmIdentifierOwned>,
+    pub(crate) cert_hash: OctetString,
+    pub(crate) issuer_serial: Option<Any>,
+}
+
+/// SigningCertificateV2 (RFC 5035 §3): the signer's certificate, first.
+#[derive(Clone, Debug, PartialEq, Eq, Sequence)]
+pub(crate) struct SigningCertificateV2 {
+    pub(crate) certs: Vec<EssCertIdV2>,
+    pub(crate) policies: Option<Any>,
+}
+
+/// ESSCertID (RFC 2634 §5.4.1): a certificate's SHA-1 hash.
+#[derive(Clone, Debug, PartialEq, Eq, Sequence)]
+pub(crate) struct EssCertId {
+    pub(crate) cert_hash: OctetString,
+    pub(crate) issuer_serial: Option<Any>,
+}
+
+/// SigningCertificate (RFC 2634 §5.4).
+#[derive(Clone, Debug, PartialEq, Eq, Sequence)]
+pub(crate) struct SigningCertificate {
+    pub(crate) certs: Vec<EssCertId>,
+    pub(crate) policies: Option<Any>,
+}
+
+/// Whether `attrs` name `certificate` (DER) as the signer's in an ESS signingCertificateV2
+/// (any SHA-2 or SHA-3 hash) or signingCertificate (SHA-1) attribute, its first ESSCertID:
+/// `None` when neither attribute is there (RFC 5035 §3, RFC 2634 §5.4).
+pub(crate) fn names_signing_certificate(attrs: &Attributes, certificate: &[u8]) -> Option<bool> {
+    let value = |oid| {
+        attrs
+            .iter()
+            .find(|a| a.oid == oid)
+            .and_then(|a| a.values.get(0))
+            .and_then(|v| v.to_der().ok())
+    };
+    if let Some(der) = value(SIGNING_CERTIFICATE_V2) {
+        let Ok(sc) = SigningCertificateV2::from_der(&der) else {
+            return Some(false);
+        };
+        return Some(sc.certs.first().is_some_and(|id| {
+            let hash = match &id.hash_algorithm {
+                None => Some(super::digest::DigestAlgorithm::Sha256),
+                Some(h) => super::digest::DigestAlgorithm::from_identifier(h),
+            };
+            hash.is_some_and(|d| d.digest(certificate) == id.cert_hash.as_bytes())
+        }));
+    }
+    let der = value(SIGNING_CERTIFICATE)?;
+    let Ok(sc) = SigningCertificate::from_der(&der) else {
+        return Some(false);
+    };
+    let sha1 = aws_lc_rs::digest::digest(&aws_lc_rs::digest::SHA1_FOR_LEGACY_USE_ONLY, certificate);
+    Some(
+        sc.certs
+            .first()
+            .is_some_and(|id| sha1.as_ref() == id.cert_hash.as_bytes()),
+    )
+}
+
 fn attribute(oid: ObjectIdentifier, value: Any) -> Result<Attribute, Error> {
     let bad = |e| Error::malformed("signed attribute", e);
     Ok(Attribute {
@@ -44,13 +112,16 @@ fn attribute(oid: ObjectIdentifier, value: Any) -> Result<Attribute, Error> {
     })
 }
 
-/// contentType, signingTime, messageDigest and CMSAlgorithmProtection, as a DER SET OF.
+/// contentType, signingTime, messageDigest and CMSAlgorithmProtection, and with
+/// `signing_certificate` (the signer's certificate, DER) an ESS signingCertificateV2 naming it
+/// by its SHA-256 (RFC 5035; RFC 3161 §2.4.1 asks it of a TSA), as a DER SET OF.
 pub(crate) fn build(
     content_type: ObjectIdentifier,
     message_digest: &[u8],
     signing_time: SystemTime,
     digest_algorithm: &AlgorithmIdentifierOwned,
     signature_algorithm: &AlgorithmIdentifierOwned,
+    signing_certificate: Option<&[u8]>,
 ) -> Result<Attributes, Error> {
     let bad = |e| Error::malformed("signed attribute", e);
     // UTCTime for 1950–2049, GeneralizedTime after (RFC 5652 §11.3).
@@ -64,7 +135,7 @@ pub(crate) fn build(
         mac_algorithm: None,
     };
     let digest = OctetString::new(message_digest).map_err(bad)?;
-    let attrs = vec![
+    let mut attrs = vec![
         attribute(CONTENT_TYPE, Any::encode_from(&content_type).map_err(bad)?)?,
         attribute(SIGNING_TIME, Any::encode_from(&time).map_err(bad)?)?,
         attribute(MESSAGE_DIGEST, Any::encode_from(&digest).map_err(bad)?)?,
@@ -73,6 +144,22 @@ pub(crate) fn build(
             Any::encode_from(&protection).map_err(bad)?,
         )?,
     ];
+    if let Some(cert) = signing_certificate {
+        let ess = SigningCertificateV2 {
+            certs: vec![EssCertIdV2 {
+                // DEFAULT id-sha256: omitted, as DER requires.
+                hash_algorithm: None,
+                cert_hash: OctetString::new(super::digest::DigestAlgorithm::Sha256.digest(cert))
+                    .map_err(bad)?,
+                issuer_serial: None,
+            }],
+            policies: None,
+        };
+        attrs.push(attribute(
+            SIGNING_CERTIFICATE_V2,
+            Any::encode_from(&ess).map_err(bad)?,
+        )?);
+    }
     SetOfVec::try_from(attrs).map_err(bad)
 }
 

@@ -15,6 +15,12 @@ pub const SIGNING_TIME: ObjectIdentifier = ObjectIdentifier::new_unwrap("1.2.840
 /// id-aa-CMSAlgorithmProtection (RFC 6211 §2).
 pub const ALGORITHM_PROTECTION: ObjectIdentifier =
     ObjectIdentifier::new_unwrap("1.2.840.113549.1.9.52");
+/// id-aa-signingCertificate (RFC 2634 §5.4).
+pub const SIGNING_CERTIFICATE: ObjectIdentifier =
+    ObjectIdentifier::new_unwrap("1.2.840.113549.1.9.16.2.12");
+/// id-aa-signingCertificateV2 (RFC 5035 §3).
+pub const SIGNING_CERTIFICATE_V2: ObjectIdentifier =
+    ObjectIdentifier::new_unwrap("1.2.840.113549.1.9.16.2.47");
 /// id-aa-signatureTimeStampToken (RFC 3161 Appendix A).
 pub const TIMESTAMP_TOKEN: ObjectIdentifier =
     ObjectIdentifier::new_unwrap("1.2.840.113549.1.9.16.2.14");
@@ -32,6 +38,8 @@ pub fn attribute_name(oid: &ObjectIdentifier) -> String {
         SIGNING_TIME => "signingTime".into(),
         ALGORITHM_PROTECTION => "CMSAlgorithmProtection".into(),
         TIMESTAMP_TOKEN => "signatureTimeStampToken".into(),
+        SIGNING_CERTIFICATE => "signingCertificate".into(),
+        SIGNING_CERTIFICATE_V2 => "signingCertificateV2".into(),
         o => const_oid::db::DB
             .by_oid(&o)
             .map_or_else(|| o.to_string(), str::to_string),

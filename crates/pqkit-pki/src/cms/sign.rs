@@ -61,6 +61,9 @@ pub struct SignOptions {
     /// The encapsulated content type: id-data (default), or another (a TSA's id-ct-TSTInfo),
     /// which needs signed attributes (RFC 5652 §5.3).
     pub content_type: const_oid::ObjectIdentifier,
+    /// Add an ESS signingCertificateV2 attribute naming each signer's certificate by its
+    /// SHA-256 (RFC 5035): what a TSA's token must carry (RFC 3161 §2.4.1), and CAdES.
+    pub signing_certificate: bool,
 }
 
 impl Default for SignOptions {
@@ -72,6 +75,7 @@ impl Default for SignOptions {
             deterministic: false,
             certificates: Vec::new(),
             content_type: ID_DATA,
+            signing_certificate: false,
         }
     }
 }
@@ -241,7 +245,7 @@ pub fn sign(
         }
     }
     let mut unsigned = Vec::with_capacity(signers.len());
-    for p in prepared {
+    for (p, signer) in prepared.into_iter().zip(signers.iter()) {
         let digest_id = p.digest.identifier();
         let attrs = if options.signed_attributes {
             let attrs = super::attributes::build(
@@ -250,6 +254,9 @@ pub fn sign(
                 options.signing_time,
                 &digest_id,
                 &p.signature_algorithm,
+                options
+                    .signing_certificate
+                    .then_some(signer.certificate.as_slice()),
             )?;
             let der = attrs.to_der().map_err(bad)?;
             Some((attrs, der))

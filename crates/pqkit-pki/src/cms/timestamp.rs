@@ -6,10 +6,11 @@
 //! signed while valid).
 //!
 //! What is checked ([`super::verify`]): one token, one value; it verifies as a SignedData
-//! whose signer's path reaches the trust anchors for timeStamping (RFC 3161 §2.3) now; its
-//! content is a TSTInfo of version 1; the imprint is the signer's signature value under the
-//! imprint's hash. Not checked: the ESS signingCertificate attribute (RFC 3161 §2.4.1), the
-//! TSA's policy OID and accuracy. Tokens inside tokens are refused.
+//! whose one signer's path reaches the trust anchors for timeStamping (RFC 3161 §2.3) now, its
+//! certificate having timeStamping alone, critical; its signed attributes name that
+//! certificate (ESS signingCertificateV2 or signingCertificate, RFC 3161 §2.4.1); its content
+//! is a TSTInfo of version 1; the imprint is the signer's signature value under the imprint's
+//! hash. Not checked: the TSA's policy OID and accuracy. Tokens inside tokens are refused.
 
 use std::time::SystemTime;
 

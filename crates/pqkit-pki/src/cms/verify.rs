@@ -306,6 +306,27 @@ fn timestamp_of(
         .and_then(|path| path.certificates.first())
         .ok_or_else(|| Refusal::Timestamp("the TSA's path is missing".into()))?;
     super::timestamp::check_tsa_certificate(tsa_cert)?;
+    // RFC 3161 §2.4.1: the token's signed attributes name the TSA's certificate (ESS).
+    let token_sd = decode(&token).map_err(|e| Refusal::Timestamp(e.to_string()))?;
+    let named = token_sd
+        .signer_infos
+        .0
+        .get(0)
+        .and_then(|tsa| tsa.signed_attrs.as_ref())
+        .and_then(|attrs| super::attributes::names_signing_certificate(attrs, tsa_cert));
+    match named {
+        Some(true) => {}
+        Some(false) => {
+            return Err(Refusal::Timestamp(
+                "its ESS signingCertificate names another certificate than the TSA's".into(),
+            ));
+        }
+        None => {
+            return Err(Refusal::Timestamp(
+                "it has no ESS signingCertificate attribute (RFC 3161 §2.4.1)".into(),
+            ));
+        }
+    }
     super::timestamp::proven_time(
         &v.content_type,
         v.content.as_deref(),
