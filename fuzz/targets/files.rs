@@ -96,6 +96,7 @@ pub(crate) fn cms_signed_data(data: &[u8]) {
             certificates: Vec::new(),
             signers: Vec::new(),
             require: Require::Any,
+            tsa_anchors: None,
         };
         let _ = cms::verify(data, None, &options);
         let _ = cms::verify(data, Some(&mut &b"detached content"[..]), &options);

@@ -24,6 +24,7 @@ pub(crate) struct SignArgs<'a> {
     pub(crate) signed_attributes: bool,
     pub(crate) deterministic: bool,
     pub(crate) pem: bool,
+    pub(crate) subject_key_identifier: bool,
     pub(crate) ledger: Option<&'a str>,
     pub(crate) out: &'a Path,
     pub(crate) file: &'a Path,
@@ -135,6 +136,7 @@ pub(crate) fn sign(a: &SignArgs<'_>, overwrite: Overwrite) -> Result<()> {
         signed_attributes: a.signed_attributes,
         deterministic: a.deterministic,
         certificates: extra,
+        subject_key_identifier: a.subject_key_identifier,
         ..SignOptions::default()
     };
     let mut content = open_content(a.file)?;
@@ -184,6 +186,7 @@ pub(crate) struct VerifyArgs<'a> {
     pub(crate) signed: &'a Path,
     pub(crate) content: Option<&'a Path>,
     pub(crate) ca: &'a Path,
+    pub(crate) tsa_ca: Option<&'a Path>,
     pub(crate) certificates: &'a [PathBuf],
     pub(crate) signers: &'a [PathBuf],
     pub(crate) require: Require,
@@ -195,6 +198,7 @@ pub(crate) struct VerifyArgs<'a> {
 /// `pqkit cms verify`.
 pub(crate) fn verify(a: &VerifyArgs<'_>, overwrite: Overwrite) -> Result<()> {
     let mut inputs: Vec<&Path> = vec![a.signed, a.ca];
+    inputs.extend(a.tsa_ca);
     inputs.extend(a.content);
     inputs.extend(a.certificates.iter().map(PathBuf::as_path));
     inputs.extend(a.signers.iter().map(PathBuf::as_path));
@@ -227,12 +231,17 @@ pub(crate) fn verify(a: &VerifyArgs<'_>, overwrite: Overwrite) -> Result<()> {
     if !a.purposes.is_empty() {
         policy.purposes = a.purposes.to_vec();
     }
+    let tsa_anchors = match a.tsa_ca {
+        Some(path) => Some(TrustAnchors::new(&load_certificates(path)?).about(path.display())?),
+        None => None,
+    };
     let options = cms::VerifyOptions {
         anchors: &anchors,
         policy,
         certificates,
         signers,
         require: a.require,
+        tsa_anchors: tsa_anchors.as_ref(),
     };
     let mut reader = a.content.map(open_content).transpose()?;
     let verified = cms::verify(&der, reader.as_mut().map(|r| r as &mut dyn Read), &options)

@@ -930,6 +930,10 @@ enum CmsCommand {
         /// Write PEM (-----BEGIN CMS-----) instead of DER.
         #[arg(long)]
         pem: bool,
+        /// Name each signer by its certificate's subjectKeyIdentifier (SignerInfo version 3)
+        /// instead of issuer and serial number.
+        #[arg(long)]
+        subject_key_identifier: bool,
         #[command(flatten)]
         ledger: LedgerArg,
         /// Output file.
@@ -950,6 +954,10 @@ enum CmsCommand {
         /// Trusted CA certificate(s), PEM or DER.
         #[arg(long)]
         ca: PathBuf,
+        /// Trusted CA certificate(s) of time-stamping authorities, for signers' RFC 3161
+        /// tokens (default: --ca).
+        #[arg(long, value_name = "FILE")]
+        tsa_ca: Option<PathBuf>,
         /// The signed content, for a detached SignedData (- for standard input).
         #[arg(long)]
         content: Option<PathBuf>,
@@ -1786,6 +1794,7 @@ fn cms(command: CmsCommand, g: &Globals) -> failure::Result<()> {
             no_signed_attributes,
             deterministic,
             pem,
+            subject_key_identifier,
             ledger,
             out,
             file,
@@ -1799,6 +1808,7 @@ fn cms(command: CmsCommand, g: &Globals) -> failure::Result<()> {
                 signed_attributes: !no_signed_attributes,
                 deterministic,
                 pem,
+                subject_key_identifier,
                 ledger: ledger.ledger.as_deref(),
                 out: &out,
                 file: &file,
@@ -1807,6 +1817,7 @@ fn cms(command: CmsCommand, g: &Globals) -> failure::Result<()> {
         ),
         CmsCommand::Verify {
             ca,
+            tsa_ca,
             content,
             certificates,
             signers,
@@ -1820,6 +1831,7 @@ fn cms(command: CmsCommand, g: &Globals) -> failure::Result<()> {
                 signed: &signed,
                 content: content.as_deref(),
                 ca: &ca,
+                tsa_ca: tsa_ca.as_deref(),
                 certificates: &certificates,
                 signers: &signers,
                 require,

@@ -4,7 +4,8 @@
 //! - ML-DSA-44/65/87 (RFC 9882) and the six SLH-DSA SHA2 sets (RFC 9814), attached and
 //!   detached, with signed attributes: pqkit signs, OpenSSL verifies (and returns the content);
 //!   OpenSSL signs (`-md` as each profile says: OpenSSL 3.6 has no default digest for them),
-//!   pqkit verifies. PEM one way and the other for ML-DSA-65.
+//!   pqkit verifies. PEM one way and the other for ML-DSA-65; ML-DSA-87's signer named by
+//!   subjectKeyIdentifier.
 //! - Without signed attributes: ECDSA P-256 and RSA PKCS#1 v1.5 both ways; for ML-DSA and
 //!   SLH-DSA, OpenSSL 3.6 can do neither direction (its `-noattr` path for them was fixed only
 //!   in OpenSSL 4.0) — asserted, so that the test says when that changes.
@@ -107,7 +108,12 @@ fn pqkit_and_openssl_verify_each_others_signed_data() {
         let form = if pem { "PEM" } else { "DER" };
         // pqkit → OpenSSL, attached: OpenSSL returns the content.
         let signed = dir.join(format!("{alg}.p7m"));
-        let flags: &[&str] = if pem { &["--pem"] } else { &[] };
+        // ML-DSA-87's signer is named by subjectKeyIdentifier (SignerInfo version 3).
+        let flags: &[&str] = match alg {
+            "ML-DSA-65" => &["--pem"],
+            "ML-DSA-87" => &["--subject-key-identifier"],
+            _ => &[],
+        };
         pqkit_cms_sign(&cert, &key, flags, &signed, &file);
         let got = dir.join(format!("{alg}.out"));
         let out = ossl_verify(&dir, form, &signed, &ca, None, &got);

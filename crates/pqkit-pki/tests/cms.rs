@@ -66,6 +66,17 @@ fn leaf(ca: &Ca, name: &str, profile: Profile) -> (Vec<u8>, SigningKey) {
     (cert, key)
 }
 
+/// Code signing 400 days from `now`.
+fn later_options(anchors: &TrustAnchors, now: SystemTime) -> VerifyOptions<'_> {
+    VerifyOptions {
+        policy: Policy::new(
+            Purpose::CodeSigning,
+            now + Duration::from_secs(400 * 24 * 3600),
+        ),
+        ..options(anchors)
+    }
+}
+
 fn anchors(ca: &Ca) -> TrustAnchors {
     TrustAnchors::new(std::slice::from_ref(&ca.cert)).expect("anchors")
 }
@@ -77,6 +88,7 @@ fn options(anchors: &TrustAnchors) -> VerifyOptions<'_> {
         certificates: Vec::new(),
         signers: Vec::new(),
         require: Require::All,
+        tsa_anchors: None,
     }
 }
 
@@ -170,6 +182,28 @@ fn profiles_name_each_digest() {
             assert!(attrs.iter().any(|x| x == a), "{name}: {a} in {attrs:?}");
         }
     }
+}
+
+/// Signers named by subjectKeyIdentifier (SignerInfo and SignedData version 3): found and
+/// verified like the others.
+#[test]
+fn signers_by_subject_key_identifier() {
+    let root = ca("ECDSA-P256");
+    let anchors = anchors(&root);
+    let (cert, key) = leaf(&root, "ML-DSA-65", Profile::CodeSigning);
+    let by_ski = SignOptions {
+        subject_key_identifier: true,
+        ..SignOptions::default()
+    };
+    let der = cms::sign(&mut one(&cert, &key), &mut &CONTENT[..], &by_ski).expect("sign");
+    let shown = cms::describe(&der).expect("describe");
+    assert_eq!(shown.version, 3);
+    assert!(
+        shown.signers[0]
+            .identifier
+            .starts_with("subjectKeyIdentifier ")
+    );
+    cms::verify(&der, None, &options(&anchors)).expect("verify");
 }
 
 #[test]
@@ -767,13 +801,7 @@ fn a_time_stamp_token_validates_the_signer_when_it_signed() {
     )
     .expect("TSA certificate");
     let now = SystemTime::now();
-    let later = VerifyOptions {
-        policy: Policy::new(
-            Purpose::CodeSigning,
-            now + Duration::from_secs(400 * 24 * 3600),
-        ),
-        ..options(&anchors)
-    };
+    let later = later_options(&anchors, now);
     let imprint = DigestAlgorithm::Sha512.digest(&signature_value(&der));
     let token = tsa_token(&tsa_cert, &tsa_key, &imprint, now);
     let stamped = cms::timestamp::attach(&der, &token).expect("attach");
@@ -807,6 +835,15 @@ fn a_time_stamp_token_validates_the_signer_when_it_signed() {
         matches!(&r, Refusal::Timestamp(why) if why.contains("not of this signature")),
         "{r}"
     );
+    // TSAs trusted apart: the same token under other TSA anchors is refused.
+    let other_root = ca("ECDSA-P256");
+    let other = TrustAnchors::new(std::slice::from_ref(&other_root.cert)).expect("anchors");
+    let apart = VerifyOptions {
+        tsa_anchors: Some(&other),
+        ..later_options(&anchors, now)
+    };
+    let r = refusal(cms::verify(&stamped, None, &apart));
+    assert!(matches!(&r, Refusal::Timestamp(_)), "{r}");
     // A token by a code-signing certificate, not a TSA.
     let (not_tsa, not_tsa_key) = leaf(&root, "ML-DSA-65", Profile::CodeSigning);
     let forged = tsa_token(&not_tsa, &not_tsa_key, &imprint, now);

@@ -15,6 +15,7 @@ use pqkit_core::sig::{Family, MuHasher, SigningKey, SigningRandomness};
 use pqkit_hbs::state::StatefulKey;
 use spki::{AlgorithmIdentifierOwned, SubjectPublicKeyInfoOwned};
 use x509_cert::Certificate;
+use x509_cert::ext::pkix::SubjectKeyIdentifier;
 
 use super::content::{MAX_HELD_CONTENT, PassError};
 use super::digest::{DigestAlgorithm, allowed, default_for};
@@ -61,6 +62,9 @@ pub struct SignOptions {
     /// The encapsulated content type: id-data (default), or another (a TSA's id-ct-TSTInfo),
     /// which needs signed attributes (RFC 5652 §5.3).
     pub content_type: const_oid::ObjectIdentifier,
+    /// Name each signer by its certificate's subjectKeyIdentifier (SignerInfo version 3)
+    /// instead of issuer and serial number (RFC 5652 §5.3).
+    pub subject_key_identifier: bool,
     /// Add an ESS signingCertificateV2 attribute naming each signer's certificate by its
     /// SHA-256 (RFC 5035): what a TSA's token must carry (RFC 3161 §2.4.1), and CAdES.
     pub signing_certificate: bool,
@@ -76,20 +80,22 @@ impl Default for SignOptions {
             certificates: Vec::new(),
             content_type: ID_DATA,
             signing_certificate: false,
+            subject_key_identifier: false,
         }
     }
 }
 
 /// A signer made ready: what its SignerInfo will say.
 struct Prepared {
-    sid: IssuerAndSerialNumber,
+    sid: SignerIdentifier,
     digest: DigestAlgorithm,
     signature_algorithm: AlgorithmIdentifierOwned,
     /// ML-DSA without signed attributes: μ of the content, streamed (FIPS 204 Algorithm 7).
     mu: Option<MuHasher>,
 }
 
-fn prepare(signer: &Signer<'_>, signed_attributes: bool) -> Result<Prepared, Error> {
+fn prepare(signer: &Signer<'_>, options: &SignOptions) -> Result<Prepared, Error> {
+    let signed_attributes = options.signed_attributes;
     let bad = |e| Error::malformed("signer certificate", e);
     let cert = Certificate::from_der(&signer.certificate).map_err(bad)?;
     let cert_spki = cert
@@ -141,14 +147,34 @@ fn prepare(signer: &Signer<'_>, signed_attributes: bool) -> Result<Prepared, Err
         ));
     }
     Ok(Prepared {
-        sid: IssuerAndSerialNumber {
-            issuer: cert.tbs_certificate.issuer.clone(),
-            serial_number: cert.tbs_certificate.serial_number.clone(),
+        sid: if options.subject_key_identifier {
+            SignerIdentifier::SubjectKeyIdentifier(subject_key_identifier(&cert)?)
+        } else {
+            SignerIdentifier::IssuerAndSerialNumber(IssuerAndSerialNumber {
+                issuer: cert.tbs_certificate.issuer.clone(),
+                serial_number: cert.tbs_certificate.serial_number.clone(),
+            })
         },
         digest,
         signature_algorithm,
         mu,
     })
+}
+
+/// The certificate's subjectKeyIdentifier (RFC 5280 §4.2.1.2).
+fn subject_key_identifier(cert: &Certificate) -> Result<SubjectKeyIdentifier, Error> {
+    cert.tbs_certificate
+        .extensions
+        .iter()
+        .flatten()
+        .find(|e| e.extn_id == const_oid::db::rfc5280::ID_CE_SUBJECT_KEY_IDENTIFIER)
+        .and_then(|e| SubjectKeyIdentifier::from_der(e.extn_value.as_bytes()).ok())
+        .ok_or_else(|| {
+            Error::malformed(
+                "signer certificate",
+                "no subjectKeyIdentifier to name the signer by",
+            )
+        })
 }
 
 /// Whether two SPKIs hold the same key: equal DER, or (RSA) equal key bits under one OID.
@@ -199,7 +225,7 @@ pub fn sign(
     }
     let mut prepared = signers
         .iter()
-        .map(|s| prepare(s, options.signed_attributes))
+        .map(|s| prepare(s, options))
         .collect::<Result<Vec<_>, _>>()?;
     let must_hold =
         options.attached || (!options.signed_attributes && prepared.iter().any(|p| p.mu.is_none()));
@@ -281,8 +307,12 @@ pub fn sign(
     let mut infos = Vec::with_capacity(signers.len());
     for ((p, digest_id, attrs), signature) in unsigned.into_iter().zip(signatures) {
         infos.push(SignerInfo {
-            version: CmsVersion::V1,
-            sid: SignerIdentifier::IssuerAndSerialNumber(p.sid),
+            // RFC 5652 §5.3: version 3 with a subjectKeyIdentifier.
+            version: match p.sid {
+                SignerIdentifier::IssuerAndSerialNumber(_) => CmsVersion::V1,
+                SignerIdentifier::SubjectKeyIdentifier(_) => CmsVersion::V3,
+            },
+            sid: p.sid,
             digest_alg: digest_id,
             signed_attrs: attrs.map(|(a, _)| a),
             signature_algorithm: p.signature_algorithm,
@@ -296,8 +326,8 @@ pub fn sign(
     } else {
         None
     };
-    // RFC 5652 §5.1: version 3 for content other than id-data.
-    let version = if options.content_type == ID_DATA {
+    // RFC 5652 §5.1: version 3 for content other than id-data or a version-3 SignerInfo.
+    let version = if options.content_type == ID_DATA && !options.subject_key_identifier {
         CmsVersion::V1
     } else {
         CmsVersion::V3

@@ -39,6 +39,9 @@ pub struct VerifyOptions<'a> {
     pub signers: Vec<Vec<u8>>,
     /// How many signers must verify.
     pub require: Require,
+    /// The trusted time-stamping authorities' CA certificates, for signers' RFC 3161 tokens;
+    /// `None`: `anchors` (a TSA under the code-signing CAs).
+    pub tsa_anchors: Option<&'a TrustAnchors>,
 }
 
 /// A SignedData that satisfied the policy.
@@ -284,7 +287,8 @@ fn timestamp_of(
         ));
     }
     let tsa = VerifyOptions {
-        anchors: options.anchors,
+        anchors: options.tsa_anchors.unwrap_or(options.anchors),
+        tsa_anchors: None,
         policy: Policy {
             purposes: vec![crate::path::Purpose::TimeStamping],
             names: Vec::new(),
