@@ -95,8 +95,8 @@ impl CertPool {
         self.0.iter().map(|(d, _)| d)
     }
 
-    /// The certificate (DER) a signer identifier names.
-    pub(crate) fn find(&self, sid: &SignerIdentifier) -> Option<&Vec<u8>> {
+    /// The certificate a signer identifier names: its DER and its decoded form.
+    pub(crate) fn find(&self, sid: &SignerIdentifier) -> Option<(&Vec<u8>, &Certificate)> {
         self.0
             .iter()
             .find(|(_, cert)| {
@@ -118,7 +118,7 @@ impl CertPool {
                         }),
                 }
             })
-            .map(|(d, _)| d)
+            .map(|(d, c)| (d, c))
     }
 }
 

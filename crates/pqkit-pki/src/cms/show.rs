@@ -76,16 +76,14 @@ pub fn describe(der: &[u8]) -> Result<Description, CmsError> {
                     .and_then(|t| t.duration_since(SystemTime::UNIX_EPOCH).ok())
                     .map(|d| d.as_secs())
             });
+            let cert = pool.find(&si.sid).map(|(_, c)| c);
             SignerDescription {
                 identifier: sid_words(&si.sid),
-                certificate_subject: pool.find(&si.sid).map(|c| subject_of(c)),
+                certificate_subject: cert.map(|c| c.tbs_certificate.subject.to_string()),
                 digest_algorithm: digest_name(&si.digest_alg),
                 signature_algorithm: algorithm_name(
                     &si.signature_algorithm,
-                    pool.find(&si.sid)
-                        .and_then(|c| <x509_cert::Certificate as der::Decode>::from_der(c).ok())
-                        .map(|c| c.tbs_certificate.subject_public_key_info)
-                        .as_ref(),
+                    cert.map(|c| &c.tbs_certificate.subject_public_key_info),
                 ),
                 signature_bytes: si.signature.as_bytes().len(),
                 signed_attributes: si

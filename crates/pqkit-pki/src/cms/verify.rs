@@ -9,11 +9,10 @@ use std::time::SystemTime;
 use cms::signed_data::{SignedData, SignerIdentifier, SignerInfo};
 use const_oid::ObjectIdentifier;
 use der::asn1::{BitString, Null};
-use der::{Any, Decode, Encode};
+use der::{Any, Encode};
 use pqkit_core::sig::{Family, MuHasher, VerifyingKey};
 use rustls_pki_types::CertificateDer;
 use spki::{AlgorithmIdentifierOwned, SubjectPublicKeyInfoOwned};
-use x509_cert::Certificate;
 
 use super::content::{Pass, PassError};
 use super::decode::{
@@ -91,13 +90,11 @@ fn resolve(si: &SignerInfo, sd: &SignedData, certs: &CertPool) -> Result<Resolve
                 .map_or_else(|| si.digest_alg.oid.to_string(), |d| d.name().into()),
         ));
     }
-    let cert_der = certs
+    let (cert_der, cert) = certs
         .find(&si.sid)
-        .ok_or_else(|| Refusal::NoCertificate(sid_words(&si.sid)))?
-        .clone();
-    let cert =
-        Certificate::from_der(&cert_der).map_err(|_| Refusal::NoCertificate(sid_words(&si.sid)))?;
-    let spki = cert.tbs_certificate.subject_public_key_info;
+        .ok_or_else(|| Refusal::NoCertificate(sid_words(&si.sid)))?;
+    let cert_der = cert_der.clone();
+    let spki = cert.tbs_certificate.subject_public_key_info.clone();
     let name = algorithm_name(&si.signature_algorithm, Some(&spki));
     let digest =
         DigestAlgorithm::from_identifier(&si.digest_alg).ok_or_else(|| Refusal::Digest {
