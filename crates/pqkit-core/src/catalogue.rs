@@ -85,9 +85,15 @@ pub fn kems() -> &'static [&'static KemAlgorithm] {
     })
 }
 
-/// Every signature algorithm.
+/// Every signature algorithm: the standalone ones, then the 18 composite ML-DSA
+/// combinations in OID order.
 pub fn signatures() -> &'static [&'static SignatureAlgorithm] {
-    SIGNATURES
+    static ALL: std::sync::OnceLock<Vec<&'static SignatureAlgorithm>> = std::sync::OnceLock::new();
+    ALL.get_or_init(|| {
+        let mut all = SIGNATURES.to_vec();
+        all.extend(crate::composite::algorithms());
+        all
+    })
 }
 
 /// Every KEM-based TLS key-exchange group: the ML-KEM ones in pqkit's preference order (the

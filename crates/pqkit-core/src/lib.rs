@@ -24,6 +24,7 @@
 pub mod catalogue;
 pub mod classical;
 mod code_point;
+pub mod composite;
 mod error;
 pub mod falcon;
 pub mod hqc;

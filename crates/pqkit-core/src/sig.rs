@@ -37,6 +37,9 @@ pub enum Family {
     Ed25519,
     /// RSA (RFC 8017) on aws-lc-rs.
     Rsa,
+    /// Composite ML-DSA (draft-ietf-lamps-pq-composite-sigs-19): ML-DSA and a traditional
+    /// signature together; context string; the private key is seed ‖ traditional key.
+    CompositeMlDsa,
 }
 
 impl Family {
@@ -49,12 +52,13 @@ impl Family {
             Self::Ecdsa => "ECDSA",
             Self::Ed25519 => "EdDSA",
             Self::Rsa => "RSA",
+            Self::CompositeMlDsa => "Composite ML-DSA",
         }
     }
 
     /// Whether signing takes a context string (FIPS 204 §5.2, FIPS 205 §10.2).
     pub fn has_context(self) -> bool {
-        matches!(self, Self::MlDsa | Self::SlhDsa)
+        matches!(self, Self::MlDsa | Self::SlhDsa | Self::CompositeMlDsa)
     }
 
     /// Whether signing a digest computed outside the signer exists: HashML-DSA, HashSLH-DSA
@@ -71,7 +75,10 @@ impl Family {
 
     /// Whether the algorithm is post-quantum.
     pub fn is_post_quantum(self) -> bool {
-        matches!(self, Self::MlDsa | Self::SlhDsa | Self::Falcon)
+        matches!(
+            self,
+            Self::MlDsa | Self::SlhDsa | Self::Falcon | Self::CompositeMlDsa
+        )
     }
 }
 
@@ -85,7 +92,8 @@ pub struct SignatureAlgorithm {
     pub category: u8,
     /// Verifying (public) key size in bytes, as it appears in the SPKI BIT STRING.
     pub verifying_key_size: usize,
-    /// Expanded signing key size in bytes (FIPS 204 `sk`); for classical keys the scalar size.
+    /// Expanded signing key size in bytes (FIPS 204 `sk`); for classical keys the scalar size;
+    /// for composite ML-DSA the largest private key (an RSA key's size varies).
     pub signing_key_size: usize,
     /// Seed size in bytes (ML-DSA ξ: 32); 0 when the algorithm has no seed form.
     pub seed_size: usize,
@@ -148,14 +156,17 @@ impl SignatureAlgorithm {
     }
 
     /// Loads a signing key from its expanded encoding (ML-DSA `sk` of FIPS 204 Algorithm 24,
-    /// SLH-DSA SK.seed‖SK.prf‖PK.seed‖PK.root of FIPS 205 §9.1, Falcon round-3 private key),
-    /// [`Self::signing_key_size`] bytes.
+    /// SLH-DSA SK.seed‖SK.prf‖PK.seed‖PK.root of FIPS 205 §9.1, Falcon round-3 private key,
+    /// composite ML-DSA seed ‖ traditional key), [`Self::signing_key_size`] bytes (at most
+    /// that many for composite ML-DSA).
     ///
     /// # Errors
     /// [`Error::InvalidLength`]; [`Error::InvalidKey`] when the key is inconsistent (e.g. an
     /// SLH-DSA PK.root that does not match its seeds); [`Error::Unsupported`] for classical keys.
     pub fn signing_key_from_expanded(&'static self, bytes: &[u8]) -> Result<SigningKey, Error> {
-        check_len("expanded signing key", bytes, self.signing_key_size)?;
+        if self.family != Family::CompositeMlDsa || bytes.len() > self.signing_key_size {
+            check_len("expanded signing key", bytes, self.signing_key_size)?;
+        }
         Ok(SigningKey {
             alg: self,
             inner: self.backend.signing_key_from_expanded(self, bytes)?,

@@ -163,6 +163,10 @@ fn profiles_name_each_digest() {
         ("ECDSA-P384", DigestAlgorithm::Sha384),
         ("Ed25519", DigestAlgorithm::Sha512),
         ("RSA-PKCS1-2048", DigestAlgorithm::Sha256),
+        // Composite ML-DSA: its pre-hash (draft-ietf-lamps-cms-composite-sigs §3).
+        ("MLDSA44-ECDSA-P256-SHA256", DigestAlgorithm::Sha256),
+        ("MLDSA65-ECDSA-P256-SHA512", DigestAlgorithm::Sha512),
+        ("MLDSA87-Ed448-SHAKE256", DigestAlgorithm::Shake256),
     ] {
         let (cert, key) = leaf(&root, name, Profile::CodeSigning);
         let der = sign(&mut one(&cert, &key), CONTENT, true, true);
@@ -182,6 +186,21 @@ fn profiles_name_each_digest() {
             assert!(attrs.iter().any(|x| x == a), "{name}: {a} in {attrs:?}");
         }
     }
+}
+
+/// A composite ML-DSA signer takes its pre-hash as the digest and no other: pqkit refuses to
+/// sign with another (the verifier's rule is the same function, `digest::allowed`).
+#[test]
+fn composite_signers_take_their_prehash_only() {
+    let root = ca("ECDSA-P256");
+    let (cert, key) = leaf(&root, "MLDSA44-ECDSA-P256-SHA256", Profile::CodeSigning);
+    let mut signers = vec![Signer {
+        certificate: cert.clone(),
+        key: SignerKey::Key(&key),
+        digest: Some(DigestAlgorithm::Sha512),
+    }];
+    let refused = cms::sign(&mut signers, &mut &CONTENT[..], &SignOptions::default());
+    assert!(refused.is_err(), "SHA-512 with a SHA-256 composite");
 }
 
 /// Signers named by subjectKeyIdentifier (SignerInfo and SignedData version 3): found and
@@ -211,7 +230,13 @@ fn without_signed_attributes_the_signature_covers_the_content() {
     let root = ca("ECDSA-P256");
     let anchors = anchors(&root);
     // ML-DSA streams μ; the others hold the content.
-    for name in ["ML-DSA-65", "SLH-DSA-SHA2-128f", "ECDSA-P256", "Ed25519"] {
+    for name in [
+        "ML-DSA-65",
+        "SLH-DSA-SHA2-128f",
+        "ECDSA-P256",
+        "Ed25519",
+        "MLDSA65-Ed25519-SHA512",
+    ] {
         let (cert, key) = leaf(&root, name, Profile::CodeSigning);
         for attached in [true, false] {
             let der = sign(&mut one(&cert, &key), CONTENT, attached, false);
@@ -639,9 +664,9 @@ fn every_bit_flip_is_refused() {
 }
 
 /// The IETF hackathon's CMS artifacts (`tests/data/cms-hackathon`: OpenSSL 3.5, CryptoNext and
-/// Bouncy Castle, BER included): every ML-DSA and SLH-DSA SignedData verifies against its
-/// provider's trust anchor, its content is the provider's plaintext, and a changed content
-/// byte is refused.
+/// Bouncy Castle, BER included): every ML-DSA, SLH-DSA and composite ML-DSA SignedData
+/// verifies against its provider's trust anchor, its content is the provider's plaintext, and
+/// a changed content byte is refused.
 #[test]
 fn hackathon_artifacts_verify() {
     let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/cms-hackathon");
@@ -660,10 +685,12 @@ fn hackathon_artifacts_verify() {
             .filter(|p| p.to_string_lossy().ends_with("_signed_attrs.der"))
             .collect();
         files.sort();
+        // Bouncy Castle's set also has the 18 composite ML-DSA signers.
+        let composites = if provider == "bc" { 18 } else { 0 };
         assert_eq!(
             files.len(),
-            15,
-            "{provider}: 3 ML-DSA and 12 SLH-DSA artifacts"
+            15 + composites,
+            "{provider}: 3 ML-DSA, 12 SLH-DSA and {composites} composite artifacts"
         );
         for file in files {
             let der = std::fs::read(&file).expect("artifact");
@@ -689,7 +716,7 @@ fn hackathon_artifacts_verify() {
             checked += 1;
         }
     }
-    assert_eq!(checked, 45);
+    assert_eq!(checked, 63);
 }
 
 #[test]

@@ -808,6 +808,11 @@ impl SigningKeyImpl for Held {
                     "RSA keys in a token are not offered",
                 ));
             }
+            Family::CompositeMlDsa => {
+                return Err(pqkit_core::Error::Unsupported(
+                    "composite ML-DSA keys in a token are not offered",
+                ));
+            }
         }
         .map_err(token_failed)
     }

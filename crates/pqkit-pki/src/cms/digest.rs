@@ -6,6 +6,7 @@
 use aws_lc_rs::digest;
 use const_oid::ObjectIdentifier;
 use der::asn1::Null;
+use pqkit_core::composite::PreHash as CompositePreHash;
 use sha3::digest::{ExtendableOutput, FixedOutput, Update, XofReader};
 use spki::AlgorithmIdentifierOwned;
 
@@ -209,28 +210,38 @@ impl Hasher {
     }
 }
 
-/// By signature algorithm OID: the digest algorithm pqkit signs with, the least collision
-/// strength in bits a signer's digest must have (the parameter set's security strength: a
-/// signature over signed attributes is no stronger than their digest), and the source.
-const PROFILES: &[(&str, DigestAlgorithm, u16, &str)] = &[
+/// What a signer's digest algorithm must be, beside the one pqkit signs with.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Rule {
+    /// Any digest of at least this collision strength in bits (the parameter set's security
+    /// strength: a signature over signed attributes is no stronger than their digest).
+    AtLeast(u16),
+    /// The profile's digest and no other: the signature's own hash (ECDSA, EdDSA, RSA) or
+    /// composite ML-DSA's pre-hash.
+    Exactly,
+}
+
+/// By signature algorithm OID: the digest algorithm pqkit signs with, the rule for a signer's
+/// digest, and the source. Composite ML-DSA's rows come from the catalogue ([`profile`]).
+const PROFILES: &[(&str, DigestAlgorithm, Rule, &str)] = &[
     // ML-DSA-44/65/87: SHA-512 by default; any digest of the set's strength (RFC 9882 §3.3,
     // its table of suitable digests: SHA-256 and up for ML-DSA-44, SHA-384 and up for -65).
     (
         "2.16.840.1.101.3.4.3.17",
         DigestAlgorithm::Sha512,
-        128,
+        Rule::AtLeast(128),
         "RFC 9882 §3.3",
     ),
     (
         "2.16.840.1.101.3.4.3.18",
         DigestAlgorithm::Sha512,
-        192,
+        Rule::AtLeast(192),
         "RFC 9882 §3.3",
     ),
     (
         "2.16.840.1.101.3.4.3.19",
         DigestAlgorithm::Sha512,
-        256,
+        Rule::AtLeast(256),
         "RFC 9882 §3.3",
     ),
     // SLH-DSA: SHA-256 for SHA2-128s/f, SHA-512 for SHA2-192/256, SHAKE128 for SHAKE-128s/f,
@@ -238,170 +249,185 @@ const PROFILES: &[(&str, DigestAlgorithm, u16, &str)] = &[
     (
         "2.16.840.1.101.3.4.3.20",
         DigestAlgorithm::Sha256,
-        128,
+        Rule::AtLeast(128),
         "RFC 9814 §4",
     ),
     (
         "2.16.840.1.101.3.4.3.21",
         DigestAlgorithm::Sha256,
-        128,
+        Rule::AtLeast(128),
         "RFC 9814 §4",
     ),
     (
         "2.16.840.1.101.3.4.3.22",
         DigestAlgorithm::Sha512,
-        192,
+        Rule::AtLeast(192),
         "RFC 9814 §4",
     ),
     (
         "2.16.840.1.101.3.4.3.23",
         DigestAlgorithm::Sha512,
-        192,
+        Rule::AtLeast(192),
         "RFC 9814 §4",
     ),
     (
         "2.16.840.1.101.3.4.3.24",
         DigestAlgorithm::Sha512,
-        256,
+        Rule::AtLeast(256),
         "RFC 9814 §4",
     ),
     (
         "2.16.840.1.101.3.4.3.25",
         DigestAlgorithm::Sha512,
-        256,
+        Rule::AtLeast(256),
         "RFC 9814 §4",
     ),
     (
         "2.16.840.1.101.3.4.3.26",
         DigestAlgorithm::Shake128,
-        128,
+        Rule::AtLeast(128),
         "RFC 9814 §4",
     ),
     (
         "2.16.840.1.101.3.4.3.27",
         DigestAlgorithm::Shake128,
-        128,
+        Rule::AtLeast(128),
         "RFC 9814 §4",
     ),
     (
         "2.16.840.1.101.3.4.3.28",
         DigestAlgorithm::Shake256,
-        192,
+        Rule::AtLeast(192),
         "RFC 9814 §4",
     ),
     (
         "2.16.840.1.101.3.4.3.29",
         DigestAlgorithm::Shake256,
-        192,
+        Rule::AtLeast(192),
         "RFC 9814 §4",
     ),
     (
         "2.16.840.1.101.3.4.3.30",
         DigestAlgorithm::Shake256,
-        256,
+        Rule::AtLeast(256),
         "RFC 9814 §4",
     ),
     (
         "2.16.840.1.101.3.4.3.31",
         DigestAlgorithm::Shake256,
-        256,
+        Rule::AtLeast(256),
         "RFC 9814 §4",
     ),
     // HSS/LMS with SHA-256 (RFC 9708 §4), XMSS and XMSS^MT SHA2_*_256 (RFC 9802 identifiers).
     (
         "1.2.840.113549.1.9.16.3.17",
         DigestAlgorithm::Sha256,
-        128,
+        Rule::AtLeast(128),
         "RFC 9708 §4",
     ),
     (
         "1.3.6.1.5.5.7.6.34",
         DigestAlgorithm::Sha256,
-        128,
+        Rule::AtLeast(128),
         "RFC 9802 §3",
     ),
     (
         "1.3.6.1.5.5.7.6.35",
         DigestAlgorithm::Sha256,
-        128,
+        Rule::AtLeast(128),
         "RFC 9802 §3",
     ),
     // ECDSA: the signature's own hash (RFC 5753 §2.1.1).
     (
         "1.2.840.10045.4.3.2",
         DigestAlgorithm::Sha256,
-        128,
+        Rule::Exactly,
         "RFC 5753 §2.1.1",
     ),
     (
         "1.2.840.10045.4.3.3",
         DigestAlgorithm::Sha384,
-        192,
+        Rule::Exactly,
         "RFC 5753 §2.1.1",
     ),
     (
         "1.2.840.10045.4.3.4",
         DigestAlgorithm::Sha512,
-        256,
+        Rule::Exactly,
         "RFC 5753 §2.1.1",
     ),
     // Ed25519: SHA-512, exactly (RFC 8419 §3.1, see `allowed`); Ed448: SHAKE256.
-    ("1.3.101.112", DigestAlgorithm::Sha512, 256, "RFC 8419 §3.1"),
+    (
+        "1.3.101.112",
+        DigestAlgorithm::Sha512,
+        Rule::Exactly,
+        "RFC 8419 §3.1",
+    ),
     (
         "1.3.101.113",
         DigestAlgorithm::Shake256,
-        256,
+        Rule::Exactly,
         "RFC 8419 §3.1",
     ),
     // RSA PKCS#1 v1.5 and RSASSA-PSS with SHA-256 (RFC 5754 §3.2, RFC 4056 §3).
     (
         "1.2.840.113549.1.1.11",
         DigestAlgorithm::Sha256,
-        128,
+        Rule::Exactly,
         "RFC 5754 §3.2",
     ),
     (
         "1.2.840.113549.1.1.1",
         DigestAlgorithm::Sha256,
-        128,
+        Rule::Exactly,
         "RFC 5754 §3.2",
     ),
     (
         "1.2.840.113549.1.1.10",
         DigestAlgorithm::Sha256,
-        128,
+        Rule::Exactly,
         "RFC 4056 §3",
     ),
 ];
 
-fn profile(signature: &ObjectIdentifier) -> Option<(DigestAlgorithm, u16)> {
-    PROFILES
+fn profile(signature: &ObjectIdentifier) -> Option<(DigestAlgorithm, Rule)> {
+    if let Some(found) = PROFILES
         .iter()
         .find(|(oid, ..)| ObjectIdentifier::new(oid).is_ok_and(|o| o == *signature))
-        .map(|&(_, d, strength, _)| (d, strength))
+    {
+        return Some((found.1, found.2));
+    }
+    // Composite ML-DSA: the digest is the composite's pre-hash PH, exactly
+    // (draft-ietf-lamps-cms-composite-sigs §3).
+    let dotted = signature.to_string();
+    let alg = pqkit_core::composite::algorithms().find(|a| a.oid == dotted)?;
+    let digest = match pqkit_core::composite::parameters(alg)?.prehash {
+        CompositePreHash::Sha256 => DigestAlgorithm::Sha256,
+        CompositePreHash::Sha512 => DigestAlgorithm::Sha512,
+        CompositePreHash::Shake256 => DigestAlgorithm::Shake256,
+    };
+    Some((digest, Rule::Exactly))
 }
 
 /// The digest algorithm pqkit signs with for a signature algorithm (its OID): the profiles of
-/// RFC 9882, RFC 9814, RFC 9708, RFC 5753, RFC 8419 and RFC 5754 above; SHA-512 for one no
-/// RFC profiles in CMS (Falcon).
+/// RFC 9882, RFC 9814, RFC 9708, RFC 5753, RFC 8419, RFC 5754 and the composite ML-DSA CMS
+/// draft above; SHA-512 for one no RFC profiles in CMS (Falcon).
 pub fn default_for(signature: &ObjectIdentifier) -> DigestAlgorithm {
     profile(signature).map_or(DigestAlgorithm::Sha512, |(d, _)| d)
 }
 
-/// Whether a signer may use `digest` with this signature algorithm: ECDSA, Ed25519 and RSA only
-/// with their own hash (RFC 5753 §2.1.1, RFC 8419 §3.1, RFC 5754 §3); every other one with a
-/// digest of at least the parameter set's strength
-/// (RFC 9882 §3.3's table for ML-DSA: SHA-256 with ML-DSA-44, not with ML-DSA-87; SHA-2 on
-/// SHAKE SLH-DSA keys, as OpenSSL 3.x writes, and SHA3 as OpenSSL 3.5 writes), 128 bits for
-/// one without a profile.
+/// Whether a signer may use `digest` with this signature algorithm: ECDSA, EdDSA and RSA only
+/// with their own hash (RFC 5753 §2.1.1, RFC 8419 §3.1, RFC 5754 §3), composite ML-DSA only
+/// with its pre-hash (draft-ietf-lamps-cms-composite-sigs §3); every other one with a digest
+/// of at least the parameter set's strength (RFC 9882 §3.3's table for ML-DSA: SHA-256 with
+/// ML-DSA-44, not with ML-DSA-87; SHA-2 on SHAKE SLH-DSA keys, as OpenSSL 3.x writes, and SHA3
+/// as OpenSSL 3.5 writes), 128 bits for one without a profile.
 pub fn allowed(signature: &ObjectIdentifier, digest: DigestAlgorithm) -> bool {
-    // The classical signatures: the digest is their own hash.
-    let classical = ["1.2.840.10045.4.3.", "1.3.101.11", "1.2.840.113549.1.1."];
-    let dotted = signature.to_string();
-    if classical.iter().any(|prefix| dotted.starts_with(prefix)) {
-        return Some(digest) == profile(signature).map(|(d, _)| d);
+    match profile(signature) {
+        Some((own, Rule::Exactly)) => digest == own,
+        Some((_, Rule::AtLeast(strength))) => digest.strength() >= strength,
+        None => digest.strength() >= 128,
     }
-    digest.strength() >= profile(signature).map_or(128, |(_, s)| s)
 }
 
 #[cfg(test)]
@@ -452,5 +478,13 @@ mod tests {
         let ed25519 = oid("1.3.101.112");
         assert!(!allowed(&ed25519, DigestAlgorithm::Shake256));
         assert!(allowed(&ed25519, DigestAlgorithm::Sha512));
+        // Composite ML-DSA: PH and nothing else, SHAKE256 for the Ed448 set.
+        let p256_44 = oid("1.3.6.1.5.5.7.6.40");
+        assert_eq!(default_for(&p256_44), DigestAlgorithm::Sha256);
+        assert!(!allowed(&p256_44, DigestAlgorithm::Sha512));
+        let ed448_87 = oid("1.3.6.1.5.5.7.6.51");
+        assert_eq!(default_for(&ed448_87), DigestAlgorithm::Shake256);
+        assert!(!allowed(&ed448_87, DigestAlgorithm::Sha512));
+        assert!(allowed(&oid("1.3.6.1.5.5.7.6.45"), DigestAlgorithm::Sha512));
     }
 }
