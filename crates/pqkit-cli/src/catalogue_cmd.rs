@@ -1,7 +1,7 @@
 //! `pqkit list` and `pqkit sizes`: the catalogue as tables, sizes measured from real keys.
 
 use pqkit_core::catalogue;
-use pqkit_core::sig::{Family, SignatureAlgorithm};
+use pqkit_core::sig::SignatureAlgorithm;
 use serde::Serialize;
 
 use crate::failure::Result;
@@ -225,12 +225,12 @@ struct Sizes {
 fn measure() -> Result<Sizes> {
     let mut signatures = Vec::new();
     for a in catalogue::signatures() {
-        eprint!("\rmeasuring {:<24}", a.name);
+        eprint!("\rmeasuring {:<40}", a.name);
         let key = a.generate()?;
         let sig = key.sign(b"pqkit sizes", &[])?;
         key.verifying_key().verify(b"pqkit sizes", &[], &sig)?;
         let pkcs8 = pqkit_pki::key::signing_key_to_pkcs8(&key, pqkit_pki::key::KeyFormat::Seed)?;
-        let variable = matches!(a.family, Family::Falcon | Family::Ecdsa);
+        let variable = a.signature_size_varies();
         if sig.len() > a.signature_size || (!variable && sig.len() != a.signature_size) {
             return Err(crate::failure::Failure::other(format!(
                 "{}: measured a {}-byte signature against the catalogue's {}",
@@ -275,7 +275,7 @@ fn measure() -> Result<Sizes> {
             shared_secret: secret.len(),
         });
     }
-    eprint!("\r{:<40}\r", "");
+    eprint!("\r{:<50}\r", "");
     Ok(Sizes {
         note: "bytes; measured from freshly generated keys, signatures and ciphertexts",
         signatures,

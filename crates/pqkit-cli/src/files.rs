@@ -310,11 +310,12 @@ pub(crate) struct SignOptions {
 
 impl SignOptions {
     /// Refuses, as a usage error (exit 2), an option the algorithm has no use for, rather than
-    /// ignoring it: a context and HashML-DSA/HashSLH-DSA pre-hashing exist for ML-DSA and
-    /// SLH-DSA only (FIPS 204 §5.4, FIPS 205 §10.2), external μ for ML-DSA only (FIPS 204
-    /// §6.2), and deterministic signing where the algorithm has a deterministic variant
-    /// (ML-DSA, SLH-DSA, Falcon's fixed seed) or is deterministic already (Ed25519, RSA
-    /// PKCS#1 v1.5); ECDSA here and RSA-PSS always draw fresh randomness.
+    /// ignoring it: a context exists for ML-DSA, SLH-DSA and composite ML-DSA, HashML-DSA/
+    /// HashSLH-DSA pre-hashing for ML-DSA and SLH-DSA only (FIPS 204 §5.4, FIPS 205 §10.2),
+    /// external μ for ML-DSA only (FIPS 204 §6.2), and deterministic signing where the
+    /// algorithm has a deterministic variant (ML-DSA, SLH-DSA, Falcon's fixed seed) or is
+    /// deterministic already (Ed25519, RSA PKCS#1 v1.5); ECDSA here, RSA-PSS and composites
+    /// with either as their traditional half always draw fresh randomness.
     fn check(&self, alg: &pqkit_core::sig::SignatureAlgorithm, signing: bool) -> Result<()> {
         let name = alg.name;
         let lattice_or_hash = matches!(alg.family, Family::MlDsa | Family::SlhDsa);
@@ -326,10 +327,11 @@ impl SignOptions {
                 "has no external μ; only ML-DSA does (FIPS 204 §6.2)",
             );
         }
-        if !self.context.is_empty() && !lattice_or_hash {
+        if !self.context.is_empty() && !alg.family.has_context() {
             return refuse(
                 "--context",
-                "takes no context string; ML-DSA and SLH-DSA do (FIPS 204 §5.2, FIPS 205 §10.2)",
+                "takes no context string; ML-DSA, SLH-DSA and composite ML-DSA do (FIPS 204 \
+                 §5.2, FIPS 205 §10.2, draft-ietf-lamps-pq-composite-sigs §3.2)",
             );
         }
         if self.prehash.is_some() && !lattice_or_hash {
@@ -339,8 +341,10 @@ impl SignOptions {
                  205 §10.2.2)",
             );
         }
-        let fresh =
-            matches!(alg.family, Family::Ecdsa) || rsa_padding(alg) == Some(RsaPadding::Pss);
+        let fresh = matches!(alg.family, Family::Ecdsa)
+            || rsa_padding(alg) == Some(RsaPadding::Pss)
+            || pqkit_core::composite::parameters(alg)
+                .is_some_and(pqkit_core::composite::Composite::traditional_draws_randomness);
         if signing && self.deterministic && fresh {
             return refuse(
                 "--deterministic",

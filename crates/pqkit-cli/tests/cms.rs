@@ -289,3 +289,96 @@ fn a_token_key_signs() {
         String::from_utf8_lossy(&out.stdout).contains("ML-DSA-87, SHA-512, signed attributes: OK")
     );
 }
+
+/// Composite ML-DSA from the command line: a composite CA (`pqkit pki init`), a composite code
+/// signer, a detached SignedData without signed attributes verified under that CA; `sign`
+/// with a context string; `--deterministic` repeatable with an Ed25519 half and refused (exit
+/// 2) with an RSA-PSS half, whose salt is fresh every time.
+#[test]
+fn composite_ml_dsa_signs_files_and_signed_data() {
+    let dir = scratch("cli-composite");
+    let pki = dir.join("pki");
+    run_ok(
+        pqkit()
+            .args(["pki", "init", "--sig", "MLDSA65-ECDSA-P256-SHA512", "--dir"])
+            .arg(&pki),
+    );
+    let (cert, key) = code_signer(&dir, "MLDSA87-Ed448-SHAKE256", &pki);
+    let file = dir.join("fw.bin");
+    std::fs::write(&file, vec![9u8; 100_000]).expect("content");
+    let signed = dir.join("fw.p7s");
+    pqkit_cms_sign(
+        &cert,
+        &key,
+        &["--detached", "--no-signed-attributes"],
+        &signed,
+        &file,
+    );
+    let out = run_ok(
+        pqkit()
+            .args(["cms", "verify", "--ca"])
+            .arg(pki.join("ca.pem"))
+            .arg("--content")
+            .arg(&file)
+            .arg(&signed),
+    );
+    let report = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        report.contains("MLDSA87-Ed448-SHAKE256") && report.contains(": OK"),
+        "{report}"
+    );
+
+    let sign = |alg: &str, extra: &[&str], n: usize| {
+        let key = dir.join(format!("{alg}.pem"));
+        if !key.exists() {
+            run_ok(
+                pqkit()
+                    .args(["keygen", "--alg", alg, "-o"])
+                    .arg(&key)
+                    .arg("--pub")
+                    .arg(dir.join(format!("{alg}.pub"))),
+            );
+        }
+        let sig = dir.join(format!("{alg}-{n}.sig"));
+        let out = pqkit()
+            .args(["sign", "--key"])
+            .arg(&key)
+            .args(extra)
+            .arg("-o")
+            .arg(&sig)
+            .arg(&file)
+            .output()
+            .expect("run");
+        (out, sig)
+    };
+    let (out, sig) = sign("MLDSA44-ECDSA-P256-SHA256", &["--context", "app v1"], 0);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let verify = |alg: &str, context: &str| {
+        pqkit()
+            .args(["verify", "--pub"])
+            .arg(dir.join(format!("{alg}.pub")))
+            .args(["--context", context, "--signature"])
+            .arg(&sig)
+            .arg(&file)
+            .output()
+            .expect("run")
+    };
+    assert!(
+        verify("MLDSA44-ECDSA-P256-SHA256", "app v1")
+            .status
+            .success()
+    );
+    assert_eq!(status(&verify("MLDSA44-ECDSA-P256-SHA256", "app v2")), 1);
+
+    let ed = "MLDSA65-Ed25519-SHA512";
+    let (a, sig_a) = sign(ed, &["--deterministic"], 1);
+    let (b, sig_b) = sign(ed, &["--deterministic"], 2);
+    assert!(a.status.success() && b.status.success(), "{}", stderr(&a));
+    assert_eq!(
+        std::fs::read(sig_a).expect("sig"),
+        std::fs::read(sig_b).expect("sig")
+    );
+    let (refused, _) = sign("MLDSA65-RSA3072-PSS-SHA512", &["--deterministic"], 3);
+    assert_eq!(status(&refused), 2, "{}", stderr(&refused));
+    assert!(stderr(&refused).contains("--deterministic"));
+}

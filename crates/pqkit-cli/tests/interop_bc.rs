@@ -20,8 +20,9 @@
 //!
 //! - CMS SignedData (RFC 5652) with BC's bcpkix (`tests/data/bc/CmsPeer.java`): ML-DSA-44/65/87
 //!   (RFC 9882) and SLH-DSA (RFC 9814), attached and detached, with and without signed
-//!   attributes, and HSS/LMS (RFC 9708) from a pqkit state file and from a BC key: each side's
-//!   SignedData verifies on the other.
+//!   attributes, the 18 composite ML-DSA sets (draft-ietf-lamps-cms-composite-sigs) attached
+//!   with signed attributes, and HSS/LMS (RFC 9708) from a pqkit state file and from a BC key:
+//!   each side's SignedData verifies on the other.
 //!
 //! Fails (does not skip) when Java, Maven or the peer is missing.
 
@@ -1073,6 +1074,36 @@ fn cms_signed_data_interoperates_with_bouncy_castle() {
             );
             matrix.push(format!("{alg}: {how}: both ways"));
         }
+    }
+    // Composite ML-DSA (draft-ietf-lamps-pq-composite-sigs-19, draft-ietf-lamps-cms-composite-
+    // sigs): all 18, attached with signed attributes (the profile's preferred form), both
+    // ways; BC's JCA names are the draft's.
+    for alg in pqkit_core::composite::algorithms() {
+        let name = alg.name;
+        let (cert, key) = code_signer(&dir, name, &pki);
+        let ours = dir.join(format!("{name}.p7"));
+        pqkit_cms_sign(&cert, &key, &[], &ours, &file);
+        let said = bc_cms_verify(bc, &ours, None);
+        assert!(
+            said.starts_with(&format!("OK {} ", alg.oid)),
+            "{name}: BC says {said}"
+        );
+        let theirs = dir.join(format!("{name}-bc.p7"));
+        run_ok(
+            bc.cms()
+                .args(["sign", name])
+                .arg(&cert)
+                .arg(&key)
+                .arg(&file)
+                .arg(&theirs)
+                .args(["attached", "attrs"]),
+        );
+        let said = pqkit_cms_verify(&ca, &theirs, None);
+        assert!(
+            said.contains(name) && said.contains(": OK"),
+            "{name}: {said}"
+        );
+        matrix.push(format!("{name}: attached, signed attributes: both ways"));
     }
     // HSS/LMS from a pqkit state file → BC.
     let (_, fw_cert, fw_state) = hss_code_signer(&dir, "L2_H10_W4");

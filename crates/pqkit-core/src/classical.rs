@@ -434,6 +434,11 @@ impl SignatureBackend for AwsLc {
         "aws-lc-rs"
     }
 
+    /// ECDSA's DER `Ecdsa-Sig-Value` (RFC 5480 §2.2.3).
+    fn signature_size_varies(&self) -> bool {
+        matches!(self, Self::Ecdsa(..))
+    }
+
     fn generate(&self, alg: &'static SignatureAlgorithm) -> Result<Box<dyn SigningKeyImpl>, Error> {
         let pkcs8 = Zeroizing::new(match self {
             Self::Ecdsa(a, _) => EcdsaKeyPair::generate_pkcs8(a, &SystemRandom::new())

@@ -1,9 +1,9 @@
 //! Composite ML-DSA (draft-ietf-lamps-pq-composite-sigs-19): an ML-DSA key and a traditional
 //! key (RSA, ECDSA, Ed25519 or Ed448) that sign together, a signature valid only when both
-//! halves verify. The 18 combinations of the draft's §7 (OIDs 1.3.6.1.5.5.7.6.37–54) are
+//! halves verify. The 18 combinations of the draft's §6 (OIDs 1.3.6.1.5.5.7.6.37–54) are
 //! catalogue entries like any other signature algorithm.
 //!
-//! Sizes and forms (draft §5, raw concatenations, no ASN.1 around the pair):
+//! Sizes and forms (draft §4, raw concatenations, no ASN.1 around the pair):
 //! - verifying key = ML-DSA `pk` (1312 / 1952 / 2592 bytes) ‖ traditional public key: the
 //!   uncompressed X9.62 point (65 / 97 / 133 bytes), RSA `RSAPublicKey` DER (PKCS#1; 270 / 398 /
 //!   526 bytes with e = 65537, the only exponent pqkit reads), Ed25519 32 or Ed448 57 bytes;
@@ -13,12 +13,17 @@
 //! - signature = ML-DSA signature (2420 / 3309 / 4627 bytes) ‖ traditional signature (ECDSA
 //!   DER, variable; RSA k bytes; Ed25519 64; Ed448 114).
 //!
-//! Signing (draft §4.2), with the application context `ctx` (at most 255 bytes):
+//! Signing (draft §3.2), with the application context `ctx` (at most 255 bytes):
 //! `M' = "CompositeAlgorithmSignatures2025" ‖ Label ‖ len(ctx) ‖ ctx ‖ PH(M)`; the ML-DSA half
 //! is ML-DSA.Sign(sk, M', ctx = Label) (pure ML-DSA, FIPS 204 Algorithm 2, the Label as its
 //! context string), the traditional half the plain primitive over M' with the component hash of
 //! the draft's table (which is not always PH: RSA-3072 hashes with SHA-256 beside ML-DSA-87).
-//! Verification (§4.3) checks both halves; either failing is [`Error::BadSignature`].
+//! Verification (§3.3) checks both halves; either failing is [`Error::BadSignature`].
+//!
+//! [`SigningRandomness`] reaches the ML-DSA half only: RSA-PSS and NIST-curve ECDSA halves
+//! always draw fresh randomness (AWS-LC), brainpool ECDSA is RFC 6979 deterministic, and
+//! PKCS#1 v1.5, Ed25519 and Ed448 are deterministic — so a composite signature is repeatable
+//! under `Deterministic` only for the last four.
 
 use aws_lc_rs::encoding::{AsBigEndian, AsDer, Pkcs8V1Der};
 use aws_lc_rs::rand::SystemRandom;
@@ -38,14 +43,14 @@ use crate::sig::{
     Family, SignatureAlgorithm, SignatureBackend, SigningKey, SigningKeyImpl, SigningRandomness,
 };
 
-/// The prefix of every composite message representative M' (draft §4.2): the ASCII of
+/// The prefix of every composite message representative M' (draft §2.2, §3.2): the ASCII of
 /// "CompositeAlgorithmSignatures2025", 32 bytes.
 pub const PREFIX: &[u8; 32] = b"CompositeAlgorithmSignatures2025";
 
 /// Size of the ML-DSA seed that starts every composite signing key, in bytes.
 const SEED_SIZE: usize = 32;
 
-/// The pre-hash PH of a composite algorithm (draft §7), also the CMS digest algorithm its
+/// The pre-hash PH of a composite algorithm (draft §2.1, §6), also the CMS digest algorithm its
 /// signers name (draft-ietf-lamps-cms-composite-sigs §3).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum PreHash {
@@ -78,7 +83,7 @@ impl PreHash {
     }
 }
 
-/// The traditional half of a composite algorithm, with its component hash (draft §7).
+/// The traditional half of a composite algorithm, with its component hash (draft §6, Appendix B).
 #[derive(Clone, Copy, Debug)]
 enum Traditional {
     /// ECDSA on a NIST curve (aws-lc-rs): signing and verification algorithms (the curve's
@@ -165,7 +170,7 @@ const fn modulus_bytes(size: KeySize) -> usize {
     }
 }
 
-/// One composite combination: its ML-DSA set, traditional half, PH and Label (draft §7).
+/// One composite combination: its ML-DSA set, traditional half, PH and Label (draft §6).
 pub struct Composite {
     ml_dsa: &'static SignatureAlgorithm,
     traditional: Traditional,
@@ -181,7 +186,7 @@ impl Composite {
         self.ml_dsa
     }
 
-    /// M' = Prefix ‖ Label ‖ len(ctx) ‖ ctx ‖ PH(M) (draft §4.2 steps 1–2).
+    /// M' = Prefix ‖ Label ‖ len(ctx) ‖ ctx ‖ PH(M) (draft §3.2 steps 1–2).
     ///
     /// # Errors
     /// [`Error::ContextTooLong`] over 255 bytes.
@@ -195,6 +200,20 @@ impl Composite {
         m.extend_from_slice(context);
         m.extend_from_slice(&ph);
         Ok(m)
+    }
+
+    /// Whether the traditional half draws fresh randomness for every signature (RSA-PSS's
+    /// salt, NIST-curve ECDSA's k on AWS-LC), so that no composite signature is repeatable.
+    pub fn traditional_draws_randomness(&self) -> bool {
+        matches!(self.traditional, Traditional::Ecdsa(..) | Rsa(_, true, _))
+    }
+
+    /// Whether the signature's length varies (an ECDSA half: DER `Ecdsa-Sig-Value`).
+    pub fn signature_size_varies(&self) -> bool {
+        matches!(
+            self.traditional,
+            Traditional::Ecdsa(..) | BrainpoolP256 | BrainpoolP384
+        )
     }
 
     fn ml_dsa_pk_len(&self) -> usize {
@@ -224,7 +243,7 @@ macro_rules! composite {
             prehash: PreHash::$ph,
             label: $label,
         };
-        #[doc = concat!("Composite ", $name, " (draft-ietf-lamps-pq-composite-sigs-19 §7, OID 1.3.6.1.5.5.7.6.", stringify!($oid_last), ").")]
+        #[doc = concat!("Composite ", $name, " (draft-ietf-lamps-pq-composite-sigs-19 §6, OID 1.3.6.1.5.5.7.6.", stringify!($oid_last), ").")]
         pub static $static: SignatureAlgorithm = SignatureAlgorithm {
             name: $name,
             aliases: &[concat!("id-", $name), $($alias),*],
@@ -723,7 +742,7 @@ impl Traditional {
 }
 
 /// An RFC 5915 `ECPrivateKey` { version 1, privateKey, [0] namedCurve } without its public
-/// key, the form the draft's §5.2 gives.
+/// key, the form the draft's §4.2 gives.
 fn ec_private_key(curve: &str, scalar: &[u8]) -> Result<Zeroizing<Vec<u8>>, Error> {
     let oid = ObjectIdentifier::new(curve).map_err(|_| BACKEND_ERROR)?;
     let key = sec1::EcPrivateKey {
@@ -734,15 +753,21 @@ fn ec_private_key(curve: &str, scalar: &[u8]) -> Result<Zeroizing<Vec<u8>>, Erro
     Ok(Zeroizing::new(key.to_der().map_err(|_| BACKEND_ERROR)?))
 }
 
-/// The scalar of an RFC 5915 `ECPrivateKey` on `curve`, exactly `n` bytes; the curve must be
-/// named (or absent); a public key, when present, is checked by the caller's derivation.
+/// The scalar of an RFC 5915 `ECPrivateKey` on `curve`, exactly `n` bytes. The curve must be
+/// named (P-256 and brainpoolP256r1 scalars, and P-384 and brainpoolP384r1 ones, have one size:
+/// the name is what tells them apart), and the `[1]` public key absent (draft §4.2).
 fn ec_scalar<'a>(der: &'a [u8], curve: &str, n: usize) -> Result<&'a [u8], Error> {
     let key = sec1::EcPrivateKey::from_der(der).map_err(|_| BAD_KEY)?;
     let oid = ObjectIdentifier::new(curve).map_err(|_| BACKEND_ERROR)?;
-    match key.parameters {
-        None => {}
-        Some(p) if p.named_curve() == Some(oid) => {}
-        Some(_) => return Err(Error::InvalidKey("ECPrivateKey on another curve")),
+    if key.parameters.and_then(|p| p.named_curve()) != Some(oid) {
+        return Err(Error::InvalidKey(
+            "ECPrivateKey without its curve, or on another curve",
+        ));
+    }
+    if key.public_key.is_some() {
+        return Err(Error::InvalidKey(
+            "ECPrivateKey with a public key (the composite form has none)",
+        ));
     }
     if key.private_key.len() != n {
         return Err(Error::InvalidKey("ECPrivateKey scalar of the wrong size"));
@@ -754,6 +779,10 @@ fn ec_scalar<'a>(der: &'a [u8], curve: &str, n: usize) -> Result<&'a [u8], Error
 struct CompositeBackend(&'static Composite);
 
 impl SignatureBackend for CompositeBackend {
+    fn signature_size_varies(&self) -> bool {
+        self.0.signature_size_varies()
+    }
+
     fn name(&self) -> &'static str {
         match self.0.traditional {
             BrainpoolP256 => "pqkit-lattice + RustCrypto bp256",
@@ -764,7 +793,9 @@ impl SignatureBackend for CompositeBackend {
     }
 
     fn generate(&self, alg: &'static SignatureAlgorithm) -> Result<Box<dyn SigningKeyImpl>, Error> {
-        let mut sk = crate::random_vec(SEED_SIZE)?;
+        // Room for the whole key first: a reallocation would leave the seed in freed memory.
+        let mut sk = Zeroizing::new(Vec::with_capacity(alg.signing_key_size));
+        sk.extend_from_slice(&crate::random_vec(SEED_SIZE)?);
         sk.extend_from_slice(&self.0.traditional.generate()?);
         self.signing_key_from_expanded(alg, &sk)
     }
@@ -814,8 +845,10 @@ impl SignatureBackend for CompositeBackend {
         signature: &[u8],
     ) -> Result<(), Error> {
         let c = self.0;
-        // Draft §4.3 step 2: split by the ML-DSA lengths.
-        let (ml_pk, trad_pk) = verifying_key.split_at(c.ml_dsa_pk_len());
+        // Draft §3.3 step 2: split by the ML-DSA lengths.
+        let (ml_pk, trad_pk) = verifying_key
+            .split_at_checked(c.ml_dsa_pk_len())
+            .ok_or(Error::BadSignature)?;
         let (ml_sig, trad_sig) = signature
             .split_at_checked(c.ml_dsa.signature_size)
             .ok_or(Error::BadSignature)?;
@@ -845,11 +878,12 @@ impl SigningKeyImpl for CompositeSigningKey {
         None
     }
 
-    /// The composite private key, seed ‖ traditional key (draft §5.2).
+    /// The composite private key, seed ‖ traditional key (draft §4.2).
     fn expanded(&self) -> Option<Zeroizing<Vec<u8>>> {
         Some(self.private.clone())
     }
 
+    /// Draft §3.2; `randomness` is the ML-DSA half's (see the module docs).
     fn sign(
         &self,
         message: &[u8],
@@ -868,7 +902,7 @@ impl SigningKeyImpl for CompositeSigningKey {
 mod tests {
     use super::*;
 
-    /// The sizes the draft's §8 table gives as largest (pk, sk, signature).
+    /// The sizes the draft's Appendix A table gives as largest (pk, sk, signature).
     #[test]
     fn sizes_match_the_draft_table() {
         let table: [(usize, usize, usize); 18] = [
@@ -940,6 +974,104 @@ mod tests {
                 key.sign(b"m", &[0; 256]),
                 Err(Error::ContextTooLong(256))
             ));
+        }
+    }
+
+    /// The draft's worked message representative (Appendix "Message Representative
+    /// Examples"): MLDSA65-ECDSA-P256-SHA512, M = 00 01 … 09, ctx = 0813061205162623.
+    #[test]
+    fn message_representative_matches_the_draft() {
+        let params = parameters(&MLDSA65_ECDSA_P256_SHA512).expect("composite");
+        let m: Vec<u8> = (0..10).collect();
+        let ctx = [0x08, 0x13, 0x06, 0x12, 0x05, 0x16, 0x26, 0x23];
+        let got = params.message_representative(&m, &ctx).expect("M'");
+        let hex = |h: &str| -> Vec<u8> {
+            (0..h.len())
+                .step_by(2)
+                .map(|i| u8::from_str_radix(&h[i..i + 2], 16).expect("hex"))
+                .collect()
+        };
+        let mut want = PREFIX.to_vec();
+        want.extend(hex(
+            "434f4d505349472d4d4c44534136352d45434453412d503235362d534841353132",
+        ));
+        want.push(8);
+        want.extend_from_slice(&ctx);
+        want.extend(hex(
+            "0f89ee1fcb7b0a4f7809d1267a029719004c5a5e5ec323a7c3523a20974f9a3f\
+             202f56fadba4cd9e8d654ab9f2e96dc5c795ea176fa20ede8d854c342f903533",
+        ));
+        assert_eq!(got, want);
+    }
+
+    /// Two valid halves from two signatures do not make a signature: the ML-DSA half of one
+    /// message's signature beside the traditional half of another's is refused, both ways.
+    #[test]
+    fn halves_of_different_signatures_do_not_combine() {
+        for alg in [
+            &MLDSA44_ED25519_SHA512,
+            &MLDSA87_ECDSA_BP384_SHA512,
+            &MLDSA87_ED448_SHAKE256,
+        ] {
+            let key = alg.generate().expect("key");
+            let vk = key.verifying_key();
+            let ml = parameters(alg).expect("composite").ml_dsa.signature_size;
+            let a = key.sign(b"one", &[]).expect("sign");
+            let b = key.sign(b"two", &[]).expect("sign");
+            let spliced = [&a[..ml], &b[ml..]].concat();
+            assert!(vk.verify(b"one", &[], &spliced).is_err(), "{}", alg.name);
+            assert!(vk.verify(b"two", &[], &spliced).is_err(), "{}", alg.name);
+            assert!(matches!(
+                vk.verify(b"one", &[0; 256], &a),
+                Err(Error::ContextTooLong(256))
+            ));
+        }
+    }
+
+    /// A traditional key is read only on its own curve, with the curve named and without a
+    /// public key: a P-256 key (one size with brainpoolP256r1) is not a brainpool key.
+    #[test]
+    fn ec_keys_name_their_curve() {
+        let p256 = MLDSA65_ECDSA_P256_SHA512.generate().expect("key");
+        let sk = p256.expanded().expect("sk");
+        assert!(
+            MLDSA65_ECDSA_BP256_SHA512
+                .signing_key_from_expanded(&sk)
+                .is_err()
+        );
+        let p384 = MLDSA87_ECDSA_P384_SHA512.generate().expect("key");
+        let sk384 = p384.expanded().expect("sk");
+        assert!(
+            MLDSA87_ECDSA_BP384_SHA512
+                .signing_key_from_expanded(&sk384)
+                .is_err()
+        );
+        // The same scalar without its curve, and with a public key.
+        let scalar = ec_scalar(&sk[SEED_SIZE..], P256_OID, 32).expect("scalar");
+        let bare = sec1::EcPrivateKey {
+            private_key: scalar,
+            parameters: None,
+            public_key: None,
+        }
+        .to_der()
+        .expect("DER");
+        let point = p256.verifying_key().as_bytes()[ML_DSA_65.verifying_key_size..].to_vec();
+        let with_public = sec1::EcPrivateKey {
+            private_key: scalar,
+            parameters: Some(sec1::EcParameters::NamedCurve(
+                ObjectIdentifier::new(P256_OID).expect("oid"),
+            )),
+            public_key: Some(&point),
+        }
+        .to_der()
+        .expect("DER");
+        for traditional in [bare, with_public] {
+            let key = [&sk[..SEED_SIZE], &traditional[..]].concat();
+            assert!(
+                MLDSA65_ECDSA_P256_SHA512
+                    .signing_key_from_expanded(&key)
+                    .is_err()
+            );
         }
     }
 }

@@ -105,6 +105,11 @@ impl SignatureBackend for Falcon {
         "fn-dsa 0.3 (round-3 hashing)"
     }
 
+    /// Round-3 compressed signatures (the catalogue's size is the largest).
+    fn signature_size_varies(&self) -> bool {
+        true
+    }
+
     fn generate(
         &self,
         _alg: &'static SignatureAlgorithm,

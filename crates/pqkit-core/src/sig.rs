@@ -202,6 +202,12 @@ impl SignatureAlgorithm {
         })
     }
 
+    /// Whether signatures vary in length, [`Self::signature_size`] being the largest: Falcon's
+    /// compressed signatures, ECDSA's DER, and composite ML-DSA with an ECDSA half.
+    pub fn signature_size_varies(&self) -> bool {
+        self.backend.signature_size_varies()
+    }
+
     /// The backend that implements this algorithm, e.g. "pqkit-lattice".
     pub fn backend_name(&self) -> &'static str {
         self.backend.name()
@@ -647,6 +653,11 @@ pub trait SignatureBackend: Send + Sync {
         context: &[u8],
         signature: &[u8],
     ) -> Result<(), Error>;
+    /// Whether signatures vary in length (see [`SignatureAlgorithm::signature_size_varies`]);
+    /// `false` by default.
+    fn signature_size_varies(&self) -> bool {
+        false
+    }
     /// `verifying_key` (length already checked) with the work that depends on the key alone
     /// done, for [`VerifyingKey::prepared`]; `None`, the default, when there is nothing worth
     /// keeping.

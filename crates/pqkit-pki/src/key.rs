@@ -7,7 +7,7 @@
 //! - SLH-DSA (RFC 9909 §6): the `privateKey` OCTET STRING is SK.seed ‖ SK.prf ‖ PK.seed ‖
 //!   PK.root (4n bytes). Falcon (OQS): the round-3 private key encoding. Both are also read when
 //!   wrapped in one more OCTET STRING, as some encoders write them.
-//! - Composite ML-DSA (draft-ietf-lamps-pq-composite-sigs-19 §6): the `privateKey` OCTET
+//! - Composite ML-DSA (draft-ietf-lamps-pq-composite-sigs-19 §5.3): the `privateKey` OCTET
 //!   STRING is the raw composite private key, ML-DSA seed (32 bytes) ‖ traditional key
 //!   (RFC 5915 ECPrivateKey, PKCS#1 RSAPrivateKey, or the raw Ed25519/Ed448 secret).
 //! - Classical keys: aws-lc-rs's PKCS#8.
@@ -197,7 +197,7 @@ pub fn signing_key_from_pkcs8(der: &[u8]) -> Result<SigningKey, Error> {
             Family::SlhDsa | Family::Falcon => {
                 alg.signing_key_from_expanded(unwrap_octets(info.private_key, alg.signing_key_size))
             }
-            // draft-ietf-lamps-pq-composite-sigs-19 §6.2: the raw seed ‖ traditional key.
+            // draft-ietf-lamps-pq-composite-sigs-19 §4.2, §5.3: the raw seed ‖ traditional key.
             Family::CompositeMlDsa => alg.signing_key_from_expanded(info.private_key),
         };
         match key {

@@ -20,10 +20,12 @@ use rustls_pki_types::CertificateDer;
 
 /// The algorithms the table runs with: a lattice and a hash-based-free classical one here, and
 /// the fixtures (OpenSSL reads ML-DSA and ECDSA).
-const ALGORITHMS: [&SignatureAlgorithm; 3] = [
+const ALGORITHMS: [&SignatureAlgorithm; 4] = [
     &pqkit_core::ml_dsa::ML_DSA_44,
     &pqkit_core::classical::ECDSA_P256_SHA256,
     &pqkit_core::falcon::FALCON_512,
+    // The composite ML-DSA set the draft names as its default.
+    &pqkit_core::composite::MLDSA65_ECDSA_P256_SHA512,
 ];
 
 fn rule_name(rule: &Rule) -> &'static str {

@@ -426,8 +426,20 @@ pub fn allowed(signature: &ObjectIdentifier, digest: DigestAlgorithm) -> bool {
     match profile(signature) {
         Some((own, Rule::Exactly)) => digest == own,
         Some((_, Rule::AtLeast(strength))) => digest.strength() >= strength,
+        // A classical signature without a profile here (sha1WithRSA, ecdsa-with-SHA224, …):
+        // its own hash is not one pqkit accepts.
+        None if is_classical(signature) => false,
         None => digest.strength() >= 128,
     }
+}
+
+/// Whether an OID is an ECDSA, EdDSA or RSA signature algorithm (RFC 5758, RFC 8410,
+/// RFC 8017 arcs).
+fn is_classical(signature: &ObjectIdentifier) -> bool {
+    let dotted = signature.to_string();
+    ["1.2.840.10045.4.", "1.3.101.", "1.2.840.113549.1.1."]
+        .iter()
+        .any(|arc| dotted.starts_with(arc))
 }
 
 #[cfg(test)]
@@ -486,5 +498,14 @@ mod tests {
         assert_eq!(default_for(&ed448_87), DigestAlgorithm::Shake256);
         assert!(!allowed(&ed448_87, DigestAlgorithm::Sha512));
         assert!(allowed(&oid("1.3.6.1.5.5.7.6.45"), DigestAlgorithm::Sha512));
+        // A classical signature without a profile: no digest.
+        assert!(!allowed(
+            &oid("1.2.840.113549.1.1.5"),
+            DigestAlgorithm::Sha512
+        ));
+        assert!(!allowed(
+            &oid("1.2.840.10045.4.3.1"),
+            DigestAlgorithm::Sha256
+        ));
     }
 }
