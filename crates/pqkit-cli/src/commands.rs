@@ -1,6 +1,6 @@
 //! The subcommands. Each parses its options, calls the libraries and prints.
 
-use std::net::{TcpListener, TcpStream};
+use std::net::TcpStream;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
@@ -76,15 +76,23 @@ pub(crate) struct ServerOptions {
     pub(crate) json: bool,
     pub(crate) max_connections: usize,
     pub(crate) timeouts: Timeouts,
+    pub(crate) workers: usize,
+    pub(crate) drain: Duration,
+    pub(crate) resumption: bool,
 }
 
-/// `pqkit server`: serves connections concurrently, a thread each, at most
-/// `max_connections` at once (the next waits in the listen queue until one ends); each
-/// connection's handshake must finish within the handshake timeout and each later wait within
-/// the idle timeout. Each connection's first message is echoed (or answered).
+/// `pqkit server`: serves connections on a tokio runtime of `workers` threads
+/// ([`pqkit_server::serve`]): at most `max_connections` at once (one more is closed at once),
+/// each within the handshake and idle deadlines, each first message echoed (or answered);
+/// SIGTERM or SIGINT stops accepting, lets connections in flight finish for `drain`, then cuts
+/// the rest (a second signal cuts them at once). Session resumption with rotating ticket keys
+/// unless `resumption` is off.
 pub(crate) fn server(o: &ServerOptions) -> Result<()> {
     if o.max_connections == 0 {
         return Err(Failure::usage("--max-connections must be at least 1"));
+    }
+    if o.workers == 0 {
+        return Err(Failure::usage("--workers must be at least 1"));
     }
     let provider = provider_for(&o.groups)?;
     let chain = read_chain(&o.cert)?;
@@ -94,106 +102,65 @@ pub(crate) fn server(o: &ServerOptions) -> Result<()> {
         (None, true) => return Err(Failure::usage("--mutual needs --ca with the client CA")),
         (_, false) => None,
     };
-    let (config, seen) = pqkit_rustls::server_config(provider, chain, key, roots.as_deref())
-        .about(format!("{} with {}", o.cert.display(), o.key.display()))?;
+    let about = format!("{} with {}", o.cert.display(), o.key.display());
+    let (mut config, seen) =
+        pqkit_rustls::server_config(provider, chain, key, roots.as_deref()).about(&about)?;
+    if o.resumption {
+        pqkit_server::enable_resumption(&mut config).about(&about)?;
+    }
     let config = Arc::new(config);
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(o.workers)
+        .thread_name("pqkit-worker")
+        .enable_all()
+        .build()?;
     let address = format!("{}:{}", o.host, o.port);
-    let listener = TcpListener::bind((o.host.as_str(), o.port)).about(&address)?;
-    eprintln!(
-        "pqkit server listening on {} (groups {}, client auth {}, at most {} connections)",
-        listener.local_addr()?,
-        o.groups.join(","),
-        if o.mutual { "required" } else { "off" },
-        o.max_connections
-    );
-    let slots = Arc::new(Slots::default());
-    let reply = o.reply.clone().map(String::into_bytes).map(Arc::new);
-    let mut accepted = 0u64;
-    while o.count == 0 || accepted < o.count {
-        let slot = Slot::acquire(&slots, o.max_connections);
-        let (socket, peer) = match listener.accept() {
-            Ok(c) => c,
-            Err(e) => {
-                // Out of file descriptors, say: wait a moment instead of spinning.
-                eprintln!("{address}: accept failed: {e}");
-                std::thread::sleep(Duration::from_millis(100));
-                continue;
-            }
+    let served = runtime.block_on(async {
+        let listener = tokio::net::TcpListener::bind((o.host.as_str(), o.port))
+            .await
+            .about(&address)?;
+        eprintln!(
+            "pqkit server listening on {} (groups {}, client auth {}, at most {} connections, {} \
+             workers)",
+            listener.local_addr()?,
+            o.groups.join(","),
+            if o.mutual { "required" } else { "off" },
+            o.max_connections,
+            o.workers
+        );
+        let options = pqkit_server::Options {
+            max_connections: o.max_connections,
+            timeouts: o.timeouts,
+            reply: o.reply.as_deref().map(|r| Arc::from(r.as_bytes())),
+            count: o.count,
+            drain: o.drain,
+            counters: Arc::default(),
         };
-        accepted += 1;
-        let (config, seen, reply) = (config.clone(), seen.clone(), reply.clone());
-        let (json, timeouts) = (o.json, o.timeouts);
-        let spawned = std::thread::Builder::new()
-            .name(format!("pqkit-conn-{peer}"))
-            .spawn(move || {
-                // Given back when the thread ends, however it ends.
-                let _slot = slot;
-                let result = session::run_server(
-                    socket,
-                    config,
-                    &seen,
-                    reply.as_deref().map(|r| &r[..]),
-                    timeouts,
-                );
-                report_connection(peer, result, &seen, json);
-                seen.clear();
-            });
-        if let Err(e) = spawned {
-            eprintln!("{peer}: cannot start a thread for the connection: {e}");
-        }
-    }
-    slots.wait_idle();
-    Ok(())
-}
-
-/// Connections in progress, at most a limit.
-#[derive(Default)]
-struct Slots {
-    active: std::sync::Mutex<usize>,
-    changed: std::sync::Condvar,
-}
-
-/// One connection's place among the [`Slots`], given back when dropped (a connection thread
-/// that panics, or one that could not be started, gives it back too).
-struct Slot(Arc<Slots>);
-
-impl Slot {
-    /// Waits until fewer than `max` connections are in progress, then takes a place.
-    fn acquire(slots: &Arc<Slots>, max: usize) -> Self {
-        // A poisoned lock (a thread panicked while holding it) still holds a valid count.
-        let mut active = slots.active.lock().unwrap_or_else(|e| e.into_inner());
-        while *active >= max {
-            active = slots
-                .changed
-                .wait(active)
-                .unwrap_or_else(|e| e.into_inner());
-        }
-        *active += 1;
-        drop(active);
-        Self(slots.clone())
-    }
-}
-
-impl Drop for Slot {
-    fn drop(&mut self) {
-        self.0.release();
-    }
-}
-
-impl Slots {
-    fn release(&self) {
-        let mut active = self.active.lock().unwrap_or_else(|e| e.into_inner());
-        *active = active.saturating_sub(1);
-        self.changed.notify_all();
-    }
-
-    /// Waits until no connection is in progress.
-    fn wait_idle(&self) {
-        let mut active = self.active.lock().unwrap_or_else(|e| e.into_inner());
-        while *active > 0 {
-            active = self.changed.wait(active).unwrap_or_else(|e| e.into_inner());
-        }
-    }
+        let stop = pqkit_server::stop_on_signals()?;
+        let json = o.json;
+        let summary = pqkit_server::serve(
+            listener,
+            config.clone(),
+            seen,
+            options,
+            stop,
+            move |peer, result, seen| report_connection(peer, result, seen, json),
+        )
+        .await;
+        tracing::info!(
+            served = summary.served,
+            refused = summary.refused,
+            cut = summary.cut,
+            "stopped"
+        );
+        Ok(())
+    });
+    // The worker threads end before the configuration, whose key may live in a PKCS#11
+    // module: unloaded first, it would leave the workers' thread-local destructors pointing
+    // into nothing (a SIGSEGV at exit).
+    drop(runtime);
+    drop(config);
+    served
 }
 
 /// One line per connection: its parameters, or why it failed (the peer's certificate named

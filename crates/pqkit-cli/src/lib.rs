@@ -1144,9 +1144,25 @@ struct ServerArgs {
     /// One JSON line per connection instead of text.
     #[arg(long)]
     json: bool,
-    /// Connections served at once; the next waits in the listen queue.
+    /// Connections served at once; one more is closed at once (and logged), not queued.
     #[arg(long, default_value_t = 256)]
     max_connections: usize,
+    /// Worker threads serving connections, 1 to 1024 (default: one per core).
+    #[arg(long, value_parser = clap::value_parser!(u16).range(1..=1024))]
+    workers: Option<u16>,
+    /// Seconds connections in flight may take to finish after SIGTERM or SIGINT; those still
+    /// open then, or at a second signal, are cut.
+    #[arg(long, default_value_t = 10.0)]
+    drain_timeout: f64,
+    /// No session resumption (on by default: stateless tickets, keys rotated every 6 hours).
+    #[arg(long)]
+    no_resumption: bool,
+    /// Log level on stderr.
+    #[arg(long, default_value = "warn", value_parser = ["error", "warn", "info", "debug", "trace"])]
+    log_level: String,
+    /// Log format on stderr: text, or json (one object per line).
+    #[arg(long, default_value = "text", value_parser = ["text", "json"])]
+    log_format: String,
     /// Seconds a client has to complete its handshake, from its connection.
     #[arg(long, default_value_t = 10.0)]
     handshake_timeout: f64,
@@ -1437,8 +1453,14 @@ fn token(command: TokenCommand, g: &Globals) -> failure::Result<()> {
 
 /// `pqkit server`.
 fn server(a: ServerArgs) -> failure::Result<()> {
+    logging(&a.log_level, a.log_format == "json");
     seconds(a.handshake_timeout, "--handshake-timeout").and_then(|handshake| {
         let idle = seconds(a.idle_timeout, "--idle-timeout")?;
+        let drain = seconds(a.drain_timeout, "--drain-timeout")?;
+        let workers = a.workers.map_or_else(
+            || std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get),
+            usize::from,
+        );
         commands::server(&commands::ServerOptions {
             cert: a.cert,
             key: a.key,
@@ -1452,8 +1474,28 @@ fn server(a: ServerArgs) -> failure::Result<()> {
             json: a.json,
             max_connections: a.max_connections,
             timeouts: pqkit_rustls::session::Timeouts { handshake, idle },
+            workers,
+            drain,
+            resumption: !a.no_resumption,
         })
     })
+}
+
+/// Logs of the TLS service (`tracing`) on stderr at `level` ("warn" …), as text or JSON
+/// lines; colours only on a terminal.
+fn logging(level: &str, json: bool) {
+    use std::io::IsTerminal as _;
+    let level = level.parse().unwrap_or(tracing::Level::WARN);
+    let builder = tracing_subscriber::fmt()
+        .with_writer(std::io::stderr)
+        .with_max_level(level)
+        .with_ansi(std::io::stderr().is_terminal());
+    // A subscriber already installed (none is, in the command) is kept.
+    let _ = if json {
+        builder.json().try_init()
+    } else {
+        builder.try_init()
+    };
 }
 
 /// `pqkit client`.

@@ -238,7 +238,9 @@ fn a_trickling_client_is_dropped_at_the_idle_deadline() {
             closed = true;
             break;
         }
-        let mut buf = [0u8; 64];
+        // Room for the session tickets the server sends after the handshake (with client
+        // authentication each carries the client's certificate chain).
+        let mut buf = vec![0u8; 64 * 1024];
         match sock.read(&mut buf) {
             Ok(0) => {
                 closed = true;
@@ -298,4 +300,89 @@ fn the_client_gives_up_on_a_silent_server() {
     );
     assert!(elapsed < Duration::from_secs(5), "{elapsed:?}");
     drop(held.join());
+}
+
+/// A server at its `--max-connections` closes one more connection at once (logged, as JSON
+/// with `--log-format json`), instead of leaving it in the listen queue; SIGTERM stops it:
+/// connections in flight get `--drain-timeout`, the rest are cut, and it exits with status 0.
+#[test]
+fn a_full_server_refuses_at_once_and_sigterm_drains() {
+    use std::io::{Read, Write};
+    let _one = serial();
+    let dir = pki("drain");
+    let port = free_port();
+    let mut cmd = pqkit();
+    cmd.args(["server", "--port", &port.to_string()])
+        .args(["--max-connections", "2", "--drain-timeout", "1"])
+        .args(["--log-format", "json", "--log-level", "info", "--cert"])
+        .arg(dir.join("server.pem"))
+        .arg("--key")
+        .arg(dir.join("server.key"));
+    let mut srv = Guard::spawn(&mut cmd);
+    wait_listening(port, srv.child());
+    let addr: SocketAddr = ([127, 0, 0, 1], port).into();
+    let idle: Vec<TcpStream> = (0..2)
+        .map(|_| TcpStream::connect(addr).expect("idle connection"))
+        .collect();
+    std::thread::sleep(Duration::from_millis(300));
+    let start = Instant::now();
+    let mut third = TcpStream::connect(addr).expect("connect");
+    third
+        .set_read_timeout(Some(Duration::from_secs(5)))
+        .expect("timeout");
+    let _ = third.write_all(b"\x16\x03\x01");
+    let mut buf = [0u8; 16];
+    let read = third.read(&mut buf);
+    assert!(
+        matches!(&read, Ok(0))
+            || read
+                .as_ref()
+                .is_err_and(|e| e.kind() == std::io::ErrorKind::ConnectionReset),
+        "not closed at once: {read:?}"
+    );
+    let refused_after = start.elapsed();
+    assert!(refused_after < Duration::from_secs(1), "{refused_after:?}");
+
+    let start = Instant::now();
+    let killed = Command::new("kill")
+        .args(["-TERM", &srv.child().id().to_string()])
+        .status()
+        .expect("kill");
+    assert!(killed.success());
+    let out = srv.wait();
+    let took = start.elapsed();
+    assert!(out.status.success(), "{:?}", out.status);
+    assert!(
+        took >= Duration::from_millis(900) && took < Duration::from_secs(5),
+        "stopped after {took:?}"
+    );
+    let logs: Vec<serde_json::Value> = String::from_utf8_lossy(&out.stderr)
+        .lines()
+        .filter(|l| l.starts_with('{'))
+        .map(|l| serde_json::from_str(l).expect("a JSON log line"))
+        .collect();
+    let find = |message: &str| {
+        logs.iter()
+            .find(|l| {
+                l["fields"]["message"]
+                    .as_str()
+                    .is_some_and(|m| m.contains(message))
+            })
+            .unwrap_or_else(|| panic!("no log line with {message:?} in {logs:?}"))
+    };
+    let limit = find("connection limit");
+    assert_eq!(limit["level"], "WARN");
+    assert_eq!(limit["fields"]["limit"], 2);
+    assert_eq!(find("stop requested")["fields"]["signal"], "SIGTERM");
+    assert_eq!(find("cut at shutdown")["fields"]["cut"], 2);
+    let stopped = find("stopped");
+    assert_eq!(
+        (&stopped["fields"]["served"], &stopped["fields"]["refused"]),
+        (&serde_json::json!(2), &serde_json::json!(1))
+    );
+    println!(
+        "limit: one more connection closed after {refused_after:?}; SIGTERM to exit {took:?} \
+         (drain 1 s)"
+    );
+    drop(idle);
 }

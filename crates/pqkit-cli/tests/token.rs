@@ -157,7 +157,8 @@ fn a_server_key_in_the_token_serves_tls_and_signs_files() {
     let out = server.wait();
     assert!(
         out.status.success(),
-        "{}",
+        "{:?}: {}",
+        out.status,
         String::from_utf8_lossy(&out.stderr)
     );
 }

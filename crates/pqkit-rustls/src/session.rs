@@ -149,8 +149,8 @@ pub struct SideReport {
 /// How long one connection may take.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Timeouts {
-    /// The whole handshake, from the first byte read (server) or the connection (client) to
-    /// the last handshake message: a peer that sends a byte at a time cannot stretch it.
+    /// The whole handshake, from the connection to the last handshake message: a peer that
+    /// sends a byte at a time cannot stretch it.
     pub handshake: Duration,
     /// The rest of the connection after the handshake — the message, the reply and the close
     /// together: a peer that trickles a byte at a time cannot stretch it.
@@ -203,7 +203,8 @@ pub fn run_client(
     }
     conn.send_close_notify();
     drain(&mut conn, &mut sock, deadline)?;
-    let r = report("client", &conn, &mut sock, handshake, seen, received);
+    let wire = Wire::of(&mut sock);
+    let r = report("client", &conn, wire, handshake, seen, received);
     seen.clear();
     Ok(r)
 }
@@ -244,7 +245,8 @@ pub fn run_server(
     conn.writer().write_all(reply.unwrap_or(&received))?;
     conn.send_close_notify();
     drain(&mut conn, &mut sock, deadline)?;
-    let r = report("server", &conn, &mut sock, handshake, seen, received);
+    let wire = Wire::of(&mut sock);
+    let r = report("server", &conn, wire, handshake, seen, received);
     seen.clear();
     Ok(r)
 }
@@ -403,10 +405,36 @@ fn drain<D: SideData>(
     }
 }
 
-fn report<D: SideData>(
+/// What crossed one connection's socket: bytes read and written (TLS records with their
+/// headers), and the bytes themselves when recorded.
+#[derive(Debug, Default)]
+pub struct Wire {
+    /// Bytes read from the peer.
+    pub read: u64,
+    /// Bytes written to the peer.
+    pub written: u64,
+    /// The recorded bytes, when recording.
+    pub transcript: Option<Transcript>,
+}
+
+impl Wire {
+    fn of<S>(sock: &mut Counting<S>) -> Self {
+        Self {
+            read: sock.read,
+            written: sock.written,
+            transcript: sock.take_transcript(),
+        }
+    }
+}
+
+/// The report of a finished connection: what `conn` negotiated, `wire`'s counts, the
+/// handshake time measured by the caller, the peer's signature scheme as `seen` recorded it
+/// and the application data received. Shared by this module's blocking driver and
+/// pqkit-server's asynchronous one, so that both report alike.
+pub fn report<D: SideData>(
     role: &'static str,
     conn: &ConnectionCommon<D>,
-    sock: &mut Socket,
+    wire: Wire,
     handshake: Duration,
     seen: &PeerScheme,
     received: Vec<u8>,
@@ -434,13 +462,13 @@ fn report<D: SideData>(
         peer_signature_scheme: scheme.map(crate::scheme::name),
         peer_signature_code_point: scheme.map(|s| format!("0x{:04x}", u16::from(s))),
         handshake_ms: handshake.as_secs_f64() * 1e3,
-        wire_bytes_read: sock.read,
-        wire_bytes_written: sock.written,
+        wire_bytes_read: wire.read,
+        wire_bytes_written: wire.written,
         peer_chain_bytes: chain.iter().map(|c| c.len()).sum(),
         peer_chain_len: chain.len(),
         received: String::from_utf8_lossy(&received).into_owned(),
         suite: conn.negotiated_cipher_suite().map(|s| s.suite()),
-        transcript: sock.take_transcript(),
+        transcript: wire.transcript,
     }
 }
 
