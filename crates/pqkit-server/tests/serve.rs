@@ -2,7 +2,8 @@
 //! the second resumed from a ticket; a full server closes the next connection at once and
 //! serves again when a place frees; a stop finishes what is in flight and cuts what is still
 //! open at the drain deadline, a second stop at once; with client authentication on two
-//! workers, each connection's report names its own client's signature scheme.
+//! workers, each connection's report names its own client's signature scheme; idle,
+//! byte-by-byte and garbage-sending clients do not delay a good one by more than 100 ms.
 
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpStream};
@@ -295,8 +296,10 @@ async fn each_report_names_its_own_clients_scheme() {
                 vec![CertificateDer::from(p.client_cert.clone())],
                 pkcs8(&p.client_key).into(),
             );
-            let (c, _) = pqkit_rustls::client_config(provider.clone(), &roots[..1], Some(auth))
+            let (mut c, _) = pqkit_rustls::client_config(provider.clone(), &roots[..1], Some(auth))
                 .expect("client config");
+            // Full handshakes only: a resumed one has no client CertificateVerify to report.
+            c.resumption = rustls::client::Resumption::disabled();
             Arc::new(c)
         })
         .collect();
@@ -373,4 +376,105 @@ async fn each_report_names_its_own_clients_scheme() {
             .expect("a report for each client");
         assert_eq!(seen.as_deref(), Some(scheme), "client port {port}");
     }
+}
+
+/// Slow and hostile clients beside a well-behaved one: 40 idle sockets, 8 clients sending a
+/// ClientHello a byte every 20 ms, and 8 threads sending garbage and reconnecting, on a server
+/// of 64 places and 2 workers. None of them delays the well-behaved client's connection by
+/// more than 100 ms over its median alone (bounded counts and time, 127.0.0.1).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn hostile_clients_do_not_delay_a_good_one() {
+    use std::sync::atomic::{AtomicBool, Ordering};
+    let s = setup();
+    let (address, _reports, stop, task) = start(
+        &s,
+        options(64, 0, Duration::from_secs(5), Duration::from_secs(1)),
+    )
+    .await;
+    let timed = |n: usize| {
+        let (config, address) = (s.client.clone(), address);
+        tokio::task::spawn_blocking(move || {
+            let mut times: Vec<Duration> = (0..n)
+                .map(|_| {
+                    let started = Instant::now();
+                    let socket = TcpStream::connect(address).expect("connect");
+                    pqkit_rustls::session::run_client(
+                        socket,
+                        config.clone(),
+                        ServerName::try_from("localhost").expect("name"),
+                        &Arc::default(),
+                        b"hello",
+                        false,
+                        Timeouts::default(),
+                    )
+                    .expect("the good client is served");
+                    started.elapsed()
+                })
+                .collect();
+            times.sort();
+            times
+        })
+    };
+    timed(3).await.expect("warm-up");
+    let alone = timed(15).await.expect("alone");
+    let median = alone[alone.len() / 2];
+
+    let done = Arc::new(AtomicBool::new(false));
+    let idle: Vec<TcpStream> = (0..40)
+        .map(|_| TcpStream::connect(address).expect("idle"))
+        .collect();
+    // A ClientHello-sized record header and body, a byte at a time.
+    let mut hostile = Vec::new();
+    for _ in 0..8 {
+        let done = done.clone();
+        hostile.push(std::thread::spawn(move || {
+            let mut sock = TcpStream::connect(address).expect("connect");
+            let mut hello = vec![
+                0x16, 0x03, 0x01, 0x02, 0x00, 0x01, 0x00, 0x01, 0xfc, 0x03, 0x03,
+            ];
+            hello.resize(517, 0x41);
+            for byte in hello {
+                if done.load(Ordering::Relaxed) || sock.write_all(&[byte]).is_err() {
+                    break;
+                }
+                std::thread::sleep(Duration::from_millis(20));
+            }
+        }));
+    }
+    for i in 0..8u8 {
+        let done = done.clone();
+        hostile.push(std::thread::spawn(move || {
+            let garbage: Vec<u8> = (0..=255u8)
+                .cycle()
+                .take(600)
+                .map(|b| b.wrapping_mul(31) ^ i)
+                .collect();
+            while !done.load(Ordering::Relaxed) {
+                if let Ok(mut sock) = TcpStream::connect(address) {
+                    let _ = sock.write_all(&garbage);
+                    let _ = sock.set_read_timeout(Some(Duration::from_millis(200)));
+                    let _ = sock.read(&mut [0u8; 64]);
+                }
+            }
+        }));
+    }
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    let crowded = timed(15).await.expect("crowded");
+    done.store(true, Ordering::Relaxed);
+    for h in hostile {
+        h.join().expect("hostile client");
+    }
+    drop(idle);
+    stop.send(1).expect("stop");
+    task.await.expect("serve");
+    let worst = *crowded.last().expect("times");
+    println!(
+        "hostile: alone median {median:?}; beside 40 idle, 8 byte-by-byte and 8 garbage \
+         clients median {:?}, worst {worst:?}",
+        crowded[crowded.len() / 2]
+    );
+    assert!(
+        worst <= median + Duration::from_millis(100),
+        "a connection took {worst:?} beside hostile clients (alone: median {median:?})"
+    );
 }
