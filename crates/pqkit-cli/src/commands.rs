@@ -227,10 +227,11 @@ pub(crate) struct ClientOptions {
     pub(crate) expect_group: Option<String>,
     pub(crate) json: bool,
     pub(crate) timeout: Duration,
+    pub(crate) connections: u32,
 }
 
-/// `pqkit client`: one connection; prints the reply and what was negotiated. Connecting, the
-/// handshake and each wait for the server are bounded by `timeout`.
+/// `pqkit client`: `connections` connections one after another; prints each reply and what was
+/// negotiated. Connecting, the handshake and each wait for the server are bounded by `timeout`.
 pub(crate) fn client(o: &ClientOptions) -> Result<()> {
     let provider = provider_for(&o.groups)?;
     let roots = read_roots(&o.ca)?;
@@ -238,20 +239,39 @@ pub(crate) fn client(o: &ClientOptions) -> Result<()> {
         Some((cert, key)) => Some((read_chain(cert)?, read_key(key)?)),
         None => None,
     };
-    let (config, seen) = pqkit_rustls::client_config(provider, &roots, auth)?;
+    let (mut config, seen) = pqkit_rustls::client_config(provider, &roots, auth)?;
+    if o.connections > 1 {
+        // Each connection a full handshake, as the first.
+        config.resumption = rustls::client::Resumption::disabled();
+    }
+    let config = Arc::new(config);
     let address = format!("{}:{}", o.host, o.port);
     let name = server_name(&o.server_name)
         .map_err(|e| Failure::usage(format!("--server-name {:?}: {e}", o.server_name)))?;
-    let socket = connect(&o.host, o.port, o.timeout).about(&address)?;
+    for _ in 0..o.connections {
+        one_connection(o, &config, &seen, &name, &address)?;
+    }
+    Ok(())
+}
+
+/// One connection of `pqkit client`: its report printed, the group checked.
+fn one_connection(
+    o: &ClientOptions,
+    config: &Arc<rustls::ClientConfig>,
+    seen: &Arc<pqkit_rustls::observe::PeerScheme>,
+    name: &ServerName<'static>,
+    address: &str,
+) -> Result<()> {
+    let socket = connect(&o.host, o.port, o.timeout).about(address)?;
     let timeouts = Timeouts {
         handshake: o.timeout,
         idle: o.timeout,
     };
     let result = session::run_client(
         socket,
-        Arc::new(config),
-        name,
-        &seen,
+        config.clone(),
+        name.clone(),
+        seen,
         o.message.as_bytes(),
         false,
         timeouts,
@@ -259,13 +279,13 @@ pub(crate) fn client(o: &ClientOptions) -> Result<()> {
     let r = match result {
         Ok(r) => r,
         Err(e) => {
-            let why = connection_error(&e, &seen);
+            let why = connection_error(&e, seen);
             let failure = if seen.rejection().is_some() {
                 Failure::verification(why)
             } else {
                 Failure::other(why)
             };
-            return Err(failure.about(&address));
+            return Err(failure.about(address));
         }
     };
     if o.json {

@@ -1213,6 +1213,10 @@ struct ClientArgs {
     /// connection (each, not in all).
     #[arg(long, default_value_t = 10.0)]
     timeout: f64,
+    /// Connections to make one after another, each a full handshake with its own report
+    /// (1 to 100000); the first in a fresh process also pays for its cold start.
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=100_000))]
+    connections: u32,
 }
 
 #[derive(Subcommand)]
@@ -1512,6 +1516,7 @@ fn client(a: ClientArgs) -> failure::Result<()> {
             expect_group: a.expect_group,
             json: a.json,
             timeout,
+            connections: a.connections,
         })
     })
 }
