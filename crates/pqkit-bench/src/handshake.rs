@@ -201,33 +201,10 @@ pub fn connection(
     let (server, client) = std::thread::scope(|s| {
         let server = s.spawn(|| {
             let socket = listener.accept().map_err(|e| e.to_string())?.0;
-            stack::measure(|| {
-                let run = || {
-                    session::run_server(
-                        socket,
-                        setup.server.clone(),
-                        &setup.server_seen,
-                        Some(SERVER_REPLY.as_bytes()),
-                        session::Timeouts::default(),
-                    )
-                };
-                metered(&mut server_meter, run)
-            })
+            stack::measure(|| metered(&mut server_meter, || server_side(setup, socket)))
         });
         let client = stack::measure(|| {
-            let run = || -> io::Result<SideReport> {
-                let socket = connect(addr)?;
-                let name = ServerName::try_from("localhost").map_err(io::Error::other)?;
-                session::run_client(
-                    socket,
-                    client_config.clone(),
-                    name,
-                    &setup.client_seen,
-                    CLIENT_MESSAGE.as_bytes(),
-                    record,
-                    session::Timeouts::default(),
-                )
-            };
+            let run = || client_side(setup, client_config.clone(), connect(addr)?, record);
             metered(&mut client_meter, run)
         });
         if client.as_ref().map_or(true, |(r, _)| r.is_err()) {
@@ -272,29 +249,11 @@ pub fn timed(setup: &Setup) -> Result<(SideReport, SideReport), String> {
         let server = s.spawn(|| {
             ready.wait();
             let socket = listener.accept().map_err(|e| e.to_string())?.0;
-            session::run_server(
-                socket,
-                setup.server.clone(),
-                &setup.server_seen,
-                Some(SERVER_REPLY.as_bytes()),
-                session::Timeouts::default(),
-            )
-            .map_err(|e| format!("server: {e}"))
+            server_side(setup, socket).map_err(|e| format!("server: {e}"))
         });
         ready.wait();
-        let client = (|| -> io::Result<SideReport> {
-            let socket = TcpStream::connect(addr)?;
-            let name = ServerName::try_from("localhost").map_err(io::Error::other)?;
-            session::run_client(
-                socket,
-                setup.client.clone(),
-                name,
-                &setup.client_seen,
-                CLIENT_MESSAGE.as_bytes(),
-                false,
-                session::Timeouts::default(),
-            )
-        })();
+        let client = TcpStream::connect(addr)
+            .and_then(|socket| client_side(setup, setup.client.clone(), socket, false));
         if client.is_err() {
             // Unblock a server still waiting for its connection.
             let _ = TcpStream::connect(addr);
@@ -304,6 +263,36 @@ pub fn timed(setup: &Setup) -> Result<(SideReport, SideReport), String> {
             .unwrap_or_else(|_| Err("the server thread panicked".to_owned()));
         Ok((client.map_err(|e| format!("client: {e}"))?, server?))
     })
+}
+
+/// The server's side of one connection: [`SERVER_REPLY`] to the client's message.
+fn server_side(setup: &Setup, socket: TcpStream) -> io::Result<SideReport> {
+    session::run_server(
+        socket,
+        setup.server.clone(),
+        &setup.server_seen,
+        Some(SERVER_REPLY.as_bytes()),
+        session::Timeouts::default(),
+    )
+}
+
+/// The client's side of one connection over `socket`: [`CLIENT_MESSAGE`], the reply, close.
+fn client_side(
+    setup: &Setup,
+    config: Arc<ClientConfig>,
+    socket: TcpStream,
+    record: bool,
+) -> io::Result<SideReport> {
+    let name = ServerName::try_from("localhost").map_err(io::Error::other)?;
+    session::run_client(
+        socket,
+        config,
+        name,
+        &setup.client_seen,
+        CLIENT_MESSAGE.as_bytes(),
+        record,
+        session::Timeouts::default(),
+    )
 }
 
 /// What to measure.
