@@ -107,6 +107,8 @@ pub(crate) fn server(o: &ServerOptions) -> Result<()> {
         pqkit_rustls::server_config(provider, chain, key, roots.as_deref()).about(&about)?;
     if o.resumption {
         pqkit_server::enable_resumption(&mut config).about(&about)?;
+    } else {
+        pqkit_server::disable_resumption(&mut config);
     }
     let config = Arc::new(config);
     let runtime = tokio::runtime::Builder::new_multi_thread()

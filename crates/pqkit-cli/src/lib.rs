@@ -1135,7 +1135,8 @@ struct ServerArgs {
     /// Port to listen on (0 picks a free one and prints it).
     #[arg(long, default_value_t = 4433)]
     port: u16,
-    /// Exit after this many connections (0 = serve until killed).
+    /// Exit after serving this many connections (refused ones not counted) and letting them
+    /// finish (0 = serve until SIGTERM or SIGINT).
     #[arg(long, default_value_t = 0)]
     count: u64,
     /// Answer with this text instead of echoing.
@@ -1154,7 +1155,8 @@ struct ServerArgs {
     /// open then, or at a second signal, are cut.
     #[arg(long, default_value_t = 10.0)]
     drain_timeout: f64,
-    /// No session resumption (on by default: stateless tickets, keys rotated every 6 hours).
+    /// No session resumption: no session cache, no tickets (on by default: stateless
+    /// tickets, keys rotated every 6 hours).
     #[arg(long)]
     no_resumption: bool,
     /// Log level on stderr.

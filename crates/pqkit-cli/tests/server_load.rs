@@ -147,8 +147,8 @@ fn ten_thousand_handshakes_leave_the_server_flat() {
         TOTAL as f64 / secs
     );
     // Flat after warm-up: over the last 5 000 handshakes RSS moves by less than 1.5 MiB (a
-    // leak of 300 bytes per connection would show). The first 5 000 are warm-up: glibc adds
-    // malloc arenas as connection threads come and go.
+    // leak of 300 bytes per connection would show). The first 5 000 are warm-up: glibc's
+    // per-thread malloc arenas and the runtime's buffers settle.
     let after_warm_up: Vec<u64> = samples[5..].iter().map(|&(_, r)| r).collect();
     let (lo, hi) = (
         after_warm_up.iter().min().copied().unwrap_or(0),

@@ -179,13 +179,21 @@ fn classical() {
     run(|a| !a.family.is_post_quantum());
 }
 
-/// The five tests above together cover the whole catalogue.
+/// The 18 composite ML-DSA sets (draft-ietf-lamps-pq-composite-sigs-19).
+#[test]
+fn composite_ml_dsa() {
+    run(|a| a.family == Family::CompositeMlDsa);
+}
+
+/// The six tests above together cover the whole catalogue.
 #[test]
 fn every_catalogue_signature_algorithm_is_covered() {
     for a in catalogue::signatures() {
         assert!(
-            matches!(a.family, Family::MlDsa | Family::Falcon)
-                || is_slh_dsa_sha2(a)
+            matches!(
+                a.family,
+                Family::MlDsa | Family::Falcon | Family::CompositeMlDsa
+            ) || is_slh_dsa_sha2(a)
                 || is_slh_dsa_shake(a)
                 || !a.family.is_post_quantum(),
             "{} is in no test",

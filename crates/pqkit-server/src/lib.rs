@@ -100,6 +100,13 @@ pub fn enable_resumption(config: &mut ServerConfig) -> Result<(), rustls::Error>
     Ok(())
 }
 
+/// Turns session resumption off: no session cache and no NewSessionTicket (rustls's default
+/// configuration keeps 256 sessions and sends 2 tickets).
+pub fn disable_resumption(config: &mut ServerConfig) {
+    config.session_storage = Arc::new(rustls::server::NoServerSessionStorage {});
+    config.send_tls13_tickets = 0;
+}
+
 /// A [`Stop`] that counts SIGTERMs and SIGINTs (logged with their names), from a task on the
 /// current runtime.
 ///

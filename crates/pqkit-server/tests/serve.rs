@@ -164,6 +164,30 @@ async fn connections_are_reported_and_the_second_resumes() {
     assert_eq!(server.group, first.group);
 }
 
+/// Without resumption no ticket is sent: the second connection is a full handshake too.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn without_resumption_every_handshake_is_full() {
+    let mut s = setup();
+    let mut config = (*s.server).clone();
+    pqkit_server::disable_resumption(&mut config);
+    s.server = Arc::new(config);
+    let (address, _reports, _stop, task) = start(
+        &s,
+        options(8, 2, Duration::from_secs(10), Duration::from_secs(10)),
+    )
+    .await;
+    let first = client(s.client.clone(), address).await;
+    let second = client(s.client.clone(), address).await;
+    assert_eq!(
+        (
+            first.handshake_kind.as_str(),
+            second.handshake_kind.as_str()
+        ),
+        ("Full", "Full")
+    );
+    task.await.expect("serve");
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_full_server_closes_the_next_connection_at_once() {
     let s = setup();
