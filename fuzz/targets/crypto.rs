@@ -16,7 +16,11 @@ fn verifying_keys() -> &'static [(VerifyingKey, Vec<u8>)] {
         catalogue::signatures()
             .iter()
             .filter(|a| !a.name.starts_with("SLH-DSA") || a.name.contains("128"))
-            .filter(|a| !a.name.starts_with("RSA") || a.name.contains("2048"))
+            // RSA key generation is slow under instrumentation (AFL counts a slow first run
+            // as a hang): RSA-2048 only, and no composite ML-DSA set with an RSA half.
+            .filter(|a| {
+                !a.name.contains("RSA") || a.name.starts_with("RSA") && a.name.contains("2048")
+            })
             .map(|a| {
                 let k = a.generate().expect("key");
                 let sig = k.sign(b"fuzz", &[]).expect("sign");
