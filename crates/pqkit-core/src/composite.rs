@@ -783,6 +783,11 @@ impl SignatureBackend for CompositeBackend {
         self.0.signature_size_varies()
     }
 
+    /// The traditional key's DER (an RSA key's size varies).
+    fn expanded_size_varies(&self) -> bool {
+        true
+    }
+
     fn name(&self) -> &'static str {
         match self.0.traditional {
             BrainpoolP256 => "pqkit-lattice + RustCrypto bp256",

@@ -164,7 +164,7 @@ impl SignatureAlgorithm {
     /// [`Error::InvalidLength`]; [`Error::InvalidKey`] when the key is inconsistent (e.g. an
     /// SLH-DSA PK.root that does not match its seeds); [`Error::Unsupported`] for classical keys.
     pub fn signing_key_from_expanded(&'static self, bytes: &[u8]) -> Result<SigningKey, Error> {
-        if self.family != Family::CompositeMlDsa || bytes.len() > self.signing_key_size {
+        if !self.backend.expanded_size_varies() || bytes.len() > self.signing_key_size {
             check_len("expanded signing key", bytes, self.signing_key_size)?;
         }
         Ok(SigningKey {
@@ -653,6 +653,11 @@ pub trait SignatureBackend: Send + Sync {
         context: &[u8],
         signature: &[u8],
     ) -> Result<(), Error>;
+    /// Whether an expanded signing key may be shorter than
+    /// [`SignatureAlgorithm::signing_key_size`] (its largest); `false` by default.
+    fn expanded_size_varies(&self) -> bool {
+        false
+    }
     /// Whether signatures vary in length (see [`SignatureAlgorithm::signature_size_varies`]);
     /// `false` by default.
     fn signature_size_varies(&self) -> bool {
