@@ -94,28 +94,21 @@ pub(crate) fn server(o: &ServerOptions) -> Result<()> {
     if o.workers == 0 {
         return Err(Failure::usage("--workers must be at least 1"));
     }
-    let provider = provider_for(&o.groups)?;
-    let chain = read_chain(&o.cert)?;
-    let key = read_key(&o.key)?;
     let roots = match (&o.ca, o.mutual) {
-        (Some(ca), true) => Some(read_roots(ca)?),
+        (Some(ca), true) => Some(ca.clone()),
         (None, true) => return Err(Failure::usage("--mutual needs --ca with the client CA")),
         (_, false) => None,
     };
-    let about = format!("{} with {}", o.cert.display(), o.key.display());
-    let (mut config, seen) =
-        pqkit_rustls::server_config(provider, chain, key, roots.as_deref()).about(&about)?;
-    if o.resumption {
-        pqkit_server::enable_resumption(&mut config).about(&about)?;
-    } else {
-        pqkit_server::disable_resumption(&mut config);
-    }
+    let (config, seen) = server_tls(&ServerTls {
+        cert: o.cert.clone(),
+        key: o.key.clone(),
+        client_ca: roots,
+        policy: None,
+        groups: o.groups.clone(),
+        resumption: o.resumption,
+    })?;
     let config = Arc::new(config);
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(o.workers)
-        .thread_name("pqkit-worker")
-        .enable_all()
-        .build()?;
+    let runtime = service_runtime(o.workers)?;
     let address = format!("{}:{}", o.host, o.port);
     let served = runtime.block_on(async {
         let listener = tokio::net::TcpListener::bind((o.host.as_str(), o.port))
@@ -133,7 +126,6 @@ pub(crate) fn server(o: &ServerOptions) -> Result<()> {
         let options = pqkit_server::Options {
             max_connections: o.max_connections,
             timeouts: o.timeouts,
-            reply: o.reply.as_deref().map(|r| Arc::from(r.as_bytes())),
             count: o.count,
             drain: o.drain,
             counters: Arc::default(),
@@ -145,16 +137,12 @@ pub(crate) fn server(o: &ServerOptions) -> Result<()> {
             config.clone(),
             seen,
             options,
+            o.reply.as_deref().map(|r| Arc::from(r.as_bytes())),
             stop,
             move |peer, result, seen| report_connection(peer, result, seen, json),
         )
         .await;
-        tracing::info!(
-            served = summary.served,
-            refused = summary.refused,
-            cut = summary.cut,
-            "stopped"
-        );
+        summary.log();
         Ok(())
     });
     // The worker threads end before the configuration, whose key may live in a PKCS#11
@@ -163,6 +151,56 @@ pub(crate) fn server(o: &ServerOptions) -> Result<()> {
     drop(runtime);
     drop(config);
     served
+}
+
+/// The multi-threaded tokio runtime of `pqkit server` and `pqkit proxy`: `workers` threads.
+pub(crate) fn service_runtime(workers: usize) -> Result<tokio::runtime::Runtime> {
+    Ok(tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(workers)
+        .thread_name("pqkit-worker")
+        .enable_all()
+        .build()?)
+}
+
+/// The files and choices a TLS server configuration is built from (`pqkit server`,
+/// `pqkit proxy`, and the proxy again at each SIGHUP).
+#[derive(Clone)]
+pub(crate) struct ServerTls {
+    pub(crate) cert: PathBuf,
+    /// A PKCS#8 PEM file or a `pkcs11:` URI.
+    pub(crate) key: PathBuf,
+    /// The CA certificates of client certificates: client authentication required.
+    pub(crate) client_ca: Option<PathBuf>,
+    /// Which clients with a valid chain are admitted (all when `None`).
+    pub(crate) policy: Option<Arc<dyn pqkit_rustls::verify::ClientPolicy>>,
+    pub(crate) groups: Vec<String>,
+    pub(crate) resumption: bool,
+}
+
+/// Reads `tls`'s files (each named in the error when it fails) and builds the configuration,
+/// with the record of the client's CertificateVerify scheme.
+pub(crate) fn server_tls(
+    tls: &ServerTls,
+) -> Result<(rustls::ServerConfig, Arc<pqkit_rustls::observe::PeerScheme>)> {
+    let provider = provider_for(&tls.groups)?;
+    let chain = read_chain(&tls.cert)?;
+    let key = read_key(&tls.key)?;
+    let roots = tls.client_ca.as_deref().map(read_roots).transpose()?;
+    let about = format!("{} with {}", tls.cert.display(), tls.key.display());
+    let (mut config, seen) = pqkit_rustls::server_config_with_policy(
+        provider,
+        chain,
+        key,
+        roots.as_deref(),
+        tls.policy.clone(),
+    )
+    .about(&about)?;
+    if tls.resumption {
+        pqkit_server::enable_resumption(&mut config).about(&about)?;
+    } else {
+        pqkit_server::disable_resumption(&mut config);
+    }
+    Ok((config, seen))
 }
 
 /// One line per connection: its parameters, or why it failed (the peer's certificate named
@@ -483,7 +521,7 @@ fn find_signature(name: &str) -> Result<&'static SignatureAlgorithm> {
     })
 }
 
-fn provider_for(groups: &[String]) -> Result<Arc<CryptoProvider>> {
+pub(crate) fn provider_for(groups: &[String]) -> Result<Arc<CryptoProvider>> {
     let groups = groups
         .iter()
         .map(|g| find_group(g.trim()))
@@ -491,7 +529,7 @@ fn provider_for(groups: &[String]) -> Result<Arc<CryptoProvider>> {
     Ok(Arc::new(pqkit_rustls::provider_with_groups(groups)))
 }
 
-fn read_chain(path: &Path) -> Result<Vec<CertificateDer<'static>>> {
+pub(crate) fn read_chain(path: &Path) -> Result<Vec<CertificateDer<'static>>> {
     Ok(pem::read_certificates(path)?
         .into_iter()
         .map(CertificateDer::from)
@@ -500,7 +538,7 @@ fn read_chain(path: &Path) -> Result<Vec<CertificateDer<'static>>> {
 
 /// Trusted CA certificates for TLS, checked when read (each decodes as a trust anchor), so a
 /// bad file is named here.
-fn read_roots(path: &Path) -> Result<Vec<CertificateDer<'static>>> {
+pub(crate) fn read_roots(path: &Path) -> Result<Vec<CertificateDer<'static>>> {
     let roots = read_chain(path)?;
     let ders: Vec<Vec<u8>> = roots.iter().map(|c| c.to_vec()).collect();
     pqkit_pki::path::TrustAnchors::new(&ders).about(path.display())?;
@@ -510,7 +548,7 @@ fn read_roots(path: &Path) -> Result<Vec<CertificateDer<'static>>> {
 /// A PKCS#8 key file for TLS, checked when read: decoded and validated against its public
 /// part (pqkit-pki), so a damaged key is refused here with the file's name, not at the first
 /// handshake.
-fn read_key(path: &Path) -> Result<pqkit_rustls::TlsKey> {
+pub(crate) fn read_key(path: &Path) -> Result<pqkit_rustls::TlsKey> {
     if crate::files::is_token_uri(path) {
         // The key stays in its token: each CertificateVerify is signed there.
         let key = crate::files::load_signing_key(path)?;
@@ -527,6 +565,6 @@ fn read_key(path: &Path) -> Result<pqkit_rustls::TlsKey> {
     Ok(PrivateKeyDer::Pkcs8(PrivatePkcs8KeyDer::from(der.to_vec())).into())
 }
 
-fn server_name(name: &str) -> std::io::Result<ServerName<'static>> {
+pub(crate) fn server_name(name: &str) -> std::io::Result<ServerName<'static>> {
     ServerName::try_from(name.to_owned()).map_err(std::io::Error::other)
 }

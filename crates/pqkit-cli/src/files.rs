@@ -689,6 +689,7 @@ pub(crate) fn x509_show(path: &Path, json: bool) -> Result<()> {
         if !c.subject_alt_names.is_empty() {
             println!("  subject alt names    {}", c.subject_alt_names.join(", "));
         }
+        println!("  SPKI SHA-256         {}", c.spki_sha256);
     }
     Ok(())
 }

@@ -13,6 +13,7 @@ mod failure;
 mod files;
 mod hbs_cmd;
 mod heap_rerun;
+mod proxy_cmd;
 mod token_cmd;
 
 use std::path::PathBuf;
@@ -85,6 +86,19 @@ enum Command {
                             --ca pki/ca.pem --mutual --port 4433 --groups X25519MLKEM768"
     )]
     Server(ServerArgs),
+    /// Put post-quantum TLS 1.3 in front of a TCP service: terminate clients' TLS (mutual TLS
+    /// with an allow-list), relay to --target (over TLS too with --tls-target); SIGHUP reloads
+    /// the certificate and key, /metrics reports.
+    #[command(
+        after_help = "Examples:\n  pqkit proxy --listen 0.0.0.0:8443 --target 127.0.0.1:8080 \
+                            --cert pki/server.pem --key pki/server.key --ca pki/ca.pem \
+                            --allow-dns client.example --metrics 127.0.0.1:9090\n  \
+                            pqkit proxy --target db.internal:5432 --cert s.pem --key \
+                            'pkcs11:token=pqkit;object=tls' --disable-authentication\n\n\
+                            Exit status: 0 after SIGTERM/SIGINT and the drain; 2 for a usage \
+                            error; 3 when a file cannot be read or an address cannot be bound."
+    )]
+    Proxy(Box<ProxyArgs>),
     /// Connect over TLS 1.3, send a message, print the reply and the negotiated parameters.
     #[command(
         after_help = "Example:\n  pqkit client --ca pki/ca.pem --cert pki/client.pem \
@@ -1121,14 +1135,6 @@ struct ServerArgs {
     /// Require a client certificate (needs --ca).
     #[arg(long)]
     mutual: bool,
-    /// Named groups in preference order, comma-separated.
-    #[arg(
-        long,
-        alias = "group",
-        value_delimiter = ',',
-        default_value = "X25519MLKEM768,SecP256r1MLKEM768,SecP384r1MLKEM1024,MLKEM768,MLKEM1024,MLKEM512"
-    )]
-    groups: Vec<String>,
     /// Address to listen on (loopback by default).
     #[arg(long, default_value = "127.0.0.1")]
     host: String,
@@ -1145,6 +1151,25 @@ struct ServerArgs {
     /// One JSON line per connection instead of text.
     #[arg(long)]
     json: bool,
+    /// Seconds the rest of a connection may take after the handshake (the client's message,
+    /// the reply and the close, together).
+    #[arg(long, default_value_t = 20.0)]
+    idle_timeout: f64,
+    #[command(flatten)]
+    service: ServiceArgs,
+}
+
+/// What `pqkit server` and `pqkit proxy` share: groups, limits, workers, shutdown, logs.
+#[derive(Args)]
+struct ServiceArgs {
+    /// Named groups in preference order, comma-separated.
+    #[arg(
+        long,
+        alias = "group",
+        value_delimiter = ',',
+        default_value = "X25519MLKEM768,SecP256r1MLKEM768,SecP384r1MLKEM1024,MLKEM768,MLKEM1024,MLKEM512"
+    )]
+    groups: Vec<String>,
     /// Connections served at once; one more is closed at once (and logged), not queued.
     #[arg(long, default_value_t = 256)]
     max_connections: usize,
@@ -1168,10 +1193,86 @@ struct ServerArgs {
     /// Seconds a client has to complete its handshake, from its connection.
     #[arg(long, default_value_t = 10.0)]
     handshake_timeout: f64,
-    /// Seconds the rest of a connection may take after the handshake (the client's message,
-    /// the reply and the close, together).
-    #[arg(long, default_value_t = 20.0)]
+}
+
+impl ServiceArgs {
+    /// Starts logging, checks the times; returns (handshake timeout, drain, workers).
+    fn start(&self) -> failure::Result<(Duration, Duration, usize)> {
+        logging(&self.log_level, self.log_format == "json");
+        let handshake = seconds(self.handshake_timeout, "--handshake-timeout")?;
+        let drain = seconds(self.drain_timeout, "--drain-timeout")?;
+        let workers = self.workers.map_or_else(
+            || std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get),
+            usize::from,
+        );
+        Ok((handshake, drain, workers))
+    }
+}
+
+#[derive(Args)]
+struct ProxyArgs {
+    /// Address to accept TLS clients on, host:port.
+    #[arg(long, default_value = "127.0.0.1:8443")]
+    listen: String,
+    /// The service behind the proxy, host:port (plain TCP unless --tls-target).
+    #[arg(long)]
+    target: String,
+    /// Certificate chain PEM (leaf first) shown to clients; reread on SIGHUP.
+    #[arg(long)]
+    cert: PathBuf,
+    /// PKCS#8 private key PEM — or an RFC 7512 `pkcs11:` URI of a key in a token; reread on
+    /// SIGHUP.
+    #[arg(long)]
+    key: PathBuf,
+    /// CA certificate(s) PEM of client certificates: clients must present one (mutual TLS),
+    /// and be on the allow-list (--allow-*); reread on SIGHUP.
+    #[arg(long, required_unless_present = "disable_authentication")]
+    ca: Option<PathBuf>,
+    /// Accept clients without certificates (needed when there is no --ca).
+    #[arg(long, conflicts_with = "ca")]
+    disable_authentication: bool,
+    /// Admit every client whose certificate chain validates against --ca.
+    #[arg(long)]
+    allow_all: bool,
+    /// Admit clients with this DNS subjectAltName (exact, any case; repeatable).
+    #[arg(long, value_name = "NAME")]
+    allow_dns: Vec<String>,
+    /// Admit clients with this URI subjectAltName, e.g. a SPIFFE ID (exact; repeatable).
+    #[arg(long, value_name = "URI")]
+    allow_uri: Vec<String>,
+    /// Admit clients with this IP address subjectAltName (repeatable).
+    #[arg(long, value_name = "IP")]
+    allow_ip: Vec<std::net::IpAddr>,
+    /// Admit clients whose key has this SHA-256 SubjectPublicKeyInfo pin: 64 hex digits (as
+    /// `pqkit x509 show` prints it) or base64 (RFC 7469); repeatable.
+    #[arg(long, value_name = "PIN")]
+    allow_spki_sha256: Vec<String>,
+    /// Speak TLS 1.3 to the target too, verifying it against --target-ca.
+    #[arg(long, requires = "target_ca")]
+    tls_target: bool,
+    /// CA certificate(s) PEM of the target's certificate.
+    #[arg(long, requires = "tls_target")]
+    target_ca: Option<PathBuf>,
+    /// The name the target's certificate must carry (default: the host of --target).
+    #[arg(long, requires = "tls_target")]
+    target_name: Option<String>,
+    /// Certificate chain PEM the proxy presents to the target, when it asks for one.
+    #[arg(long, requires_all = ["tls_target", "target_key"])]
+    target_cert: Option<PathBuf>,
+    /// The key of --target-cert (PKCS#8 PEM or a `pkcs11:` URI).
+    #[arg(long, requires = "target_cert")]
+    target_key: Option<PathBuf>,
+    /// Named groups offered to the target, in preference order (a key share for the first).
+    #[arg(long, value_delimiter = ',', default_value = "X25519MLKEM768")]
+    target_groups: Vec<String>,
+    /// Serve metrics in the OpenMetrics text format at http://ADDRESS/metrics (host:port).
+    #[arg(long, value_name = "ADDRESS")]
+    metrics: Option<String>,
+    /// Seconds a relayed connection may stay without a byte crossing either way.
+    #[arg(long, default_value_t = 600.0)]
     idle_timeout: f64,
+    #[command(flatten)]
+    service: ServiceArgs,
 }
 
 #[derive(Args)]
@@ -1354,6 +1455,7 @@ pub fn run() -> ExitCode {
     let result = match cli.command {
         Command::Demo(a) => commands::demo(&a.group, &a.sig, a.dir.as_deref(), a.json),
         Command::Server(a) => server(a),
+        Command::Proxy(a) => proxy(*a),
         Command::Client(a) => client(a),
         Command::Report { out, quick, pages } => {
             bench_cmd::report(&out, pages.as_deref(), quick, overwrite)
@@ -1459,31 +1561,61 @@ fn token(command: TokenCommand, g: &Globals) -> failure::Result<()> {
 
 /// `pqkit server`.
 fn server(a: ServerArgs) -> failure::Result<()> {
-    logging(&a.log_level, a.log_format == "json");
-    seconds(a.handshake_timeout, "--handshake-timeout").and_then(|handshake| {
-        let idle = seconds(a.idle_timeout, "--idle-timeout")?;
-        let drain = seconds(a.drain_timeout, "--drain-timeout")?;
-        let workers = a.workers.map_or_else(
-            || std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get),
-            usize::from,
-        );
-        commands::server(&commands::ServerOptions {
+    let (handshake, drain, workers) = a.service.start()?;
+    let idle = seconds(a.idle_timeout, "--idle-timeout")?;
+    commands::server(&commands::ServerOptions {
+        cert: a.cert,
+        key: a.key,
+        ca: a.ca,
+        mutual: a.mutual,
+        groups: a.service.groups,
+        host: a.host,
+        port: a.port,
+        count: a.count,
+        reply: a.reply,
+        json: a.json,
+        max_connections: a.service.max_connections,
+        timeouts: pqkit_rustls::session::Timeouts { handshake, idle },
+        workers,
+        drain,
+        resumption: !a.service.no_resumption,
+    })
+}
+
+/// `pqkit proxy`.
+fn proxy(a: ProxyArgs) -> failure::Result<()> {
+    let (handshake, drain, workers) = a.service.start()?;
+    let idle = seconds(a.idle_timeout, "--idle-timeout")?;
+    let policy = proxy_cmd::allow_list(
+        a.ca.is_some(),
+        a.allow_all,
+        a.allow_dns,
+        a.allow_uri,
+        a.allow_ip,
+        &a.allow_spki_sha256,
+    )?;
+    proxy_cmd::proxy(proxy_cmd::ProxyOptions {
+        listen: a.listen,
+        target: a.target,
+        tls: commands::ServerTls {
             cert: a.cert,
             key: a.key,
-            ca: a.ca,
-            mutual: a.mutual,
-            groups: a.groups,
-            host: a.host,
-            port: a.port,
-            count: a.count,
-            reply: a.reply,
-            json: a.json,
-            max_connections: a.max_connections,
-            timeouts: pqkit_rustls::session::Timeouts { handshake, idle },
-            workers,
-            drain,
-            resumption: !a.no_resumption,
-        })
+            client_ca: a.ca,
+            policy: policy.map(|p| std::sync::Arc::new(p) as _),
+            groups: a.service.groups,
+            resumption: !a.service.no_resumption,
+        },
+        target_tls: a.tls_target.then(|| proxy_cmd::TargetTls {
+            ca: a.target_ca.unwrap_or_default(),
+            name: a.target_name,
+            auth: a.target_cert.zip(a.target_key),
+            groups: a.target_groups,
+        }),
+        metrics: a.metrics,
+        max_connections: a.service.max_connections,
+        timeouts: pqkit_rustls::session::Timeouts { handshake, idle },
+        workers,
+        drain,
     })
 }
 

@@ -56,8 +56,11 @@ pub struct Description {
     pub signature_bytes: usize,
     /// The DER certificate's length, in bytes.
     pub certificate_bytes: usize,
-    /// subjectAltName entries as OpenSSL prints them ("DNS:…", "IP:…").
+    /// subjectAltName entries as OpenSSL prints them ("DNS:…", "IP:…", "URI:…", "email:…").
     pub subject_alt_names: Vec<String>,
+    /// SHA-256 of the DER SubjectPublicKeyInfo, lowercase hex (64 characters): the key's pin,
+    /// as in RFC 7469 §2.4 (which gives it in base64) and `pqkit proxy --allow-spki-sha256`.
+    pub spki_sha256: String,
     /// basicConstraints cA.
     pub ca: bool,
     /// basicConstraints as OpenSSL prints it ("CA:TRUE, pathlen:0"), when present.
@@ -81,6 +84,18 @@ fn stateful_name(spki: &spki::SubjectPublicKeyInfoOwned) -> Option<String> {
         .map(|k| k.name())
 }
 
+/// SHA-256 of `spki`'s DER encoding (32 bytes): the pin of RFC 7469 §2.4.
+///
+/// # Errors
+/// When `spki` does not encode.
+pub fn spki_sha256(spki: &spki::SubjectPublicKeyInfoOwned) -> Result<[u8; 32], der::Error> {
+    use der::Encode;
+    let digest = aws_lc_rs::digest::digest(&aws_lc_rs::digest::SHA256, &spki.to_der()?);
+    let mut pin = [0u8; 32];
+    pin.copy_from_slice(digest.as_ref());
+    Ok(pin)
+}
+
 /// Describes the DER certificate `der`; `issuer_spki`, the issuer's key when known, names the
 /// signature algorithm exactly (an RSA or HSS signature's parameters are in the key).
 ///
@@ -99,6 +114,7 @@ pub fn describe(
     let spki = &tbs.subject_public_key_info;
     let key_len = spki.subject_public_key.raw_bytes().len();
     let signer = issuer_spki.unwrap_or(spki);
+    let spki_sha256 = spki_sha256(spki).map_err(bad)?;
     let mut sans = Vec::new();
     if let Some((_, san)) = tbs.get::<SubjectAltName>().map_err(bad)? {
         for n in san.0 {
@@ -183,6 +199,7 @@ pub fn describe(
         signature_bytes: cert.signature.raw_bytes().len(),
         certificate_bytes: der.len(),
         subject_alt_names: sans,
+        spki_sha256: spki_sha256.iter().map(|b| format!("{b:02x}")).collect(),
         ca,
         basic_constraints,
         key_usage,

@@ -113,12 +113,30 @@ pub fn server_config(
     key: impl Into<TlsKey>,
     client_roots: Option<&[CertificateDer<'static>]>,
 ) -> Result<(ServerConfig, Arc<PeerScheme>), Error> {
+    server_config_with_policy(provider, chain, key, client_roots, None)
+}
+
+/// [`server_config`], with the clients whose chain validates against `client_roots` further
+/// filtered by `policy` (refused with the alert access_denied).
+///
+/// # Errors
+/// rustls errors for unusable certificates or keys.
+pub fn server_config_with_policy(
+    provider: Arc<CryptoProvider>,
+    chain: Vec<CertificateDer<'static>>,
+    key: impl Into<TlsKey>,
+    client_roots: Option<&[CertificateDer<'static>]>,
+    policy: Option<Arc<dyn verify::ClientPolicy>>,
+) -> Result<(ServerConfig, Arc<PeerScheme>), Error> {
     let key = key.into();
     let builder = ServerConfig::builder_with_provider(provider.clone())
         .with_protocol_versions(&[&rustls::version::TLS13])?;
     let (config, seen) = match client_roots {
         Some(roots) => {
-            let (verifier, seen) = ClientVerifier::new(roots)?;
+            let (mut verifier, seen) = ClientVerifier::new(roots)?;
+            if let Some(policy) = policy {
+                verifier = verifier.with_policy(policy);
+            }
             (builder.with_client_cert_verifier(Arc::new(verifier)), seen)
         }
         None => (

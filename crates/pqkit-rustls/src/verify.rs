@@ -109,13 +109,27 @@ impl ServerCertVerifier for ServerVerifier {
     handshake_signatures!();
 }
 
-/// Verifies a TLS client's chain with [`pqkit_pki::path`] (purpose clientAuth); client
-/// authentication is offered and mandatory. What it saw lands in its [`PeerScheme`].
+/// Who may connect, among clients whose chain validated: a proxy's allow-list of identities,
+/// say. Asked once per handshake, after [`pqkit_pki::path`] accepted the chain.
+pub trait ClientPolicy: std::fmt::Debug + Send + Sync {
+    /// `Ok` admits the client whose end-entity certificate is `end_entity` (DER); `Err` says
+    /// why not, in words naming the certificate — the handshake then ends with the alert
+    /// access_denied (RFC 8446 §6.2).
+    ///
+    /// # Errors
+    /// The reason the client is refused.
+    fn admit(&self, end_entity: &[u8]) -> Result<(), String>;
+}
+
+/// Verifies a TLS client's chain with [`pqkit_pki::path`] (purpose clientAuth), then asks its
+/// [`ClientPolicy`] when it has one; client authentication is offered and mandatory. What it
+/// saw lands in its [`PeerScheme`].
 #[derive(Debug)]
 pub struct ClientVerifier {
     anchors: TrustAnchors,
     hints: Vec<DistinguishedName>,
     seen: Arc<PeerScheme>,
+    policy: Option<Arc<dyn ClientPolicy>>,
 }
 
 impl ClientVerifier {
@@ -137,9 +151,17 @@ impl ClientVerifier {
                 anchors,
                 hints,
                 seen: seen.clone(),
+                policy: None,
             },
             seen,
         ))
+    }
+
+    /// Admits only the clients `policy` admits, among those whose chain validates.
+    #[must_use]
+    pub fn with_policy(mut self, policy: Arc<dyn ClientPolicy>) -> Self {
+        self.policy = Some(policy);
+        self
     }
 }
 
@@ -163,6 +185,14 @@ impl ClientCertVerifier for ClientVerifier {
             &policy,
             &self.seen,
         )?;
+        if let Some(admission) = &self.policy
+            && let Err(why) = admission.admit(end_entity)
+        {
+            self.seen.set_rejection(why);
+            return Err(Error::InvalidCertificate(
+                CertificateError::ApplicationVerificationFailure,
+            ));
+        }
         Ok(ClientCertVerified::assertion())
     }
 
@@ -214,7 +244,8 @@ fn verify_chain(
 
 /// The one place a path-validation failure becomes a rustls error, and so a TLS alert
 /// (rustls maps the variant: certificate_expired, unknown_ca, decrypt_error,
-/// unsupported_certificate, bad_certificate, certificate_unknown). Rules without a variant of
+/// unsupported_certificate, bad_certificate, certificate_unknown; a [`ClientPolicy`] refusal,
+/// above, is access_denied). Rules without a variant of
 /// their own travel as `Other`, whose text is the [`PathError`] — the certificate and the rule
 /// in words.
 fn refused(e: &PathError, seen: &PeerScheme) -> Error {

@@ -51,7 +51,6 @@ fn options(max_connections: usize, count: u64, handshake: Duration, drain: Durat
             handshake,
             idle: Duration::from_secs(10),
         },
-        reply: None,
         count,
         drain,
     }
@@ -80,6 +79,7 @@ async fn start(
         s.server.clone(),
         s.seen.clone(),
         options,
+        None,
         stopped,
         move |_, result, _| {
             kept.lock()
@@ -348,6 +348,7 @@ async fn each_report_names_its_own_clients_scheme() {
         s.server.clone(),
         s.seen.clone(),
         o,
+        None,
         stopped,
         move |peer, result, _| {
             let r = result.expect("served");

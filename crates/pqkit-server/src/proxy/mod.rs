@@ -1,0 +1,215 @@
+//! `pqkit proxy`: post-quantum TLS in front of a TCP service (termination), and towards it
+//! when the service speaks TLS itself (origination).
+//!
+//! Each client connection, as a task of the shared accept loop (limits, stop, drain: the crate
+//! docs):
+//! 1. the TLS handshake under [`Timeouts::handshake`], with the [`Termination`]'s current
+//!    certificate, key and client policy — client certificates validated against the CA and
+//!    then checked against an [`AllowList`] (access_denied otherwise);
+//! 2. a connection to the [`Upstream`] (TCP, then TLS when [`Upstream::tls`] is set), within
+//!    the same timeout, counted in the metrics when it fails (the client's connection is then
+//!    closed with close_notify);
+//! 3. the bytes both ways until both sides have closed — an end of stream on one side is passed
+//!    on as close_notify or a TCP FIN on the other — or until nothing crossed either way for
+//!    [`Timeouts::idle`].
+//!
+//! Reload: [`Termination::replace`] puts a new configuration in place for the next handshakes;
+//! connections already open keep theirs, and session tickets stay valid (the ticket keys and
+//! session cache carry over).
+
+pub mod allow;
+pub mod metrics;
+mod pump;
+
+use std::io;
+use std::net::SocketAddr;
+use std::sync::{Arc, RwLock};
+
+use pqkit_rustls::observe::PeerScheme;
+use pqkit_rustls::session::Timeouts;
+use rustls::pki_types::ServerName;
+use rustls::{ClientConfig, ServerConfig};
+use tokio::io::AsyncWriteExt;
+use tokio::net::{TcpListener, TcpStream};
+use tokio::time::{Instant, timeout_at};
+use tokio_rustls::{TlsAcceptor, TlsConnector};
+
+pub use allow::AllowList;
+pub use metrics::Metrics;
+
+use crate::{Options, Stop, Summary, listen, stream};
+
+/// The TLS configuration clients meet, replaceable while serving.
+#[derive(Debug)]
+pub struct Termination {
+    current: RwLock<Arc<Current>>,
+}
+
+/// One configuration of a [`Termination`].
+struct Current {
+    acceptor: TlsAcceptor,
+    config: Arc<ServerConfig>,
+    seen: Arc<PeerScheme>,
+    scheme: String,
+}
+
+impl std::fmt::Debug for Current {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Current")
+            .field("scheme", &self.scheme)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Termination {
+    /// Serves with `config`; `seen` is its client verifier's record
+    /// ([`pqkit_rustls::server_config`]), `scheme` the name of the signature scheme of its key
+    /// (the metrics' `scheme` label).
+    pub fn new(config: ServerConfig, seen: Arc<PeerScheme>, scheme: String) -> Self {
+        Self {
+            current: RwLock::new(Arc::new(Current::new(config, seen, scheme))),
+        }
+    }
+
+    /// Serves the next handshakes with `config` (as [`Termination::new`]), keeping the ticket
+    /// keys and the session cache of the configuration it replaces, so that clients holding
+    /// tickets still resume. Connections already open are not touched.
+    pub fn replace(&self, mut config: ServerConfig, seen: Arc<PeerScheme>, scheme: String) {
+        let old = self.current();
+        config.ticketer = old.config.ticketer.clone();
+        config.session_storage = old.config.session_storage.clone();
+        let new = Arc::new(Current::new(config, seen, scheme));
+        match self.current.write() {
+            Ok(mut c) => *c = new,
+            Err(poisoned) => *poisoned.into_inner() = new,
+        }
+    }
+
+    fn current(&self) -> Arc<Current> {
+        match self.current.read() {
+            Ok(c) => c.clone(),
+            Err(poisoned) => poisoned.into_inner().clone(),
+        }
+    }
+}
+
+impl Current {
+    fn new(config: ServerConfig, seen: Arc<PeerScheme>, scheme: String) -> Self {
+        let config = Arc::new(config);
+        Self {
+            acceptor: TlsAcceptor::from(config.clone()),
+            config,
+            seen,
+            scheme,
+        }
+    }
+}
+
+/// Where the proxy sends each client's bytes.
+#[derive(Clone, Debug)]
+pub struct Upstream {
+    /// `host:port`, resolved at each connection.
+    pub address: String,
+    /// Speak TLS to it with this client configuration and server name (origination).
+    pub tls: Option<(Arc<ClientConfig>, ServerName<'static>)>,
+}
+
+/// Relays TLS connections from `listener` to `upstream` until the first [`Stop`] or
+/// [`Options::count`] connections, then drains (the crate docs). Handshakes, failures,
+/// bytes and connections are counted in `metrics`; each connection is logged through
+/// `tracing` (debug: its parameters; info: failures).
+pub async fn proxy(
+    listener: TcpListener,
+    termination: Arc<Termination>,
+    upstream: Arc<Upstream>,
+    options: Options,
+    metrics: Arc<Metrics>,
+    stop: Stop,
+) -> Summary {
+    let timeouts = options.timeouts;
+    listen::run(listener, &options, stop, |socket, peer| {
+        let current = termination.current();
+        let (upstream, metrics) = (upstream.clone(), metrics.clone());
+        async move {
+            current.seen.clear();
+            relay(socket, peer, &current, &upstream, timeouts, &metrics).await;
+            current.seen.clear();
+        }
+    })
+    .await
+}
+
+/// One client connection (the module docs).
+async fn relay(
+    socket: TcpStream,
+    peer: SocketAddr,
+    current: &Current,
+    upstream: &Upstream,
+    timeouts: Timeouts,
+    metrics: &Metrics,
+) {
+    let deadline = Instant::now() + timeouts.handshake;
+    let (mut client, took) = match stream::handshake(socket, &current.acceptor, deadline).await {
+        Ok(c) => c,
+        Err(e) => {
+            let (reason, alert) = metrics.handshake_failed(&e);
+            let refusal = current.seen.rejection();
+            tracing::info!(
+                %peer,
+                reason,
+                alert,
+                error = %e,
+                refusal = refusal.as_deref().unwrap_or(""),
+                "handshake failed"
+            );
+            return;
+        }
+    };
+    let conn = client.get_ref().1;
+    metrics.handshake(conn, &current.scheme, current.seen.get(), took);
+    tracing::debug!(
+        %peer,
+        group = ?conn.negotiated_key_exchange_group().map(pqkit_rustls::group_name),
+        handshake_ms = took.as_secs_f64() * 1e3,
+        "handshake"
+    );
+    let deadline = Instant::now() + timeouts.handshake;
+    let relayed = match connect(upstream, deadline).await {
+        Ok(Target::Tcp(target)) => pump::pump(client, target, timeouts.idle, metrics).await,
+        Ok(Target::Tls(target)) => pump::pump(client, *target, timeouts.idle, metrics).await,
+        Err(e) => {
+            metrics.upstream_failed();
+            tracing::warn!(%peer, target = %upstream.address, error = %e, "target unreachable");
+            let _ = timeout_at(deadline, client.shutdown()).await;
+            return;
+        }
+    };
+    match relayed {
+        Ok((up, down)) => tracing::debug!(%peer, from_client = up, from_upstream = down, "closed"),
+        Err(e) => tracing::info!(%peer, error = %e, "connection ended"),
+    }
+}
+
+/// A connection to the upstream.
+enum Target {
+    Tcp(TcpStream),
+    Tls(Box<tokio_rustls::client::TlsStream<TcpStream>>),
+}
+
+/// Connects to `upstream` (and completes its TLS handshake) before `deadline`.
+async fn connect(upstream: &Upstream, deadline: Instant) -> io::Result<Target> {
+    let tcp = timeout_at(deadline, TcpStream::connect(upstream.address.as_str()))
+        .await
+        .map_err(|_| stream::timed_out("connecting took longer than the handshake timeout"))??;
+    tcp.set_nodelay(true)?;
+    let Some((config, name)) = &upstream.tls else {
+        return Ok(Target::Tcp(tcp));
+    };
+    let tls = timeout_at(
+        deadline,
+        TlsConnector::from(config.clone()).connect(name.clone(), tcp),
+    )
+    .await
+    .map_err(|_| stream::timed_out("the target's handshake took longer than the timeout"))??;
+    Ok(Target::Tls(Box::new(tls)))
+}

@@ -1,0 +1,122 @@
+//! The TLS side of a connection: the handshake under its deadline, over a TCP stream that
+//! counts the bytes crossing it.
+
+use std::io;
+use std::pin::Pin;
+use std::task::{Context, Poll};
+use std::time::Duration;
+
+use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
+use tokio::net::TcpStream;
+use tokio::time::{Instant, timeout_at};
+use tokio_rustls::TlsAcceptor;
+use tokio_rustls::server::TlsStream;
+
+/// The server side of a TLS handshake on `socket`, finished before `deadline`. Returns the
+/// stream and the handshake time, from the arrival of the first ClientHello bytes to the
+/// client's Finished (a client that connects and waits is not timed).
+///
+/// # Errors
+/// [`io::ErrorKind::TimedOut`] at the deadline; [`io::ErrorKind::UnexpectedEof`] when the
+/// client closes before sending anything; else the handshake's error (a rustls error inside
+/// an [`io::ErrorKind::InvalidData`]).
+pub(crate) async fn handshake(
+    socket: TcpStream,
+    acceptor: &TlsAcceptor,
+    deadline: Instant,
+) -> io::Result<(TlsStream<Counted>, Duration)> {
+    socket.set_nodelay(true)?;
+    let mut first = [0u8; 1];
+    let n = timeout_at(deadline, socket.peek(&mut first))
+        .await
+        .map_err(|_| timed_out("the client sent nothing"))??;
+    if n == 0 {
+        return Err(io::Error::new(
+            io::ErrorKind::UnexpectedEof,
+            "client sent nothing",
+        ));
+    }
+    let start = std::time::Instant::now();
+    let tls = timeout_at(deadline, acceptor.accept(Counted::new(socket)))
+        .await
+        .map_err(|_| timed_out("the handshake took longer than the timeout"))??;
+    Ok((tls, start.elapsed()))
+}
+
+/// An [`io::ErrorKind::TimedOut`] error saying `what`.
+pub(crate) fn timed_out(what: &'static str) -> io::Error {
+    io::Error::new(io::ErrorKind::TimedOut, what)
+}
+
+/// A TCP stream that counts the bytes crossing it (TLS records with their headers).
+pub(crate) struct Counted {
+    inner: TcpStream,
+    pub(crate) read: u64,
+    pub(crate) written: u64,
+}
+
+impl Counted {
+    fn new(inner: TcpStream) -> Self {
+        Self {
+            inner,
+            read: 0,
+            written: 0,
+        }
+    }
+}
+
+impl AsyncRead for Counted {
+    fn poll_read(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &mut ReadBuf<'_>,
+    ) -> Poll<io::Result<()>> {
+        let this = self.get_mut();
+        let before = buf.filled().len();
+        let polled = Pin::new(&mut this.inner).poll_read(cx, buf);
+        if let Poll::Ready(Ok(())) = polled {
+            this.read += (buf.filled().len() - before) as u64;
+        }
+        polled
+    }
+}
+
+impl AsyncWrite for Counted {
+    fn poll_write(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &[u8],
+    ) -> Poll<io::Result<usize>> {
+        let this = self.get_mut();
+        let polled = Pin::new(&mut this.inner).poll_write(cx, buf);
+        if let Poll::Ready(Ok(n)) = polled {
+            this.written += n as u64;
+        }
+        polled
+    }
+
+    fn poll_write_vectored(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        bufs: &[io::IoSlice<'_>],
+    ) -> Poll<io::Result<usize>> {
+        let this = self.get_mut();
+        let polled = Pin::new(&mut this.inner).poll_write_vectored(cx, bufs);
+        if let Poll::Ready(Ok(n)) = polled {
+            this.written += n as u64;
+        }
+        polled
+    }
+
+    fn is_write_vectored(&self) -> bool {
+        self.inner.is_write_vectored()
+    }
+
+    fn poll_flush(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        Pin::new(&mut self.get_mut().inner).poll_flush(cx)
+    }
+
+    fn poll_shutdown(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        Pin::new(&mut self.get_mut().inner).poll_shutdown(cx)
+    }
+}
