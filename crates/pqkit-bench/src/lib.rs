@@ -5,6 +5,8 @@
 //! - [`handshake`]: the (signature × named group) TLS 1.3 matrix — time, bytes on the wire by
 //!   message type ([`wire`]), heap per side ([`heap`]), stack per side ([`stack`]).
 //! - [`tls`]: connections/s, connect time and bulk MB/s each way (tls_bench style).
+//! - [`servers`]: TLS servers side by side under a load generator ([`load`]): `pqkit server`,
+//!   `pqkit proxy`, OpenSSL `s_server`, Go — connections/s, latency percentiles, server CPU.
 //! - [`boundary`]: signing time versus message size inside and outside the key's boundary.
 //! - [`ledger`]: stateful signatures per second with each reservation ledger (none, SQLite,
 //!   an etcd cluster for one and several signers; [`etcd`] starts one).
@@ -28,6 +30,7 @@ pub mod etcd;
 pub mod handshake;
 pub mod heap;
 pub mod ledger;
+pub mod load;
 pub mod machine;
 #[cfg(feature = "peers")]
 pub mod peers;
@@ -37,6 +40,7 @@ pub mod primitives;
 pub mod reference;
 pub mod render;
 pub mod row;
+pub mod servers;
 pub mod stack;
 pub mod stateful;
 pub mod suite;

@@ -15,7 +15,8 @@ use crate::{SCHEMA, boundary, crypto, handshake, preset, primitives, tls};
 /// One finished benchmark.
 #[derive(Clone, Debug)]
 pub struct Measurement {
-    /// "crypto", "handshake", "tls", "boundary", "primitives" or "ledger": the JSON `kind`.
+    /// "crypto", "handshake", "tls", "server", "boundary", "primitives" or "ledger": the JSON
+    /// `kind`.
     pub kind: &'static str,
     /// The JSON body: every field beside `schema`, `kind` and `machine`.
     pub body: Value,
@@ -269,6 +270,33 @@ pub fn tls_with(
         rows: &rows,
     };
     Measurement::new("tls", &body, vec![render::tls(&rows)], plot::tls(&rows))
+}
+
+/// `bench server`.
+///
+/// # Errors
+/// As [`crate::servers::compare`].
+pub fn servers(options: &crate::servers::Options) -> Result<Measurement, String> {
+    #[derive(Serialize)]
+    struct Body<'a> {
+        seconds: f64,
+        rounds: usize,
+        busy_core: bool,
+        rows: &'a [crate::servers::Row],
+    }
+    let rows = crate::servers::compare(options)?;
+    let body = Body {
+        seconds: options.load.duration.as_secs_f64(),
+        rounds: options.rounds,
+        busy_core: options.busy,
+        rows: &rows,
+    };
+    Measurement::new(
+        "server",
+        &body,
+        vec![crate::servers::table(&rows)],
+        Ok(Vec::new()),
+    )
 }
 
 /// `bench boundary`; `sizes` empty for [`boundary::DEFAULT_SIZES`].

@@ -111,6 +111,8 @@ pub(crate) fn server(o: &ServerOptions) -> Result<()> {
     let runtime = service_runtime(o.workers)?;
     let address = format!("{}:{}", o.host, o.port);
     let served = runtime.block_on(async {
+        // Handlers before the ready line (a SIGTERM right after it must drain, not kill).
+        let stop = pqkit_server::stop_on_signals()?;
         let listener = tokio::net::TcpListener::bind((o.host.as_str(), o.port))
             .await
             .about(&address)?;
@@ -130,7 +132,6 @@ pub(crate) fn server(o: &ServerOptions) -> Result<()> {
             drain: o.drain,
             counters: Arc::default(),
         };
-        let stop = pqkit_server::stop_on_signals()?;
         let json = o.json;
         let summary = pqkit_server::serve(
             listener,

@@ -549,6 +549,60 @@ enum BenchCommand {
         #[command(flatten)]
         output: BenchOutput,
     },
+    /// TLS servers side by side under a load generator: `pqkit server`, `pqkit proxy`,
+    /// OpenSSL s_server and Go crypto/tls on the same certificate, rounds interleaved —
+    /// connections/s, latency p50/p90/p99/p99.9, server CPU per connection (/proc).
+    #[command(
+        after_help = "Examples:\n  pqkit bench server --sig ML-DSA-65 --clients 8 \
+                            --openssl ~/.cache/pqkit/openssl-3.6.3/bin/openssl --gotls ./gotls\n  \
+                            pqkit bench server --sig ECDSA-P256 --rate 500 --busy\n\n\
+                            The servers run as separate processes on 127.0.0.1; the load \
+                            generator runs in this one, so the machine's cores are shared."
+    )]
+    Server {
+        /// The certificates' signature algorithm.
+        #[arg(long, alias = "alg", default_value = "ML-DSA-65")]
+        sig: String,
+        /// The named group.
+        #[arg(long, default_value = "X25519MLKEM768")]
+        group: String,
+        /// Client threads, 1 to 1024 (each runs one connection at a time).
+        #[arg(long, default_value_t = 8, value_parser = clap::value_parser!(u16).range(1..=1024))]
+        clients: u16,
+        /// Seconds of load per server per round.
+        #[arg(long, default_value_t = 3.0)]
+        seconds: f64,
+        /// Rounds; each runs every server once, in turn.
+        #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u16).range(1..=100))]
+        rounds: u16,
+        /// Start this many connections per second (open loop); default: closed loop, each
+        /// client starting its next connection when the last ends.
+        #[arg(long)]
+        rate: Option<f64>,
+        /// Resume sessions from tickets instead of full handshakes.
+        #[arg(long)]
+        resume: bool,
+        /// Leave `pqkit proxy` out.
+        #[arg(long)]
+        no_proxy: bool,
+        /// OpenSSL's `openssl` (3.5 or newer) to compare with its s_server.
+        #[arg(long, value_name = "PATH")]
+        openssl: Option<PathBuf>,
+        /// The gotls peer (../shared/peers/gotls, built with Go 1.27 for ML-DSA) to compare.
+        #[arg(long, value_name = "PATH")]
+        gotls: Option<PathBuf>,
+        /// Keep one core busy with another process during the runs.
+        #[arg(long)]
+        busy: bool,
+        /// Worker threads of `pqkit server` and `pqkit proxy` (default: one per core).
+        #[arg(long, value_parser = clap::value_parser!(u16).range(1..=1024))]
+        workers: Option<u16>,
+        /// Seconds each connection may take.
+        #[arg(long, default_value_t = 10.0)]
+        timeout: f64,
+        #[command(flatten)]
+        output: BenchOutput,
+    },
     /// Sign time vs message size, inside vs outside the key's boundary.
     #[command(after_help = "Example:\n  pqkit bench boundary --sizes 1024,1048576 --markdown")]
     Boundary {
@@ -1586,8 +1640,9 @@ fn server(a: ServerArgs) -> failure::Result<()> {
 fn proxy(a: ProxyArgs) -> failure::Result<()> {
     let (handshake, drain, workers) = a.service.start()?;
     let idle = seconds(a.idle_timeout, "--idle-timeout")?;
+    let mutual = a.ca.is_some();
     let policy = proxy_cmd::allow_list(
-        a.ca.is_some(),
+        mutual,
         a.allow_all,
         a.allow_dns,
         a.allow_uri,
@@ -1603,7 +1658,10 @@ fn proxy(a: ProxyArgs) -> failure::Result<()> {
             client_ca: a.ca,
             policy: policy.map(|p| std::sync::Arc::new(p) as _),
             groups: a.service.groups,
-            resumption: !a.service.no_resumption,
+            // With client certificates, every connection proves its client's key against the
+            // CA and allow-list of the moment: rustls does not check a resumed session's
+            // client again, so a ticket would let a client a reload removed back in.
+            resumption: !a.service.no_resumption && !mutual,
         },
         target_tls: a.tls_target.then(|| proxy_cmd::TargetTls {
             ca: a.target_ca.unwrap_or_default(),
@@ -1738,6 +1796,49 @@ fn bench(command: BenchCommand, g: &Globals) -> failure::Result<()> {
                     bench_cmd::print(pqkit_bench::suite::handshake(&options), &output.get())
                 }
             }
+        }
+        BenchCommand::Server {
+            sig,
+            group,
+            clients,
+            seconds,
+            rounds,
+            rate,
+            resume,
+            no_proxy,
+            openssl,
+            gotls,
+            busy,
+            workers,
+            timeout,
+            output,
+        } => {
+            let duration = bench_cmd::seconds(seconds, "--seconds")?;
+            let timeout = bench_cmd::seconds(timeout, "--timeout")?;
+            if rate.is_some_and(|r| !(r > 0.0 && r <= 1e6)) {
+                return Err(Failure::usage(
+                    "--rate must be a number of connections per second above 0, at most 10^6",
+                ));
+            }
+            let options = pqkit_bench::servers::Options {
+                signature: sig,
+                group,
+                load: pqkit_bench::load::Load {
+                    clients: usize::from(clients),
+                    duration,
+                    rate,
+                    resume,
+                    timeout,
+                },
+                rounds: usize::from(rounds),
+                pqkit: std::env::current_exe()?,
+                proxy: !no_proxy,
+                openssl,
+                gotls,
+                busy,
+                workers: workers.map(usize::from),
+            };
+            bench_cmd::print(pqkit_bench::suite::servers(&options), &output.get())
         }
         BenchCommand::Tls {
             sig,

@@ -45,6 +45,12 @@ pub(crate) fn allow_list(
     ip: Vec<std::net::IpAddr>,
     pins: &[String],
 ) -> Result<Option<AllowList>> {
+    if let Some(w) = dns.iter().find(|d| d.contains('*')) {
+        return Err(Failure::usage(format!(
+            "--allow-dns {w:?}: names are matched exactly, wildcards are not expanded (a \
+             certificate for {w:?} itself would match); list each name"
+        )));
+    }
     let list = AllowList {
         any,
         dns,
@@ -75,6 +81,14 @@ pub(crate) fn proxy(o: ProxyOptions) -> Result<()> {
     if o.max_connections == 0 {
         return Err(Failure::usage("--max-connections must be at least 1"));
     }
+    for (flag, address) in [("--listen", Some(&o.listen)), ("--target", Some(&o.target))]
+        .into_iter()
+        .chain([("--metrics", o.metrics.as_ref())])
+    {
+        if let Some(address) = address {
+            check_address(flag, address)?;
+        }
+    }
     let upstream = Arc::new(Upstream {
         tls: o
             .target_tls
@@ -91,6 +105,10 @@ pub(crate) fn proxy(o: ProxyOptions) -> Result<()> {
     let metrics = Arc::new(Metrics::new(counters.clone()));
     let runtime = commands::service_runtime(o.workers)?;
     let served = runtime.block_on(async {
+        // The handlers are in place before the ready line: a supervisor's SIGHUP or SIGTERM
+        // right after it must not meet the default action (which ends the process).
+        let stop = pqkit_server::stop_on_signals()?;
+        let hangup = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::hangup())?;
         let listener = tokio::net::TcpListener::bind(o.listen.as_str())
             .await
             .about(&o.listen)?;
@@ -127,6 +145,7 @@ pub(crate) fn proxy(o: ProxyOptions) -> Result<()> {
             o.workers
         );
         let reload = tokio::spawn(reload_on_hangup(
+            hangup,
             tls.clone(),
             termination.clone(),
             metrics.clone(),
@@ -138,7 +157,6 @@ pub(crate) fn proxy(o: ProxyOptions) -> Result<()> {
             drain: o.drain,
             counters,
         };
-        let stop = pqkit_server::stop_on_signals()?;
         let summary = pqkit_server::proxy(
             listener,
             termination.clone(),
@@ -164,12 +182,11 @@ pub(crate) fn proxy(o: ProxyOptions) -> Result<()> {
 /// Rereads the certificate, key and client CA at each SIGHUP, off the workers; a reload that
 /// fails keeps the configuration in place.
 async fn reload_on_hangup(
+    mut hangup: tokio::signal::unix::Signal,
     tls: Arc<ServerTls>,
     termination: Arc<Termination>,
     metrics: Arc<Metrics>,
-) -> Result<()> {
-    use tokio::signal::unix::{SignalKind, signal};
-    let mut hangup = signal(SignalKind::hangup())?;
+) {
     while hangup.recv().await.is_some() {
         let files = tls.clone();
         let built = tokio::task::spawn_blocking(move || {
@@ -193,7 +210,6 @@ async fn reload_on_hangup(
             }
         }
     }
-    Ok(())
 }
 
 /// The TLS 1.3 signature scheme of the key certified by the first certificate of `cert`, by
@@ -236,6 +252,19 @@ fn target_config(
     Ok((Arc::new(config), name))
 }
 
+/// `address` must be `host:port` with a port number (the host is resolved when used).
+fn check_address(flag: &str, address: &str) -> Result<()> {
+    let port = address
+        .rsplit_once(':')
+        .map(|(host, port)| (host, port.parse::<u16>()));
+    match port {
+        Some((host, Ok(_))) if !host.is_empty() => Ok(()),
+        _ => Err(Failure::usage(format!(
+            "{flag} {address:?}: give host:port (e.g. 127.0.0.1:8443, [::1]:8443, db.internal:5432)"
+        ))),
+    }
+}
+
 /// The host of `host:port` (`[v6]:port` too).
 fn host_of(address: &str) -> &str {
     let host = address.rsplit_once(':').map_or(address, |(h, _)| h);
@@ -251,6 +280,11 @@ mod tests {
         assert_eq!(host_of("db.internal:5432"), "db.internal");
         assert_eq!(host_of("[::1]:443"), "::1");
         assert_eq!(host_of("localhost"), "localhost");
+        assert!(check_address("--target", "db:5432").is_ok());
+        assert!(check_address("--target", "[::1]:443").is_ok());
+        for bad in ["db", ":443", "db:", "db:http", "db:70000"] {
+            assert!(check_address("--target", bad).is_err(), "{bad}");
+        }
     }
 
     #[test]
@@ -268,5 +302,6 @@ mod tests {
                 .is_some()
         );
         assert!(allow_list(true, false, vec![], vec![], vec![], &["00".into()]).is_err());
+        assert!(allow_list(true, false, vec!["*.example".into()], vec![], vec![], &[]).is_err());
     }
 }

@@ -756,3 +756,73 @@ fn bench_handshake_times_agree_with_client_against_server() {
     }
     println!("{}", figures.join("\n"));
 }
+
+/// `bench server` against all four servers (OpenSSL 3.6 built by the tests, Go 1.27's gotls),
+/// new and resumed handshakes: every server answers every connection, the percentiles are in
+/// order, each server's CPU is measured, and resumption really resumes.
+#[test]
+fn bench_server_json_against_every_server() {
+    let dir = scratch("bench-server");
+    let gotls = support::build_gotls(&dir, "go1.27.1");
+    let openssl = support::openssl();
+    for resume in [false, true] {
+        let mut args = vec![
+            "bench",
+            "server",
+            "--json",
+            "--seconds",
+            "0.4",
+            "--rounds",
+            "2",
+            "--clients",
+            "2",
+            "--openssl",
+            openssl.to_str().expect("path"),
+            "--gotls",
+            gotls.to_str().expect("path"),
+        ];
+        if resume {
+            args.push("--resume");
+        }
+        let v = json(&args);
+        assert_eq!(v["kind"], "server");
+        let rows = v["rows"].as_array().expect("rows");
+        let names: Vec<&str> = rows.iter().filter_map(|r| r["server"].as_str()).collect();
+        assert_eq!(names.len(), 4, "{names:?}");
+        assert_eq!(&names[..2], ["pqkit server", "pqkit proxy"]);
+        assert!(
+            names[2].starts_with("OpenSSL 3.6") && names[3].starts_with("Go"),
+            "{names:?}"
+        );
+        for r in rows {
+            assert_eq!(r["errors"], 0, "{r}");
+            let n = r["connections"].as_u64().expect("connections");
+            assert!(n >= 10, "{r}");
+            assert_eq!(
+                r["connections_per_sec_rounds"].as_array().map(Vec::len),
+                Some(2)
+            );
+            let p: Vec<f64> = ["p50_ms", "p90_ms", "p99_ms", "p999_ms"]
+                .iter()
+                .map(|k| r[*k].as_f64().expect("percentile"))
+                .collect();
+            assert!(p[0] > 0.0 && p.windows(2).all(|w| w[0] <= w[1]), "{r}");
+            assert!(
+                r["server_cpu_us_per_connection"]
+                    .as_f64()
+                    .is_some_and(|c| c > 0.0),
+                "{r}"
+            );
+            let resumed = r["resumed"].as_u64().expect("resumed");
+            if resume && r["server"].as_str().is_some_and(|s| !s.starts_with("Go")) {
+                // Each client's first connection is full; then tickets. (gotls clones its
+                // tls.Config per connection, and each clone makes its own ticket keys: it
+                // never resumes, and the row says so.)
+                assert!(resumed * 2 > n, "mostly resumed: {r}");
+            } else if !resume {
+                assert_eq!(resumed, 0, "{r}");
+            }
+        }
+        assert_eq!(rows[0]["cpu_vs_pqkit_server"], 1.0);
+    }
+}

@@ -247,6 +247,18 @@ fn go_openssl_and_pqkit_clients_through_the_proxy_with_an_allow_list() {
     let ours = &json_lines(&ours.stdout)[0];
     assert_eq!(ours["received"], "hello from pqkit", "{ours}");
 
+    // With client certificates, no resumption: a second connection with the same client
+    // configuration (and its tickets, had there been any) is a full handshake again.
+    let mutual = client_config_with(&pki_dir.join("ca.pem"), true, Some(&pki_dir));
+    for _ in 0..2 {
+        let mut c = Client::connect(port, &mutual);
+        assert_eq!(
+            c.tls.conn.handshake_kind(),
+            Some(rustls::HandshakeKind::Full)
+        );
+        assert_eq!(c.echo("again").expect("echo"), "again");
+    }
+
     let samples = parse_metrics(&dir, &scrape(metrics));
     let full = [
         ("group", "X25519MLKEM768"),
@@ -256,16 +268,17 @@ fn go_openssl_and_pqkit_clients_through_the_proxy_with_an_allow_list() {
     ];
     assert_eq!(
         sample(&samples, "pqkit_proxy_handshakes_total", &full),
-        3.0,
+        5.0,
         "{samples:?}"
     );
     assert_eq!(
         sample(&samples, "pqkit_proxy_handshake_seconds_count", &[]),
-        3.0
+        5.0
     );
     let sent = "hello from Go through the proxy".len()
         + "hello from OpenSSL through the proxy\n".len()
-        + "hello from pqkit".len();
+        + "hello from pqkit".len()
+        + 2 * "again".len();
     for direction in ["from_client", "from_upstream"] {
         assert_eq!(
             sample(
@@ -277,7 +290,7 @@ fn go_openssl_and_pqkit_clients_through_the_proxy_with_an_allow_list() {
             "{direction}"
         );
     }
-    assert_eq!(sample(&samples, "pqkit_proxy_connections_total", &[]), 3.0);
+    assert_eq!(sample(&samples, "pqkit_proxy_connections_total", &[]), 5.0);
     drop(admitted);
 
     // The same client, not on the list: access_denied, counted.
@@ -379,16 +392,28 @@ impl Client {
 }
 
 fn client_config(roots: &Path, resumption: bool) -> Arc<ClientConfig> {
-    let roots: Vec<CertificateDer<'static>> = pqkit_pki::pem::read_certificates(roots)
-        .expect("roots")
-        .into_iter()
-        .map(CertificateDer::from)
-        .collect();
+    client_config_with(roots, resumption, None)
+}
+
+/// A client configuration trusting `roots`, presenting `pki`'s client.pem when given.
+fn client_config_with(roots: &Path, resumption: bool, pki: Option<&Path>) -> Arc<ClientConfig> {
+    let certs = |p: &Path| -> Vec<CertificateDer<'static>> {
+        pqkit_pki::pem::read_certificates(p)
+            .expect("certificates")
+            .into_iter()
+            .map(CertificateDer::from)
+            .collect()
+    };
+    let auth = pki.map(|dir| {
+        let key = pqkit_pki::pem::read_private_key(&dir.join("client.key")).expect("key");
+        let key = rustls_pki_types::PrivateKeyDer::Pkcs8(key.to_vec().into());
+        (certs(&dir.join("client.pem")), key.into())
+    });
     let provider = Arc::new(pqkit_rustls::provider_with_groups(vec![
         pqkit_rustls::find_group("X25519MLKEM768").expect("group"),
     ]));
     let (mut config, _) =
-        pqkit_rustls::client_config(provider, &roots, None).expect("client config");
+        pqkit_rustls::client_config(provider, &certs(roots), auth).expect("client config");
     if !resumption {
         config.resumption = rustls::client::Resumption::disabled();
     }
@@ -593,4 +618,44 @@ fn tls_target_with_a_client_certificate() {
         target["peer_signature_scheme"], "slhdsa_sha2_128f",
         "the target verified the proxy's client certificate: {target}"
     );
+}
+
+/// A target that refuses connections: the client's connection ends without close_notify (a
+/// failure its TLS stack reports, not an empty answer) and the metrics count it.
+#[test]
+fn an_unreachable_target_is_a_failure_not_an_empty_answer() {
+    let dir = scratch("proxy-unreachable");
+    pki(&dir, "ML-DSA-44");
+    let closed = TcpListener::bind("127.0.0.1:0").expect("bind");
+    let target = closed.local_addr().expect("address");
+    drop(closed);
+    let (port, metrics) = (free_port(), free_port());
+    let _proxy = proxy(
+        &dir,
+        port,
+        target,
+        &[
+            "--disable-authentication",
+            "--metrics",
+            &format!("127.0.0.1:{metrics}"),
+        ],
+    );
+    let out = pqkit()
+        .args(["client", "--groups", "X25519MLKEM768"])
+        .args(["--port", &port.to_string()])
+        .arg("--ca")
+        .arg(dir.join("ca.pem"))
+        .output()
+        .expect("pqkit client");
+    assert!(
+        !out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    let samples = parse_metrics(&dir, &scrape(metrics));
+    assert_eq!(
+        sample(&samples, "pqkit_proxy_upstream_failures_total", &[]),
+        1.0
+    );
+    assert_eq!(sample(&samples, "pqkit_proxy_handshakes_total", &[]), 1.0);
 }

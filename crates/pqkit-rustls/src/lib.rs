@@ -120,7 +120,8 @@ pub fn server_config(
 /// filtered by `policy` (refused with the alert access_denied).
 ///
 /// # Errors
-/// rustls errors for unusable certificates or keys.
+/// rustls errors for unusable certificates or keys; [`Error::General`] for a `policy` without
+/// `client_roots` (it would admit everyone).
 pub fn server_config_with_policy(
     provider: Arc<CryptoProvider>,
     chain: Vec<CertificateDer<'static>>,
@@ -128,6 +129,12 @@ pub fn server_config_with_policy(
     client_roots: Option<&[CertificateDer<'static>]>,
     policy: Option<Arc<dyn verify::ClientPolicy>>,
 ) -> Result<(ServerConfig, Arc<PeerScheme>), Error> {
+    if policy.is_some() && client_roots.is_none() {
+        // A policy over clients that are never asked for a certificate would admit everyone.
+        return Err(Error::General(
+            "a client policy needs the client certificates' CA".to_owned(),
+        ));
+    }
     let key = key.into();
     let builder = ServerConfig::builder_with_provider(provider.clone())
         .with_protocol_versions(&[&rustls::version::TLS13])?;

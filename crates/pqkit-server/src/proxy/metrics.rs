@@ -5,7 +5,7 @@
 //! | metric | type | labels |
 //! |---|---|---|
 //! | `pqkit_proxy_handshakes_total` | counter | `group`, `scheme` (the proxy's CertificateVerify), `client_scheme` (the client's, or `none`), `kind` (`full`, `resumed`) |
-//! | `pqkit_proxy_handshake_failures_total` | counter | `reason` (`alert_sent`, `alert_received`, `timeout`, `closed`, `protocol`, `io`), `alert` (RFC 8446 §6 name, or `none`) |
+//! | `pqkit_proxy_handshake_failures_total` | counter | `reason` (`alert_sent`, `alert_received`, `timeout`, `closed`, `refused`, `protocol`, `io`), `alert` (RFC 8446 §6 name, or `none`) |
 //! | `pqkit_proxy_handshake_seconds` | histogram | — (0.25 ms to 4.1 s, doubling) |
 //! | `pqkit_proxy_bytes_total` | counter | `direction` (`from_client`, `from_upstream`): application bytes relayed |
 //! | `pqkit_proxy_upstream_failures_total` | counter | — (connection or TLS to the target failed) |
@@ -216,6 +216,7 @@ fn failure(e: &io::Error) -> (&'static str, String) {
     }
     match e.kind() {
         io::ErrorKind::TimedOut => ("timeout", none()),
+        io::ErrorKind::PermissionDenied => ("refused", none()),
         io::ErrorKind::UnexpectedEof
         | io::ErrorKind::ConnectionReset
         | io::ErrorKind::BrokenPipe => ("closed", none()),
@@ -302,9 +303,18 @@ impl Collector for Connections {
     }
 }
 
-/// Answers `GET /metrics` on `listener` with [`Metrics::encode`] (HTTP/1.1; any other path
-/// 404, any other method 405), until the task is dropped. Each scrape connection has 10 s.
+/// Scrape connections served at once.
+const SCRAPE_CONNECTIONS: usize = 8;
+
+/// The largest request read, in bytes (a scraper's GET is a few hundred).
+const MAX_REQUEST_BYTES: usize = 8 * 1024;
+
+/// Answers `GET /metrics` on `listener` with [`Metrics::encode`] (HTTP/1.1, one request per
+/// connection; any other path 404, any other method 405), until the task is dropped. At most
+/// 8 connections at once (more are closed at once), each with 10 s and an 8 KiB request.
 pub async fn serve_metrics(listener: TcpListener, metrics: Arc<Metrics>) {
+    // A scraper needs one connection; a few more are served, the rest closed at once.
+    let places = Arc::new(tokio::sync::Semaphore::new(SCRAPE_CONNECTIONS));
     loop {
         let (socket, peer) = match listener.accept().await {
             Ok(c) => c,
@@ -314,13 +324,20 @@ pub async fn serve_metrics(listener: TcpListener, metrics: Arc<Metrics>) {
                 continue;
             }
         };
+        let Ok(place) = places.clone().try_acquire_owned() else {
+            tracing::debug!(%peer, "metrics: too many connections, closed");
+            continue;
+        };
         let metrics = metrics.clone();
         tokio::spawn(async move {
+            let _place = place;
             let service = hyper::service::service_fn(move |request: Request<_>| {
                 let metrics = metrics.clone();
                 async move { Ok::<_, Infallible>(answer(&request, &metrics)) }
             });
             let connection = hyper::server::conn::http1::Builder::new()
+                .keep_alive(false)
+                .max_buf_size(MAX_REQUEST_BYTES)
                 .serve_connection(hyper_util::rt::TokioIo::new(socket), service);
             match tokio::time::timeout(Duration::from_secs(10), connection).await {
                 Ok(Ok(())) => {}

@@ -15,7 +15,10 @@
 //!
 //! Reload: [`Termination::replace`] puts a new configuration in place for the next handshakes;
 //! connections already open keep theirs, and session tickets stay valid (the ticket keys and
-//! session cache carry over).
+//! session cache carry over). With client authentication, turn resumption off
+//! ([`crate::disable_resumption`]): rustls does not check a resumed session's client again, so
+//! a ticket would outlive a reload that removed its client — the proxy closes any resumed
+//! connection that carries a client certificate (counted as a failure, reason `refused`).
 
 pub mod allow;
 pub mod metrics;
@@ -29,7 +32,6 @@ use pqkit_rustls::observe::PeerScheme;
 use pqkit_rustls::session::Timeouts;
 use rustls::pki_types::ServerName;
 use rustls::{ClientConfig, ServerConfig};
-use tokio::io::AsyncWriteExt;
 use tokio::net::{TcpListener, TcpStream};
 use tokio::time::{Instant, timeout_at};
 use tokio_rustls::{TlsAcceptor, TlsConnector};
@@ -149,7 +151,7 @@ async fn relay(
     metrics: &Metrics,
 ) {
     let deadline = Instant::now() + timeouts.handshake;
-    let (mut client, took) = match stream::handshake(socket, &current.acceptor, deadline).await {
+    let (client, took) = match stream::handshake(socket, &current.acceptor, deadline).await {
         Ok(c) => c,
         Err(e) => {
             let (reason, alert) = metrics.handshake_failed(&e);
@@ -166,6 +168,19 @@ async fn relay(
         }
     };
     let conn = client.get_ref().1;
+    if conn.handshake_kind() == Some(rustls::HandshakeKind::Resumed)
+        && conn.peer_certificates().is_some()
+    {
+        // rustls restores a resumed session's client chain from the ticket without asking
+        // the verifier again: a client a reload removed (CA or allow-list) would get back in.
+        let e = io::Error::new(
+            io::ErrorKind::PermissionDenied,
+            "a resumed session with a client certificate (not checked again): closed",
+        );
+        metrics.handshake_failed(&e);
+        tracing::warn!(%peer, "closed: resumed a session with a client certificate");
+        return;
+    }
     metrics.handshake(conn, &current.scheme, current.seen.get(), took);
     tracing::debug!(
         %peer,
@@ -180,7 +195,9 @@ async fn relay(
         Err(e) => {
             metrics.upstream_failed();
             tracing::warn!(%peer, target = %upstream.address, error = %e, "target unreachable");
-            let _ = timeout_at(deadline, client.shutdown()).await;
+            // Closed without close_notify: the client sees a truncated connection, not an
+            // empty answer.
+            drop(client);
             return;
         }
     };
