@@ -175,7 +175,7 @@ where
     let acceptor = TlsAcceptor::from(config);
     let report = Arc::new(report);
     let timeouts = options.timeouts;
-    listen::run(listener, &options, stop, |socket, peer| {
+    listen::run(listener, options, stop, move |socket, peer| {
         let (acceptor, seen, report, reply) = (
             acceptor.clone(),
             seen.clone(),

@@ -21,9 +21,33 @@ use crate::{Options, Stop, Summary, stopped};
 /// Accepts connections from `listener` until the first stop or [`Options::count`] served
 /// connections, handing each to `handle` as a task of its own; then drains (see the crate
 /// docs). A connection over [`Options::max_connections`] is closed at once.
+///
+/// The loop itself runs as a task on the runtime's workers, not on the caller's thread (which
+/// may be `block_on`'s): a task spawned from a worker starts on that worker, where one spawned
+/// from outside must wake a parked worker through the injection queue — a futex wake-up and a
+/// context switch per connection.
 pub(crate) async fn run<H, F>(
     listener: TcpListener,
-    options: &Options,
+    options: Options,
+    stop: Stop,
+    handle: H,
+) -> Summary
+where
+    H: FnMut(TcpStream, SocketAddr) -> F + Send + 'static,
+    F: Future<Output = ()> + Send + 'static,
+{
+    match tokio::spawn(accept_loop(listener, options, stop, handle)).await {
+        Ok(summary) => summary,
+        Err(e) => {
+            tracing::error!(error = %e, "the accept loop ended abnormally");
+            Summary::default()
+        }
+    }
+}
+
+async fn accept_loop<H, F>(
+    listener: TcpListener,
+    options: Options,
     mut stop: Stop,
     mut handle: H,
 ) -> Summary

@@ -37,11 +37,52 @@ pub(crate) async fn handshake(
         ));
     }
     let start = std::time::Instant::now();
-    let tls = timeout_at(deadline, acceptor.accept(Counted::new(socket)))
-        .await
-        .map_err(|_| timed_out("the handshake took longer than the timeout"))??;
-    Ok((tls, start.elapsed()))
+    let accepted = timeout_at(
+        deadline,
+        acceptor.accept(Counted::new(socket)).into_fallible(),
+    )
+    .await
+    .map_err(|_| timed_out("the handshake took longer than the timeout"))?;
+    match accepted {
+        Ok(tls) => Ok((tls, start.elapsed())),
+        Err((e, counted)) => {
+            linger(counted.inner, deadline).await;
+            Err(e)
+        }
+    }
 }
+
+/// The end of a connection whose handshake failed, after tokio-rustls wrote its alert: our
+/// side is shut (FIN), then what the client still sends is read and dropped until it closes
+/// too, for at most [`LINGER`] (and `deadline`) and [`LINGER_BYTES`]. Closing at once with
+/// unread bytes would send a reset, and a reset can destroy the alert in the client's
+/// receive buffer before the client reads it: a TLS 1.3 client writes its first data right
+/// after its Finished, before the server has judged its certificate, so it would see
+/// "connection reset" instead of access_denied.
+async fn linger(mut socket: TcpStream, deadline: Instant) {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    if socket.shutdown().await.is_err() {
+        return;
+    }
+    let until = deadline.min(Instant::now() + LINGER);
+    let _ = timeout_at(until, async {
+        let mut sink = [0u8; 4096];
+        let mut left = LINGER_BYTES;
+        while left > 0 {
+            match socket.read(&mut sink).await {
+                Ok(0) | Err(_) => break,
+                Ok(n) => left = left.saturating_sub(n),
+            }
+        }
+    })
+    .await;
+}
+
+/// How long a failed handshake's connection waits for the client to close.
+const LINGER: Duration = Duration::from_millis(500);
+
+/// How many bytes it reads from the client meanwhile.
+const LINGER_BYTES: usize = 64 * 1024;
 
 /// An [`io::ErrorKind::TimedOut`] error saying `what`.
 pub(crate) fn timed_out(what: &'static str) -> io::Error {

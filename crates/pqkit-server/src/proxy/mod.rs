@@ -129,7 +129,7 @@ pub async fn proxy(
     stop: Stop,
 ) -> Summary {
     let timeouts = options.timeouts;
-    listen::run(listener, &options, stop, |socket, peer| {
+    listen::run(listener, options, stop, move |socket, peer| {
         let current = termination.current();
         let (upstream, metrics) = (upstream.clone(), metrics.clone());
         async move {
