@@ -39,7 +39,8 @@ pub struct Load {
     pub rate: Option<f64>,
     /// Resume sessions from tickets instead of full handshakes.
     pub resume: bool,
-    /// Deadline of each connection.
+    /// Deadline of each socket operation of a connection (the connect, each read and write),
+    /// and the longest a connection may wait for a free client thread (open loop).
     pub timeout: Duration,
 }
 
@@ -80,7 +81,8 @@ pub struct Run {
 /// client thread when resuming).
 ///
 /// # Errors
-/// When the client threads cannot be started.
+/// When a client thread cannot be started or panics, or the server's `/proc/PID/stat` cannot
+/// be read.
 pub fn run(server: &Server, config: &ClientConfig, load: &Load) -> Result<Run, String> {
     let clients = load.clients.max(1);
     let name = ServerName::try_from("localhost").map_err(|e| e.to_string())?;
@@ -88,6 +90,8 @@ pub fn run(server: &Server, config: &ClientConfig, load: &Load) -> Result<Run, S
     let start = Instant::now();
     let end = start + load.duration;
     let stop = Arc::new(AtomicBool::new(false));
+    // Whatever ends this function, closed-loop clients already started stop.
+    let _stop_on_return = StopOnDrop(stop.clone());
     let errors = Arc::new(AtomicU64::new(0));
     let first_error: Arc<Mutex<Option<String>>> = Arc::default();
     // Open loop: the schedule hands out start times; closed loop: none.
@@ -201,6 +205,15 @@ pub fn run(server: &Server, config: &ClientConfig, load: &Load) -> Result<Run, S
         server_cpu_seconds: cpu_before.zip(cpu_after).map(|(b, a)| a - b),
         latencies_us: latencies,
     })
+}
+
+/// Sets its flag when dropped.
+struct StopOnDrop(Arc<AtomicBool>);
+
+impl Drop for StopOnDrop {
+    fn drop(&mut self) {
+        self.0.store(true, Ordering::Relaxed);
+    }
 }
 
 /// One connection; returns the time from `began` to the answer, and whether it resumed.

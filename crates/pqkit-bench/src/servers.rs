@@ -56,7 +56,7 @@ pub struct Row {
     pub signature: String,
     /// The named group.
     pub group: String,
-    /// "new" (full handshakes) or "resumed".
+    /// "full" (RFC 8446 full handshakes) or "resumed".
     pub handshakes: &'static str,
     /// Client threads.
     pub clients: usize,
@@ -223,7 +223,7 @@ fn row(options: &Options, runs: &[load::Run]) -> Row {
         handshakes: if options.load.resume {
             "resumed"
         } else {
-            "new"
+            "full"
         },
         clients: options.load.clients,
         rate: options.load.rate,
@@ -375,26 +375,34 @@ fn free_port() -> Result<u16, String> {
 }
 
 /// The service behind `pqkit proxy`: answers each connection's first bytes with themselves,
-/// then closes (a thread per connection, in this process — its CPU is not the proxy's).
+/// then closes — on a few threads of this process that accept in turn (no thread per
+/// connection: the load generator shares the cores, and the proxy's figures should not pay
+/// for a costly backend).
 fn echo_service() -> Result<SocketAddr, String> {
     let listener = TcpListener::bind("127.0.0.1:0").map_err(|e| format!("echo service: {e}"))?;
     let address = listener
         .local_addr()
         .map_err(|e| format!("echo service: {e}"))?;
-    std::thread::spawn(move || {
-        for mut socket in listener.incoming().flatten() {
-            std::thread::spawn(move || {
+    for _ in 0..ECHO_THREADS {
+        let listener = listener
+            .try_clone()
+            .map_err(|e| format!("echo service: {e}"))?;
+        std::thread::spawn(move || {
+            for mut socket in listener.incoming().flatten() {
                 let mut buf = [0u8; 4096];
                 if let Ok(n) = socket.read(&mut buf)
                     && n > 0
                 {
                     let _ = socket.write_all(&buf[..n]);
                 }
-            });
-        }
-    });
+            }
+        });
+    }
     Ok(address)
 }
+
+/// Threads of the echo service behind `pqkit proxy`.
+const ECHO_THREADS: usize = 4;
 
 /// Another process spinning on one core until dropped.
 fn busy_core() -> Result<Started, String> {

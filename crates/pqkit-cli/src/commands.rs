@@ -187,7 +187,12 @@ pub(crate) fn server_tls(
     let chain = read_chain(&tls.cert)?;
     let key = read_key(&tls.key)?;
     let roots = tls.client_ca.as_deref().map(read_roots).transpose()?;
-    let about = format!("{} with {}", tls.cert.display(), tls.key.display());
+    // A `pkcs11:` URI may carry its PIN (pin-value): never shown.
+    let about = format!(
+        "{} with {}",
+        tls.cert.display(),
+        pqkit_pkcs11::client::redacted(&tls.key.to_string_lossy())
+    );
     let (mut config, seen) = pqkit_rustls::server_config_with_policy(
         provider,
         chain,

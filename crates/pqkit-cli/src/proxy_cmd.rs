@@ -109,9 +109,6 @@ pub(crate) fn proxy(o: ProxyOptions) -> Result<()> {
         // right after it must not meet the default action (which ends the process).
         let stop = pqkit_server::stop_on_signals()?;
         let hangup = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::hangup())?;
-        let listener = tokio::net::TcpListener::bind(o.listen.as_str())
-            .await
-            .about(&o.listen)?;
         let scrape = match &o.metrics {
             Some(address) => {
                 let l = tokio::net::TcpListener::bind(address.as_str())
@@ -125,6 +122,9 @@ pub(crate) fn proxy(o: ProxyOptions) -> Result<()> {
             }
             None => None,
         };
+        let listener = tokio::net::TcpListener::bind(o.listen.as_str())
+            .await
+            .about(&o.listen)?;
         eprintln!(
             "pqkit proxy listening on {} -> {}{} (groups {}, client auth {}, at most {} \
              connections, {} workers)",
@@ -160,7 +160,7 @@ pub(crate) fn proxy(o: ProxyOptions) -> Result<()> {
         let summary = pqkit_server::proxy(
             listener,
             termination.clone(),
-            upstream,
+            upstream.clone(),
             options,
             metrics,
             stop,
@@ -173,9 +173,11 @@ pub(crate) fn proxy(o: ProxyOptions) -> Result<()> {
         summary.log();
         Ok(())
     });
-    // As in `pqkit server`: the workers end before a key that may live in a PKCS#11 module.
+    // As in `pqkit server`: the workers end before the keys, which may live in a PKCS#11
+    // module (the proxy's own, and its key towards the target).
     drop(runtime);
     drop(termination);
+    drop(upstream);
     served
 }
 
@@ -242,13 +244,21 @@ fn target_config(
         Some((cert, key)) => Some((commands::read_chain(cert)?, commands::read_key(key)?)),
         None => None,
     };
-    let (config, _seen) = pqkit_rustls::client_config(provider, &roots, auth).about(target)?;
-    let host = match &t.name {
-        Some(n) => n.clone(),
-        None => host_of(target).to_owned(),
+    let about = match &t.auth {
+        Some((cert, key)) => format!(
+            "{} with {}",
+            cert.display(),
+            pqkit_pkcs11::client::redacted(&key.to_string_lossy())
+        ),
+        None => t.ca.display().to_string(),
+    };
+    let (config, _seen) = pqkit_rustls::client_config(provider, &roots, auth).about(about)?;
+    let (flag, host) = match &t.name {
+        Some(n) => ("--target-name", n.clone()),
+        None => ("--target (its host)", host_of(target).to_owned()),
     };
     let name = commands::server_name(&host)
-        .map_err(|e| Failure::usage(format!("--target-name {host:?}: {e}")))?;
+        .map_err(|e| Failure::usage(format!("{flag} {host:?}: not a server name: {e}")))?;
     Ok((Arc::new(config), name))
 }
 

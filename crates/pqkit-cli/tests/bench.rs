@@ -802,11 +802,8 @@ fn bench_server_json_against_every_server() {
                 r["connections_per_sec_rounds"].as_array().map(Vec::len),
                 Some(2)
             );
-            let p: Vec<f64> = ["p50_ms", "p90_ms", "p99_ms", "p999_ms"]
-                .iter()
-                .map(|k| r[*k].as_f64().expect("percentile"))
-                .collect();
-            assert!(p[0] > 0.0 && p.windows(2).all(|w| w[0] <= w[1]), "{r}");
+            assert!(r["p50_ms"].as_f64().is_some_and(|p| p > 0.0), "{r}");
+            assert_eq!(r["handshakes"], if resume { "resumed" } else { "full" });
             assert!(
                 r["server_cpu_us_per_connection"]
                     .as_f64()

@@ -4,9 +4,10 @@
 //!
 //! - **Workers**: the caller's multi-threaded tokio runtime (`pqkit server --workers`, one per
 //!   core by default); a connection is a task, not a thread.
-//! - **Deadlines**: a client has [`Timeouts::handshake`] from its connection to its Finished,
-//!   then [`Timeouts::idle`] for the message, the reply and the close together — a peer that
-//!   sends a byte at a time cannot stretch either.
+//! - **Deadlines**: a client has [`Timeouts::handshake`] from its connection to its Finished —
+//!   a peer that sends a byte at a time cannot stretch it; then, in [`serve`],
+//!   [`Timeouts::idle`] for the message, the reply and the close together, and in [`proxy`]
+//!   [`Timeouts::idle`] without a byte crossing either way (each byte starts it again).
 //! - **A connection limit that never stalls the accept loop**: at most
 //!   [`Options::max_connections`] connections are served at once; one more is accepted and
 //!   closed at once (counted in [`Counters::refused`], logged at most once a second), so a

@@ -90,11 +90,11 @@ where
                 counters.served.fetch_add(1, Ordering::Relaxed);
                 counters.in_flight.fetch_add(1, Ordering::Relaxed);
                 let connection = handle(socket, peer);
-                let counters = counters.clone();
+                let in_flight = InFlight(counters.clone());
                 tasks.spawn(Scoped::new(observe::next_connection_id(), async move {
                     let _permit = permit;
+                    let _in_flight = in_flight;
                     connection.await;
-                    counters.in_flight.fetch_sub(1, Ordering::Relaxed);
                 }));
             }
             Some(joined) = tasks.join_next(), if !tasks.is_empty() => log_panic(joined),
@@ -121,9 +121,18 @@ where
         summary.cut = tasks.len();
         tracing::warn!(cut = summary.cut, drain = ?options.drain, "connections cut at shutdown");
         tasks.shutdown().await;
-        counters.in_flight.store(0, Ordering::Relaxed);
     }
     summary
+}
+
+/// One connection counted in [`crate::Counters::in_flight`] until dropped — when its task
+/// ends, panics or is cut.
+struct InFlight(Arc<crate::Counters>);
+
+impl Drop for InFlight {
+    fn drop(&mut self) {
+        self.0.in_flight.fetch_sub(1, Ordering::Relaxed);
+    }
 }
 
 /// A connection task that panicked is logged (its permit went back as it unwound).

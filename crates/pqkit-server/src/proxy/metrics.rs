@@ -4,8 +4,8 @@
 //!
 //! | metric | type | labels |
 //! |---|---|---|
-//! | `pqkit_proxy_handshakes_total` | counter | `group`, `scheme` (the proxy's CertificateVerify), `client_scheme` (the client's, or `none`), `kind` (`full`, `resumed`) |
-//! | `pqkit_proxy_handshake_failures_total` | counter | `reason` (`alert_sent`, `alert_received`, `timeout`, `closed`, `refused`, `protocol`, `io`), `alert` (RFC 8446 §6 name, or `none`) |
+//! | `pqkit_proxy_handshakes_total` | counter | `group`, `scheme` (the proxy's certificate key's signature scheme; a resumed handshake signs nothing), `client_scheme` (the client's, or `none`), `kind` (`full`, `resumed`) |
+//! | `pqkit_proxy_handshake_failures_total` | counter | `reason` (`alert_sent`, `alert_received`, `timeout`, `closed`, `resumption_refused`, `protocol`, `io`), `alert` (RFC 8446 §6 name, or `none`) |
 //! | `pqkit_proxy_handshake_seconds` | histogram | — (0.25 ms to 4.1 s, doubling) |
 //! | `pqkit_proxy_bytes_total` | counter | `direction` (`from_client`, `from_upstream`): application bytes relayed |
 //! | `pqkit_proxy_upstream_failures_total` | counter | — (connection or TLS to the target failed) |
@@ -216,7 +216,7 @@ fn failure(e: &io::Error) -> (&'static str, String) {
     }
     match e.kind() {
         io::ErrorKind::TimedOut => ("timeout", none()),
-        io::ErrorKind::PermissionDenied => ("refused", none()),
+        io::ErrorKind::PermissionDenied => ("resumption_refused", none()),
         io::ErrorKind::UnexpectedEof
         | io::ErrorKind::ConnectionReset
         | io::ErrorKind::BrokenPipe => ("closed", none()),
@@ -361,7 +361,12 @@ fn answer<B>(request: &Request<B>, metrics: &Metrics) -> Response<Full<Bytes>> {
         );
     }
     if request.method() != Method::GET && request.method() != Method::HEAD {
-        return status(StatusCode::METHOD_NOT_ALLOWED, "only GET\n");
+        let mut r = status(StatusCode::METHOD_NOT_ALLOWED, "only GET and HEAD\n");
+        r.headers_mut().insert(
+            hyper::header::ALLOW,
+            hyper::header::HeaderValue::from_static("GET, HEAD"),
+        );
+        return r;
     }
     let mut r = Response::new(Full::new(Bytes::from(metrics.encode())));
     r.headers_mut().insert(

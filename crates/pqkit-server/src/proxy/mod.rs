@@ -8,17 +8,19 @@
 //!    then checked against an [`AllowList`] (access_denied otherwise);
 //! 2. a connection to the [`Upstream`] (TCP, then TLS when [`Upstream::tls`] is set), within
 //!    the same timeout, counted in the metrics when it fails (the client's connection is then
-//!    closed with close_notify);
+//!    closed without close_notify: a truncation, not an empty answer);
 //! 3. the bytes both ways until both sides have closed — an end of stream on one side is passed
 //!    on as close_notify or a TCP FIN on the other — or until nothing crossed either way for
-//!    [`Timeouts::idle`].
+//!    [`Timeouts::idle`] (each byte read either way starts that time again: a peer that keeps
+//!    sending keeps its connection).
 //!
 //! Reload: [`Termination::replace`] puts a new configuration in place for the next handshakes;
 //! connections already open keep theirs, and session tickets stay valid (the ticket keys and
 //! session cache carry over). With client authentication, turn resumption off
 //! ([`crate::disable_resumption`]): rustls does not check a resumed session's client again, so
 //! a ticket would outlive a reload that removed its client — the proxy closes any resumed
-//! connection that carries a client certificate (counted as a failure, reason `refused`).
+//! connection that carries a client certificate (counted as a failure, reason
+//! `resumption_refused`).
 
 pub mod allow;
 pub mod metrics;
@@ -119,7 +121,8 @@ pub struct Upstream {
 /// Relays TLS connections from `listener` to `upstream` until the first [`Stop`] or
 /// [`Options::count`] connections, then drains (the crate docs). Handshakes, failures,
 /// bytes and connections are counted in `metrics`; each connection is logged through
-/// `tracing` (debug: its parameters; info: failures).
+/// `tracing` (debug: its parameters; info: failed handshakes and relays; warn: an unreachable
+/// target, a resumed session with a client certificate).
 pub async fn proxy(
     listener: TcpListener,
     termination: Arc<Termination>,
