@@ -396,6 +396,9 @@ pub struct Suite {
     pub preset: (&'static preset::Preset, usize),
     /// `bench primitives` options.
     pub primitives: primitives::Options,
+    /// `bench server` options, when the caller can start `pqkit server` (it knows where the
+    /// `pqkit` executable is): [`Suite::with_servers`].
+    pub servers: Option<crate::servers::Options>,
     /// "standard" or "quick", as the document pages name the run.
     pub name: &'static str,
 }
@@ -439,6 +442,7 @@ impl Suite {
             boundary_budget: budget,
             preset: (&preset::M4_PAPER, preset::M4_PAPER.rows.len()),
             primitives: primitives::Options::default(),
+            servers: None,
             name: "standard",
         }
     }
@@ -484,8 +488,41 @@ impl Suite {
                 only: vec!["AES-128".into(), "SHA-256".into(), "ECDSA-P256".into()],
                 ..primitives::Options::default()
             },
+            servers: None,
             name: "quick",
         }
+    }
+
+    /// Adds `bench server` with the `pqkit` executable at `pqkit` (and OpenSSL's `openssl`
+    /// and the gotls peer when given): ML-DSA-65 certificates, X25519MLKEM768, 8 client
+    /// threads, 3 rounds of 3 s (the quick suite: 2 threads, one round of 0.3 s).
+    #[must_use]
+    pub fn with_servers(
+        mut self,
+        pqkit: PathBuf,
+        openssl: Option<PathBuf>,
+        gotls: Option<PathBuf>,
+    ) -> Self {
+        let quick = self.name == "quick";
+        self.servers = Some(crate::servers::Options {
+            signature: "ML-DSA-65".to_owned(),
+            group: "X25519MLKEM768".to_owned(),
+            load: crate::load::Load {
+                clients: if quick { 2 } else { 8 },
+                duration: std::time::Duration::from_millis(if quick { 300 } else { 3000 }),
+                rate: None,
+                resume: false,
+                timeout: std::time::Duration::from_secs(10),
+            },
+            rounds: if quick { 1 } else { 3 },
+            pqkit,
+            proxy: true,
+            openssl,
+            gotls,
+            busy: false,
+            workers: None,
+        });
+        self
     }
 
     /// Runs every benchmark and writes into `dir`: `index.html` (every table and plot on one
@@ -506,7 +543,7 @@ impl Suite {
         let mut preset_run = handshake_preset(&subset, &[true], self.handshake.repetitions)?;
         // Its plots would have the matrix's file names; the matrix's plots are the report's.
         preset_run.plots.clear();
-        let measurements = [
+        let mut measurements = vec![
             crypto(&self.crypto)?,
             handshake(&self.handshake)?,
             tls(&self.tls)?,
@@ -514,6 +551,9 @@ impl Suite {
             preset_run,
             primitives(&self.primitives)?,
         ];
+        if let Some(servers) = &self.servers {
+            measurements.push(self::servers(servers)?);
+        }
         std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
         let mut written = Vec::new();
         for m in &measurements {

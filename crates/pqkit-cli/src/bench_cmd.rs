@@ -85,7 +85,12 @@ pub(crate) fn report(
         Suite::quick()
     } else {
         Suite::standard()
-    };
+    }
+    .with_servers(
+        crate::heap_rerun::plain_executable()?,
+        std::env::var_os("PQKIT_OPENSSL").map(PathBuf::from),
+        std::env::var_os("PQKIT_GOTLS").map(PathBuf::from),
+    );
     for path in suite.run(out, pages).map_err(Failure::other)? {
         println!("{}", path.display());
     }

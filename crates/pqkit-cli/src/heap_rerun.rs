@@ -13,6 +13,23 @@ fn twin() -> Option<PathBuf> {
     (twin != exe && twin.is_file()).then_some(twin)
 }
 
+/// The unmetered `pqkit` executable: this one, or the `pqkit` beside it when this is
+/// `pqkit-heap` (servers started for a benchmark must not pay for the metering).
+///
+/// # Errors
+/// When the running executable cannot be found.
+pub(crate) fn plain_executable() -> std::io::Result<PathBuf> {
+    let exe = std::env::current_exe()?;
+    let heap = format!("pqkit-heap{}", std::env::consts::EXE_SUFFIX);
+    if exe.file_name().is_some_and(|n| n == heap.as_str()) {
+        let plain = exe.with_file_name(format!("pqkit{}", std::env::consts::EXE_SUFFIX));
+        if plain.is_file() {
+            return Ok(plain);
+        }
+    }
+    Ok(exe)
+}
+
 /// `None` when this process can meter its heap, or when no `pqkit-heap` is installed beside
 /// it (the heap figures are then left out); otherwise runs this command line under
 /// `pqkit-heap` and returns its exit status. The standard streams are shared, so the child's

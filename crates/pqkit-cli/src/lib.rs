@@ -1831,7 +1831,7 @@ fn bench(command: BenchCommand, g: &Globals) -> failure::Result<()> {
                     timeout,
                 },
                 rounds: usize::from(rounds),
-                pqkit: std::env::current_exe()?,
+                pqkit: heap_rerun::plain_executable()?,
                 proxy: !no_proxy,
                 openssl,
                 gotls,

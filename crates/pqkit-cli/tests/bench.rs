@@ -617,6 +617,7 @@ fn report_quick_writes_one_page() {
         ("boundary", "boundary"),
         ("handshake-m4-paper", "handshake"),
         ("primitives", "primitives"),
+        ("server", "server"),
     ] {
         let v = read_json(&dir.join(format!("{file}.json")));
         validate(&v);
@@ -637,10 +638,10 @@ fn report_quick_writes_one_page() {
         assert!(dir.join(plot).is_file(), "{plot} missing");
         assert!(html.contains(plot), "{plot} not on the page");
     }
-    // Every table and every plot inline: 12 tables (crypto, the pqkit-hash engine its ML-KEM
+    // Every table and every plot inline: 13 tables (crypto, the pqkit-hash engine its ML-KEM
     // rows ran on, handshake + breakdown, tls, boundary, the m4-paper preset + its handshake
-    // and breakdown, three primitives tables) and 5 SVG documents.
-    assert_eq!(html.matches("<table>").count(), 12);
+    // and breakdown, three primitives tables, the servers under load) and 5 SVG documents.
+    assert_eq!(html.matches("<table>").count(), 13);
     assert!(html.contains("pqkit-hash engine"));
     assert_eq!(html.matches("<svg").count(), 5);
     assert!(html.contains("schema pqkit-bench/1") && html.contains("ML-DSA-44 × X25519MLKEM768"));
