@@ -1,5 +1,6 @@
 //! `pqkit bench server`: TLS servers side by side under the same load ([`crate::load`]) — `pqkit
-//! server`, `pqkit proxy` (in front of an echo service in this process), OpenSSL `s_server` and
+//! server`, `pqkit proxy` (in front of an echo service in this process, over TCP and over a
+//! Unix-domain socket), OpenSSL `s_server` and
 //! Go crypto/tls (`../shared/peers/gotls`) when their programs are given — on the same
 //! certificate and key, rounds interleaved (each round runs every server once, in order), each
 //! server started once and kept running for the whole comparison.
@@ -135,13 +136,16 @@ pub fn compare(options: &Options) -> Result<Vec<Row>, String> {
         None,
     )?);
     if options.proxy {
-        let echo = echo_service()?;
-        servers.push(start_pqkit(
-            options,
-            &paths.server_cert,
-            &paths.server_key,
-            Some(echo),
-        )?);
+        // The same echo behind a TCP port and behind a Unix-domain socket: a proxy's second
+        // hop costs a loopback TCP connection per client in the first, not in the second.
+        for target in [echo_tcp()?, echo_unix(&dir.join("echo.sock"))?] {
+            servers.push(start_pqkit(
+                options,
+                &paths.server_cert,
+                &paths.server_key,
+                Some(target),
+            )?);
+        }
     }
     if let Some(openssl) = &options.openssl {
         servers.push(start_openssl(
@@ -245,12 +249,13 @@ fn row(options: &Options, runs: &[load::Run]) -> Row {
     }
 }
 
-/// `pqkit server`, or `pqkit proxy` in front of `target`, on a free port.
+/// `pqkit server`, or `pqkit proxy` in front of `target` (`host:port` or `unix:PATH`), on a
+/// free port.
 fn start_pqkit(
     options: &Options,
     cert: &Path,
     key: &Path,
-    target: Option<SocketAddr>,
+    target: Option<String>,
 ) -> Result<Started, String> {
     let port = free_port()?;
     let mut cmd = Command::new(&options.pqkit);
@@ -261,8 +266,12 @@ fn start_pqkit(
         }
         Some(t) => {
             cmd.args(["proxy", "--listen", &format!("127.0.0.1:{port}")])
-                .args(["--target", &t.to_string(), "--disable-authentication"]);
-            "pqkit proxy"
+                .args(["--target", &t, "--disable-authentication"]);
+            if t.starts_with("unix:") {
+                "pqkit proxy (unix target)"
+            } else {
+                "pqkit proxy (TCP target)"
+            }
         }
     };
     cmd.args(["--groups", &options.group, "--max-connections", "4096"])
@@ -377,8 +386,8 @@ fn free_port() -> Result<u16, String> {
 /// The service behind `pqkit proxy`: answers each connection's first bytes with themselves,
 /// then closes — on a few threads of this process that accept in turn (no thread per
 /// connection: the load generator shares the cores, and the proxy's figures should not pay
-/// for a costly backend).
-fn echo_service() -> Result<SocketAddr, String> {
+/// for a costly backend). Returns `--target`'s value.
+fn echo_tcp() -> Result<String, String> {
     let listener = TcpListener::bind("127.0.0.1:0").map_err(|e| format!("echo service: {e}"))?;
     let address = listener
         .local_addr()
@@ -387,18 +396,32 @@ fn echo_service() -> Result<SocketAddr, String> {
         let listener = listener
             .try_clone()
             .map_err(|e| format!("echo service: {e}"))?;
-        std::thread::spawn(move || {
-            for mut socket in listener.incoming().flatten() {
-                let mut buf = [0u8; 4096];
-                if let Ok(n) = socket.read(&mut buf)
-                    && n > 0
-                {
-                    let _ = socket.write_all(&buf[..n]);
-                }
-            }
-        });
+        std::thread::spawn(move || listener.incoming().flatten().for_each(echo_once));
     }
-    Ok(address)
+    Ok(address.to_string())
+}
+
+/// [`echo_tcp`] on a Unix-domain socket at `path`; returns `unix:PATH`.
+fn echo_unix(path: &Path) -> Result<String, String> {
+    let listener = std::os::unix::net::UnixListener::bind(path)
+        .map_err(|e| format!("echo service at {}: {e}", path.display()))?;
+    for _ in 0..ECHO_THREADS {
+        let listener = listener
+            .try_clone()
+            .map_err(|e| format!("echo service: {e}"))?;
+        std::thread::spawn(move || listener.incoming().flatten().for_each(echo_once));
+    }
+    Ok(format!("unix:{}", path.display()))
+}
+
+/// One echo: the first bytes back, then the end of the connection.
+fn echo_once<S: Read + Write>(mut socket: S) {
+    let mut buf = [0u8; 4096];
+    if let Ok(n) = socket.read(&mut buf)
+        && n > 0
+    {
+        let _ = socket.write_all(&buf[..n]);
+    }
 }
 
 /// Threads of the echo service behind `pqkit proxy`.

@@ -1268,7 +1268,8 @@ struct ProxyArgs {
     /// Address to accept TLS clients on, host:port.
     #[arg(long, default_value = "127.0.0.1:8443")]
     listen: String,
-    /// The service behind the proxy, host:port (plain TCP unless --tls-target).
+    /// The service behind the proxy: host:port, or unix:PATH for a Unix-domain socket (plain
+    /// unless --tls-target).
     #[arg(long)]
     target: String,
     /// Certificate chain PEM (leaf first) shown to clients; reread on SIGHUP.

@@ -255,6 +255,12 @@ fn target_config(
     let (config, _seen) = pqkit_rustls::client_config(provider, &roots, auth).about(about)?;
     let (flag, host) = match &t.name {
         Some(n) => ("--target-name", n.clone()),
+        None if target.starts_with("unix:") => {
+            return Err(Failure::usage(
+                "--tls-target to a unix: socket needs --target-name (the name its certificate \
+                 carries)",
+            ));
+        }
         None => ("--target (its host)", host_of(target).to_owned()),
     };
     let name = commands::server_name(&host)
@@ -262,8 +268,20 @@ fn target_config(
     Ok((Arc::new(config), name))
 }
 
-/// `address` must be `host:port` with a port number (the host is resolved when used).
+/// `address` must be `host:port` with a port number (the host is resolved when used) — or,
+/// for `--target`, `unix:PATH`.
 fn check_address(flag: &str, address: &str) -> Result<()> {
+    if flag == "--target"
+        && let Some(path) = address.strip_prefix("unix:")
+    {
+        return if path.is_empty() {
+            Err(Failure::usage(
+                "--target unix: needs the socket's path (unix:/run/app.sock)",
+            ))
+        } else {
+            Ok(())
+        };
+    }
     let port = address
         .rsplit_once(':')
         .map(|(host, port)| (host, port.parse::<u16>()));
@@ -292,7 +310,9 @@ mod tests {
         assert_eq!(host_of("localhost"), "localhost");
         assert!(check_address("--target", "db:5432").is_ok());
         assert!(check_address("--target", "[::1]:443").is_ok());
-        for bad in ["db", ":443", "db:", "db:http", "db:70000"] {
+        assert!(check_address("--target", "unix:/run/app.sock").is_ok());
+        assert!(check_address("--listen", "unix:/run/app.sock").is_err());
+        for bad in ["db", ":443", "db:", "db:http", "db:70000", "unix:"] {
             assert!(check_address("--target", bad).is_err(), "{bad}");
         }
     }

@@ -789,10 +789,17 @@ fn bench_server_json_against_every_server() {
         assert_eq!(v["kind"], "server");
         let rows = v["rows"].as_array().expect("rows");
         let names: Vec<&str> = rows.iter().filter_map(|r| r["server"].as_str()).collect();
-        assert_eq!(names.len(), 4, "{names:?}");
-        assert_eq!(&names[..2], ["pqkit server", "pqkit proxy"]);
+        assert_eq!(names.len(), 5, "{names:?}");
+        assert_eq!(
+            &names[..3],
+            [
+                "pqkit server",
+                "pqkit proxy (TCP target)",
+                "pqkit proxy (unix target)"
+            ]
+        );
         assert!(
-            names[2].starts_with("OpenSSL 3.6") && names[3].starts_with("Go"),
+            names[3].starts_with("OpenSSL 3.6") && names[4].starts_with("Go"),
             "{names:?}"
         );
         for r in rows {

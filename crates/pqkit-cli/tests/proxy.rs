@@ -659,3 +659,53 @@ fn an_unreachable_target_is_a_failure_not_an_empty_answer() {
     );
     assert_eq!(sample(&samples, "pqkit_proxy_handshakes_total", &[]), 1.0);
 }
+
+/// `--target unix:PATH`: a service on a Unix-domain socket beside the proxy.
+#[test]
+fn a_unix_socket_target() {
+    let dir = scratch("proxy-unix");
+    pki(&dir, "ML-DSA-44");
+    let socket = dir.join("service.sock");
+    let listener = std::os::unix::net::UnixListener::bind(&socket).expect("bind unix socket");
+    std::thread::spawn(move || {
+        for mut s in listener.incoming().flatten() {
+            let mut buf = [0u8; 1024];
+            if let Ok(n) = s.read(&mut buf) {
+                let _ = s.write_all(&buf[..n]);
+            }
+        }
+    });
+    let port = free_port();
+    let mut cmd = pqkit();
+    cmd.args(["proxy", "--listen", &format!("127.0.0.1:{port}")])
+        .arg("--target")
+        .arg(format!("unix:{}", socket.display()))
+        .args(["--disable-authentication", "--groups", "X25519MLKEM768"])
+        .arg("--cert")
+        .arg(dir.join("server.pem"))
+        .arg("--key")
+        .arg(dir.join("server.key"));
+    let mut proxy = Guard::spawn(&mut cmd);
+    wait_listening(port, proxy.child());
+    let out = run_ok(
+        pqkit()
+            .args(["client", "--json", "--groups", "X25519MLKEM768"])
+            .args([
+                "--port",
+                &port.to_string(),
+                "--message",
+                "over a unix socket",
+            ])
+            .arg("--ca")
+            .arg(dir.join("ca.pem")),
+    );
+    assert_eq!(json_lines(&out.stdout)[0]["received"], "over a unix socket");
+    // An empty path is a usage error (exit 2), named.
+    let bad = pqkit()
+        .args(["proxy", "--target", "unix:", "--disable-authentication"])
+        .args(["--cert", "c.pem", "--key", "k.pem"])
+        .output()
+        .expect("pqkit proxy");
+    assert_eq!(bad.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&bad.stderr).contains("--target unix:"));
+}

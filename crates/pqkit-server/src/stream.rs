@@ -46,11 +46,27 @@ pub(crate) async fn handshake(
     match accepted {
         Ok(tls) => Ok((tls, start.elapsed())),
         Err((e, counted)) => {
-            linger(counted.inner, deadline).await;
+            linger_apart(counted.inner, deadline);
             Err(e)
         }
     }
 }
+
+/// [`linger`] in a task of its own, so that the failed connection's place under the
+/// connection limit is free at once (a client that fails its handshakes must not hold places
+/// longer for it); at most [`LINGERING`] sockets linger at once, the rest are closed at once.
+fn linger_apart(socket: TcpStream, deadline: Instant) {
+    static PLACES: tokio::sync::Semaphore = tokio::sync::Semaphore::const_new(LINGERING);
+    if let Ok(place) = PLACES.try_acquire() {
+        tokio::spawn(async move {
+            let _place = place;
+            linger(socket, deadline).await;
+        });
+    }
+}
+
+/// Sockets lingering at once, process-wide.
+const LINGERING: usize = 256;
 
 /// The end of a connection whose handshake failed, after tokio-rustls wrote its alert: our
 /// side is shut (FIN), then what the client still sends is read and dropped until it closes

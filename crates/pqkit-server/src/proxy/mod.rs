@@ -6,7 +6,8 @@
 //! 1. the TLS handshake under [`Timeouts::handshake`], with the [`Termination`]'s current
 //!    certificate, key and client policy — client certificates validated against the CA and
 //!    then checked against an [`AllowList`] (access_denied otherwise);
-//! 2. a connection to the [`Upstream`] (TCP, then TLS when [`Upstream::tls`] is set), within
+//! 2. a connection to the [`Upstream`] (TCP or a Unix-domain socket, then TLS when
+//!    [`Upstream::tls`] is set), within
 //!    the same timeout, counted in the metrics when it fails (the client's connection is then
 //!    closed without close_notify: a truncation, not an empty answer);
 //! 3. the bytes both ways until both sides have closed — an end of stream on one side is passed
@@ -34,7 +35,8 @@ use pqkit_rustls::observe::PeerScheme;
 use pqkit_rustls::session::Timeouts;
 use rustls::pki_types::ServerName;
 use rustls::{ClientConfig, ServerConfig};
-use tokio::net::{TcpListener, TcpStream};
+use tokio::io::{AsyncRead, AsyncWrite};
+use tokio::net::{TcpListener, TcpStream, UnixStream};
 use tokio::time::{Instant, timeout_at};
 use tokio_rustls::{TlsAcceptor, TlsConnector};
 
@@ -112,7 +114,8 @@ impl Current {
 /// Where the proxy sends each client's bytes.
 #[derive(Clone, Debug)]
 pub struct Upstream {
-    /// `host:port`, resolved at each connection.
+    /// `host:port`, resolved at each connection, or `unix:PATH`, a Unix-domain stream socket
+    /// (a service beside the proxy: no second TCP connection per client).
     pub address: String,
     /// Speak TLS to it with this client configuration and server name (origination).
     pub tls: Option<(Arc<ClientConfig>, ServerName<'static>)>,
@@ -193,8 +196,7 @@ async fn relay(
     );
     let deadline = Instant::now() + timeouts.handshake;
     let relayed = match connect(upstream, deadline).await {
-        Ok(Target::Tcp(target)) => pump::pump(client, target, timeouts.idle, metrics).await,
-        Ok(Target::Tls(target)) => pump::pump(client, *target, timeouts.idle, metrics).await,
+        Ok(target) => pump::pump(client, target, timeouts.idle, metrics).await,
         Err(e) => {
             metrics.upstream_failed();
             tracing::warn!(%peer, target = %upstream.address, error = %e, "target unreachable");
@@ -210,26 +212,36 @@ async fn relay(
     }
 }
 
-/// A connection to the upstream.
-enum Target {
-    Tcp(TcpStream),
-    Tls(Box<tokio_rustls::client::TlsStream<TcpStream>>),
-}
+/// A connection to the upstream: TCP or a Unix-domain socket, under TLS or not.
+trait Target: AsyncRead + AsyncWrite + Unpin + Send {}
+
+impl<T: AsyncRead + AsyncWrite + Unpin + Send> Target for T {}
 
 /// Connects to `upstream` (and completes its TLS handshake) before `deadline`.
-async fn connect(upstream: &Upstream, deadline: Instant) -> io::Result<Target> {
-    let tcp = timeout_at(deadline, TcpStream::connect(upstream.address.as_str()))
-        .await
-        .map_err(|_| stream::timed_out("connecting took longer than the handshake timeout"))??;
-    tcp.set_nodelay(true)?;
+async fn connect(upstream: &Upstream, deadline: Instant) -> io::Result<Box<dyn Target>> {
+    let late = || stream::timed_out("connecting took longer than the handshake timeout");
+    let raw: Box<dyn Target> = match upstream.address.strip_prefix("unix:") {
+        Some(path) => Box::new(
+            timeout_at(deadline, UnixStream::connect(path))
+                .await
+                .map_err(|_| late())??,
+        ),
+        None => {
+            let tcp = timeout_at(deadline, TcpStream::connect(upstream.address.as_str()))
+                .await
+                .map_err(|_| late())??;
+            tcp.set_nodelay(true)?;
+            Box::new(tcp)
+        }
+    };
     let Some((config, name)) = &upstream.tls else {
-        return Ok(Target::Tcp(tcp));
+        return Ok(raw);
     };
     let tls = timeout_at(
         deadline,
-        TlsConnector::from(config.clone()).connect(name.clone(), tcp),
+        TlsConnector::from(config.clone()).connect(name.clone(), raw),
     )
     .await
     .map_err(|_| stream::timed_out("the target's handshake took longer than the timeout"))??;
-    Ok(Target::Tls(Box::new(tls)))
+    Ok(Box::new(tls))
 }
