@@ -99,7 +99,7 @@ pub(crate) fn server(o: &ServerOptions) -> Result<()> {
         (None, true) => return Err(Failure::usage("--mutual needs --ca with the client CA")),
         (_, false) => None,
     };
-    let (config, seen) = server_tls(&ServerTls {
+    let (config, seen, _) = server_tls(&ServerTls {
         cert: o.cert.clone(),
         key: o.key.clone(),
         client_ca: roots,
@@ -179,12 +179,21 @@ pub(crate) struct ServerTls {
 }
 
 /// Reads `tls`'s files (each named in the error when it fails) and builds the configuration,
-/// with the record of the client's CertificateVerify scheme.
+/// with the record of the client's CertificateVerify scheme and the end-entity certificate
+/// it serves (DER).
 pub(crate) fn server_tls(
     tls: &ServerTls,
-) -> Result<(rustls::ServerConfig, Arc<pqkit_rustls::observe::PeerScheme>)> {
+) -> Result<(
+    rustls::ServerConfig,
+    Arc<pqkit_rustls::observe::PeerScheme>,
+    CertificateDer<'static>,
+)> {
     let provider = provider_for(&tls.groups)?;
     let chain = read_chain(&tls.cert)?;
+    let leaf = chain
+        .first()
+        .cloned()
+        .ok_or_else(|| Failure::other(format!("{}: no certificate", tls.cert.display())))?;
     let key = read_key(&tls.key)?;
     let roots = tls.client_ca.as_deref().map(read_roots).transpose()?;
     // A `pkcs11:` URI may carry its PIN (pin-value): never shown.
@@ -206,7 +215,7 @@ pub(crate) fn server_tls(
     } else {
         pqkit_server::disable_resumption(&mut config);
     }
-    Ok((config, seen))
+    Ok((config, seen, leaf))
 }
 
 /// One line per connection: its parameters, or why it failed (the peer's certificate named

@@ -98,8 +98,8 @@ pub(crate) fn proxy(o: ProxyOptions) -> Result<()> {
         address: o.target.clone(),
     });
     let tls = Arc::new(o.tls);
-    let (config, seen) = commands::server_tls(&tls)?;
-    let scheme = key_scheme(&tls.cert)?;
+    let (config, seen, leaf) = commands::server_tls(&tls)?;
+    let scheme = key_scheme(&leaf, &tls.cert)?;
     let termination = Arc::new(Termination::new(config, seen, scheme));
     let counters = Arc::new(pqkit_server::Counters::default());
     let metrics = Arc::new(Metrics::new(counters.clone()));
@@ -192,8 +192,8 @@ async fn reload_on_hangup(
     while hangup.recv().await.is_some() {
         let files = tls.clone();
         let built = tokio::task::spawn_blocking(move || {
-            let (config, seen) = commands::server_tls(&files)?;
-            Ok::<_, Failure>((config, seen, key_scheme(&files.cert)?))
+            let (config, seen, leaf) = commands::server_tls(&files)?;
+            Ok::<_, Failure>((config, seen, key_scheme(&leaf, &files.cert)?))
         })
         .await;
         match built {
@@ -214,13 +214,10 @@ async fn reload_on_hangup(
     }
 }
 
-/// The TLS 1.3 signature scheme of the key certified by the first certificate of `cert`, by
-/// its IANA name (else its algorithm's name): the metrics' `scheme` label.
-fn key_scheme(cert: &std::path::Path) -> Result<String> {
-    let chain = commands::read_chain(cert)?;
-    let leaf = chain
-        .first()
-        .ok_or_else(|| Failure::other(format!("{}: no certificate", cert.display())))?;
+/// The TLS 1.3 signature scheme of the key certified by `leaf` (read from `cert`, the chain
+/// the configuration serves), by its IANA name (else its algorithm's name): the metrics'
+/// `scheme` label.
+fn key_scheme(leaf: &[u8], cert: &std::path::Path) -> Result<String> {
     let algorithm = pqkit_pki::describe::describe(leaf, None)
         .about(cert.display())?
         .public_key_algorithm;
