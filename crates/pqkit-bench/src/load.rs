@@ -13,7 +13,7 @@
 //!
 //! Failed connections are counted ([`Run::errors`], the first one's reason kept) and left out
 //! of the latencies. The server's CPU time over the run comes from `/proc/PID/stat` (utime +
-//! stime of the whole process), per connection.
+//! stime of the whole process), per connection; so does the load generator's own.
 
 use std::io::{self, Read, Write};
 use std::net::{SocketAddr, TcpStream};
@@ -72,6 +72,9 @@ pub struct Run {
     pub seconds: f64,
     /// The server's CPU time (user + system) over the run, in seconds (`None`: not measured).
     pub server_cpu_seconds: Option<f64>,
+    /// This process's CPU time over the run, in seconds: the clients, and whatever else it
+    /// runs for the server (the echo service behind `pqkit proxy`).
+    pub load_cpu_seconds: f64,
     /// Each completed connection's time from its (scheduled) start to the answer, in µs.
     #[serde(skip)]
     pub latencies_us: Vec<u32>,
@@ -87,6 +90,7 @@ pub fn run(server: &Server, config: &ClientConfig, load: &Load) -> Result<Run, S
     let clients = load.clients.max(1);
     let name = ServerName::try_from("localhost").map_err(|e| e.to_string())?;
     let cpu_before = server.pid.map(cpu_seconds).transpose()?;
+    let load_before = cpu_seconds(std::process::id())?;
     let start = Instant::now();
     let end = start + load.duration;
     let stop = Arc::new(AtomicBool::new(false));
@@ -194,6 +198,7 @@ pub fn run(server: &Server, config: &ClientConfig, load: &Load) -> Result<Run, S
     }
     let seconds = start.elapsed().as_secs_f64();
     let cpu_after = server.pid.map(cpu_seconds).transpose()?;
+    let load_after = cpu_seconds(std::process::id())?;
     latencies.sort_unstable();
     Ok(Run {
         server: server.name.clone(),
@@ -203,6 +208,7 @@ pub fn run(server: &Server, config: &ClientConfig, load: &Load) -> Result<Run, S
         resumed,
         seconds,
         server_cpu_seconds: cpu_before.zip(cpu_after).map(|(b, a)| a - b),
+        load_cpu_seconds: load_after - load_before,
         latencies_us: latencies,
     })
 }

@@ -6,8 +6,17 @@
 //! server started once and kept running for the whole comparison.
 //!
 //! Per server: connections per second (each round's, then their median), latency percentiles
-//! p50/p90/p99/p99.9 over every connection of every round, and the server process's CPU time
-//! per connection (`/proc/PID/stat`), with its ratio to `pqkit server`'s.
+//! p50/p90/p99/p99.9 over every connection of every round, the server process's CPU time
+//! per connection (`/proc/PID/stat`) with its ratio to `pqkit server`'s, and the machine's
+//! (the server's and this process's: the clients, and the echo service behind the proxy).
+//!
+//! A proxy pays for a second connection per client, to a service that shares the cores. What
+//! that costs at the least is measured in each round beside the servers: the **bare second
+//! hop** — connect to the same echo service, [`load::REQUEST`] written, the echo and the end of
+//! stream read, close; blocking calls, no TLS, no runtime — in machine CPU µs per hop. A proxy
+//! that spent nothing of its own on the hop would serve at most `m / (m + hop)` of `pqkit
+//! server`'s connections per second, `m` being `pqkit server`'s machine CPU per connection (on
+//! a machine whose cores are all busy): the proxy rows' bound.
 
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
@@ -89,12 +98,23 @@ pub struct Row {
     pub cpu_vs_pqkit_server: Option<f64>,
     /// Connections per second over `pqkit server`'s in the same run.
     pub rate_vs_pqkit_server: Option<f64>,
+    /// The machine's CPU time per completed connection, in µs: the server's and the load
+    /// generator's (with the echo service behind a proxy; `None`: the server's not measured).
+    pub machine_cpu_us_per_connection: Option<f64>,
+    /// Proxy rows: the bare second hop to the same echo service, machine CPU µs per hop (the
+    /// median of the rounds; module docs).
+    pub second_hop_cpu_us: Option<f64>,
+    /// Proxy rows: the connections per second over `pqkit server`'s that a proxy spending
+    /// nothing of its own on the second hop would reach, `m / (m + hop)` (module docs).
+    pub rate_bound_vs_pqkit_server: Option<f64>,
 }
 
 /// A started server process, stopped (killed and reaped) when dropped.
 struct Started {
     server: Server,
     child: Option<Child>,
+    /// A proxy's echo service (`--target`'s value), for the bare hop.
+    echo: Option<String>,
 }
 
 impl Drop for Started {
@@ -185,8 +205,12 @@ pub fn compare(options: &Options) -> Result<Vec<Row>, String> {
     for s in &servers {
         load::run(&s.server, &config, &warm).map_err(|e| format!("{}: {e}", s.server.name))?;
     }
+    let mut hops: Vec<Vec<f64>> = vec![Vec::new(); servers.len()];
     for _ in 0..options.rounds.max(1) {
         for (i, s) in servers.iter().enumerate() {
+            if let Some(echo) = &s.echo {
+                hops[i].push(bare_hop(echo, HOP_TIME)?);
+            }
             let run = load::run(&s.server, &config, &options.load)
                 .map_err(|e| format!("{}: {e}", s.server.name))?;
             runs[i].push(run);
@@ -197,6 +221,15 @@ pub fn compare(options: &Options) -> Result<Vec<Row>, String> {
         .first()
         .map(|r| (r.server_cpu_us_per_connection, r.connections_per_sec))
         .unwrap_or_default();
+    let base_machine = rows.first().and_then(|r| r.machine_cpu_us_per_connection);
+    for (r, hops) in rows.iter_mut().zip(&mut hops) {
+        hops.sort_by(f64::total_cmp);
+        r.second_hop_cpu_us = hops.get(hops.len() / 2).copied();
+        r.rate_bound_vs_pqkit_server = r
+            .second_hop_cpu_us
+            .zip(base_machine)
+            .map(|(hop, m)| m / (m + hop));
+    }
     for r in &mut rows {
         r.cpu_vs_pqkit_server = r
             .server_cpu_us_per_connection
@@ -217,6 +250,7 @@ fn row(options: &Options, runs: &[load::Run]) -> Row {
         .collect();
     let connections: u64 = runs.iter().map(|r| r.connections).sum();
     let cpu: Option<f64> = runs.iter().map(|r| r.server_cpu_seconds).sum();
+    let load_cpu: f64 = runs.iter().map(|r| r.load_cpu_seconds).sum();
     let ms = |per_mille| f64::from(load::percentile(&latencies, per_mille)) / 1e3;
     let per_round = rates.clone();
     rates.sort_by(f64::total_cmp);
@@ -246,7 +280,58 @@ fn row(options: &Options, runs: &[load::Run]) -> Row {
             .map(|c| c * 1e6 / connections as f64),
         cpu_vs_pqkit_server: None,
         rate_vs_pqkit_server: None,
+        machine_cpu_us_per_connection: cpu
+            .filter(|_| connections > 0)
+            .map(|c| (c + load_cpu) * 1e6 / connections as f64),
+        second_hop_cpu_us: None,
+        rate_bound_vs_pqkit_server: None,
     }
+}
+
+/// How long each round measures the bare second hop.
+const HOP_TIME: Duration = Duration::from_millis(500);
+
+/// The bare second hop to `target` (`host:port` or `unix:PATH`, an echo service of this
+/// process) for `time`: the machine's CPU µs per hop, this process's CPU over the hops (the
+/// hop's client side and the echo service both run here, and nothing else does meanwhile).
+///
+/// # Errors
+/// A failed hop, naming the target.
+fn bare_hop(target: &str, time: Duration) -> Result<f64, String> {
+    fn once<S: Read + Write>(mut socket: S) -> std::io::Result<()> {
+        socket.write_all(load::REQUEST)?;
+        let mut answer = [0u8; 64];
+        let mut got = 0;
+        loop {
+            match socket.read(&mut answer)? {
+                0 => break,
+                n => got += n,
+            }
+        }
+        if got == load::REQUEST.len() {
+            Ok(())
+        } else {
+            Err(std::io::Error::other("the echo answered something else"))
+        }
+    }
+    let failed = |e: std::io::Error| format!("the bare second hop to {target}: {e}");
+    let before = load::cpu_seconds(std::process::id())?;
+    let start = Instant::now();
+    let mut hops = 0u32;
+    while start.elapsed() < time {
+        match target.strip_prefix("unix:") {
+            Some(path) => once(std::os::unix::net::UnixStream::connect(path).map_err(failed)?),
+            None => {
+                let tcp = TcpStream::connect(target).map_err(failed)?;
+                tcp.set_nodelay(true).map_err(failed)?;
+                once(tcp)
+            }
+        }
+        .map_err(failed)?;
+        hops += 1;
+    }
+    let cpu = load::cpu_seconds(std::process::id())? - before;
+    Ok(cpu * 1e6 / f64::from(hops.max(1)))
 }
 
 /// `pqkit server`, or `pqkit proxy` in front of `target` (`host:port` or `unix:PATH`), on a
@@ -259,14 +344,14 @@ fn start_pqkit(
 ) -> Result<Started, String> {
     let port = free_port()?;
     let mut cmd = Command::new(&options.pqkit);
-    let name = match target {
+    let name = match &target {
         None => {
             cmd.args(["server", "--port", &port.to_string()]);
             "pqkit server"
         }
         Some(t) => {
             cmd.args(["proxy", "--listen", &format!("127.0.0.1:{port}")])
-                .args(["--target", &t, "--disable-authentication"]);
+                .args(["--target", t, "--disable-authentication"]);
             if t.starts_with("unix:") {
                 "pqkit proxy (unix target)"
             } else {
@@ -283,7 +368,9 @@ fn start_pqkit(
     if let Some(w) = options.workers {
         cmd.args(["--workers", &w.to_string()]);
     }
-    start(name.to_owned(), port, &mut cmd)
+    let mut started = start(name.to_owned(), port, &mut cmd)?;
+    started.echo = target;
+    Ok(started)
 }
 
 /// OpenSSL's `s_server -rev` (answers each line reversed), TLS 1.3, on a free port.
@@ -348,6 +435,7 @@ fn start(name: String, port: u16, cmd: &mut Command) -> Result<Started, String> 
         .spawn()
         .map_err(|e| format!("{name}: {e}"))?;
     let mut started = Started {
+        echo: None,
         server: Server {
             name,
             address: SocketAddr::from(([127, 0, 0, 1], port)),
@@ -435,6 +523,7 @@ fn busy_core() -> Result<Started, String> {
         .spawn()
         .map_err(|e| format!("a busy process (sh): {e}"))?;
     Ok(Started {
+        echo: None,
         server: Server {
             name: "busy".to_owned(),
             address: SocketAddr::from(([127, 0, 0, 1], 0)),
@@ -476,6 +565,9 @@ pub fn table(rows: &[Row]) -> crate::render::Table {
             "p99.9 ms",
             "server CPU µs/conn",
             "×pqkit",
+            "machine CPU µs/conn",
+            "bare hop µs",
+            "bound ×pqkit",
             "connections",
             "resumed",
             "errors",
@@ -494,6 +586,11 @@ pub fn table(rows: &[Row]) -> crate::render::Table {
             r.server_cpu_us_per_connection
                 .map_or_else(|| "-".to_owned(), |c| format!("{c:.0}")),
             ratio(r.cpu_vs_pqkit_server),
+            r.machine_cpu_us_per_connection
+                .map_or_else(|| "-".to_owned(), |c| format!("{c:.0}")),
+            r.second_hop_cpu_us
+                .map_or_else(|| "-".to_owned(), |c| format!("{c:.0}")),
+            ratio(r.rate_bound_vs_pqkit_server),
             r.connections.to_string(),
             format!(
                 "{:.0} %",

@@ -829,5 +829,28 @@ fn bench_server_json_against_every_server() {
             }
         }
         assert_eq!(rows[0]["cpu_vs_pqkit_server"], 1.0);
+        // The machine's CPU per connection covers the server's; the proxy rows carry their
+        // bare hop and the bound it sets, the others none.
+        for r in rows {
+            let machine = r["machine_cpu_us_per_connection"]
+                .as_f64()
+                .expect("machine");
+            let server = r["server_cpu_us_per_connection"].as_f64().expect("server");
+            assert!(machine > server, "{r}");
+            let proxy = r["server"]
+                .as_str()
+                .is_some_and(|s| s.starts_with("pqkit proxy"));
+            assert_eq!(r["second_hop_cpu_us"].is_number(), proxy, "{r}");
+            if proxy {
+                let hop = r["second_hop_cpu_us"].as_f64().expect("hop");
+                let bound = r["rate_bound_vs_pqkit_server"].as_f64().expect("bound");
+                let m = rows[0]["machine_cpu_us_per_connection"]
+                    .as_f64()
+                    .expect("m");
+                assert!(hop > 0.0 && (bound - m / (m + hop)).abs() < 1e-9, "{r}");
+            } else {
+                assert!(r["rate_bound_vs_pqkit_server"].is_null(), "{r}");
+            }
+        }
     }
 }

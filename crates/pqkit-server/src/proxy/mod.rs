@@ -7,9 +7,12 @@
 //!    certificate, key and client policy — client certificates validated against the CA and
 //!    then checked against an [`AllowList`] (access_denied otherwise);
 //! 2. a connection to the [`Upstream`] (TCP or a Unix-domain socket, then TLS when
-//!    [`Upstream::tls`] is set), within
-//!    the same timeout, counted in the metrics when it fails (the client's connection is then
-//!    closed without close_notify: a truncation, not an empty answer);
+//!    [`Upstream::tls`] is set), only now that the client is authenticated, within the same
+//!    timeout, counted in the metrics when it fails (the client's connection is then closed
+//!    without close_notify: a truncation, not an empty answer). The client's bytes that came
+//!    with its Finished go out on a raw connection as soon as it exists, before the proxy
+//!    waits on it: on loopback the connection is usually complete when `connect` returns, and
+//!    the service then wakes once for its new connection and its first bytes, not twice;
 //! 3. the bytes both ways until both sides have closed — an end of stream on one side is passed
 //!    on as close_notify or a TCP FIN on the other — or until nothing crossed either way for
 //!    [`Timeouts::idle`] (each byte read either way starts that time again: a peer that keeps
@@ -157,7 +160,7 @@ async fn relay(
     metrics: &Metrics,
 ) {
     let deadline = Instant::now() + timeouts.handshake;
-    let (client, took) = match stream::handshake(socket, &current.acceptor, deadline).await {
+    let (mut client, took) = match stream::handshake(socket, &current.acceptor, deadline).await {
         Ok(c) => c,
         Err(e) => {
             let (reason, alert) = metrics.handshake_failed(&e);
@@ -194,9 +197,21 @@ async fn relay(
         handshake_ms = took.as_secs_f64() * 1e3,
         "handshake"
     );
+    // The client's first bytes, when they came with its Finished: a raw upstream gets them
+    // in its connection's first moment (one wake-up of the service, not two).
+    let early = match pump::ready_now(&mut client) {
+        Ok(early) => early,
+        Err(e) => {
+            tracing::info!(%peer, error = %e, "connection ended");
+            return;
+        }
+    };
     let deadline = Instant::now() + timeouts.handshake;
-    let relayed = match connect(upstream, deadline).await {
-        Ok(target) => pump::pump(client, target, timeouts.idle, metrics).await,
+    let relayed = match connect(upstream, deadline, early).await {
+        Ok((target, early)) => {
+            let raw = upstream.tls.is_none();
+            pump::pump(client, target, early, raw, timeouts.idle, metrics).await
+        }
         Err(e) => {
             metrics.upstream_failed();
             tracing::warn!(%peer, target = %upstream.address, error = %e, "target unreachable");
@@ -217,25 +232,40 @@ trait Target: AsyncRead + AsyncWrite + Unpin + Send {}
 
 impl<T: AsyncRead + AsyncWrite + Unpin + Send> Target for T {}
 
-/// Connects to `upstream` (and completes its TLS handshake) before `deadline`.
-async fn connect(upstream: &Upstream, deadline: Instant) -> io::Result<Box<dyn Target>> {
+/// Connects to `upstream` (and completes its TLS handshake) before `deadline`. `early` (the
+/// client's first bytes) is written at once to a raw Unix-domain upstream; returns what is
+/// left of it to write.
+async fn connect(
+    upstream: &Upstream,
+    deadline: Instant,
+    mut early: pump::Early,
+) -> io::Result<(Box<dyn Target>, pump::Early)> {
     let late = || stream::timed_out("connecting took longer than the handshake timeout");
-    let raw: Box<dyn Target> = match upstream.address.strip_prefix("unix:") {
-        Some(path) => Box::new(
+    let raw: Box<dyn Target> = match (upstream.address.strip_prefix("unix:"), &upstream.tls) {
+        (Some(path), None) => {
+            let socket = connect_unix(path)?;
+            let _ = early.write_now(&socket)?;
+            Box::new(UnixStream::from_std(socket)?)
+        }
+        (Some(path), Some(_)) => Box::new(
             timeout_at(deadline, UnixStream::connect(path))
                 .await
                 .map_err(|_| late())??,
         ),
-        None => {
-            let tcp = timeout_at(deadline, TcpStream::connect(upstream.address.as_str()))
+        (None, tls) => {
+            let early = if tls.is_none() {
+                Some(&mut early)
+            } else {
+                None
+            };
+            let tcp = timeout_at(deadline, connect_tcp(&upstream.address, early))
                 .await
                 .map_err(|_| late())??;
-            tcp.set_nodelay(true)?;
             Box::new(tcp)
         }
     };
     let Some((config, name)) = &upstream.tls else {
-        return Ok(raw);
+        return Ok((raw, early));
     };
     let tls = timeout_at(
         deadline,
@@ -243,5 +273,63 @@ async fn connect(upstream: &Upstream, deadline: Instant) -> io::Result<Box<dyn T
     )
     .await
     .map_err(|_| stream::timed_out("the target's handshake took longer than the timeout"))??;
-    Ok(Box::new(tls))
+    Ok((Box::new(tls), early))
+}
+
+/// A TCP connection to `address` (`host:port`; each of its addresses in turn), with
+/// TCP_NODELAY. With `early`, its bytes are written as soon as the connection is up: on
+/// loopback the TCP handshake has usually completed within `connect` itself, and then the
+/// connection is not waited for at all.
+async fn connect_tcp(address: &str, mut early: Option<&mut pump::Early>) -> io::Result<TcpStream> {
+    let mut last = None;
+    for address in tokio::net::lookup_host(address).await? {
+        match connect_tcp_to(address, early.as_deref_mut()).await {
+            Ok(tcp) => return Ok(tcp),
+            Err(e) => last = Some(e),
+        }
+    }
+    Err(last
+        .unwrap_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "the name has no address")))
+}
+
+/// [`connect_tcp`] to one address.
+async fn connect_tcp_to(
+    address: SocketAddr,
+    early: Option<&mut pump::Early>,
+) -> io::Result<TcpStream> {
+    use socket2::{Domain, Protocol, Socket, Type};
+    let socket = Socket::new(
+        Domain::for_address(address),
+        Type::STREAM.nonblocking(),
+        Some(Protocol::TCP),
+    )?;
+    socket.set_tcp_nodelay(true)?;
+    match socket.connect(&address.into()) {
+        Ok(()) => {}
+        Err(e) if e.raw_os_error() == Some(libc::EINPROGRESS) => {}
+        Err(e) => return Err(e),
+    }
+    let socket = std::net::TcpStream::from(socket);
+    if let Some(early) = early
+        && early.write_now(&socket)?
+    {
+        // Bytes went out: connected.
+        return TcpStream::from_std(socket);
+    }
+    let tcp = TcpStream::from_std(socket)?;
+    tcp.writable().await?;
+    match tcp.take_error()? {
+        Some(e) => Err(e),
+        None => Ok(tcp),
+    }
+}
+
+/// A non-blocking connection to the Unix-domain stream socket at `path`, without waiting:
+/// a listening socket accepts at once, or refuses (`WouldBlock` when its backlog is full).
+fn connect_unix(path: &str) -> io::Result<std::os::unix::net::UnixStream> {
+    use socket2::{Domain, SockAddr, Socket, Type};
+    // socket2 sets close-on-exec.
+    let socket = Socket::new(Domain::UNIX, Type::STREAM.nonblocking(), None)?;
+    socket.connect(&SockAddr::unix(path)?)?;
+    Ok(socket.into())
 }
