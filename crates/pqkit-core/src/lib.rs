@@ -35,6 +35,7 @@ pub mod ml_kem;
 #[cfg(feature = "liboqs")]
 pub mod oqs_kem;
 pub mod prehash;
+pub mod rustcrypto;
 pub mod sig;
 pub mod slh_dsa;
 

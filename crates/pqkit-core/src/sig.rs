@@ -551,7 +551,7 @@ impl fmt::Debug for PreparedKeys {
 
 /// The one place a context string is checked: at most 255 bytes (FIPS 204 §5.2, FIPS 205
 /// §10.2), and none for families that take none (Falcon round 3, classical).
-fn check_context(alg: &SignatureAlgorithm, context: &[u8]) -> Result<(), Error> {
+pub(crate) fn check_context(alg: &SignatureAlgorithm, context: &[u8]) -> Result<(), Error> {
     if context.len() > MAX_CONTEXT_SIZE {
         return Err(Error::ContextTooLong(context.len()));
     }

@@ -448,3 +448,72 @@ fn multi_part_buffers_are_bounded_and_errors_end_the_operation() {
     s.sign_update(b"part").unwrap();
     s.sign_final().unwrap();
 }
+
+/// A key in the token, opened by its RFC 7512 URI, signs through the RustCrypto `signature`
+/// traits like a key in memory: third-party code generic over `Signer` uses it unchanged, and
+/// the matching `Verifier` accepts what it signed.
+#[test]
+fn a_token_key_signs_through_the_rustcrypto_traits() {
+    use pqkit_core::rustcrypto::Signature;
+    use pqkit_pkcs11::client::{Options, TokenKey};
+    use signature::{Keypair, RandomizedSigner, Signer, Verifier};
+
+    fn sign_generic<S: Signer<Sig>, Sig>(signer: &S, message: &[u8]) -> Sig {
+        signer.sign(message)
+    }
+
+    /// A generator for the randomized form (the token draws its own inside its boundary).
+    struct Ones;
+    impl signature::rand_core::TryRng for Ones {
+        type Error = std::convert::Infallible;
+        fn try_next_u32(&mut self) -> Result<u32, Self::Error> {
+            Ok(1)
+        }
+        fn try_next_u64(&mut self) -> Result<u64, Self::Error> {
+            Ok(1)
+        }
+        fn try_fill_bytes(&mut self, dst: &mut [u8]) -> Result<(), Self::Error> {
+            dst.fill(1);
+            Ok(())
+        }
+    }
+    impl signature::rand_core::TryCryptoRng for Ones {}
+
+    let t = token();
+    let s = t.user_session();
+    generate(
+        &s,
+        KeyType::ML_DSA,
+        cryptoki_sys::CKP_ML_DSA_65,
+        "rustcrypto-signer",
+    );
+    let pin = std::env::temp_dir().join(format!("pqkit-p11-pin-{}", std::process::id()));
+    std::fs::write(&pin, USER_PIN).unwrap();
+    let options = Options {
+        module: Some(module_path()),
+        pin_source: Some(format!("file:{}", pin.display())),
+    };
+    let key = TokenKey::open("pkcs11:token=main;object=rustcrypto-signer", &options)
+        .and_then(TokenKey::into_signing_key)
+        .unwrap();
+    std::fs::remove_file(&pin).unwrap();
+    assert_eq!(key.algorithm().name, "ML-DSA-65");
+    let vk = Keypair::verifying_key(&key);
+    let sig: Signature = sign_generic(&key, b"signed inside the boundary");
+    assert_eq!(sig.as_bytes().len(), 3309);
+    Verifier::verify(&vk, b"signed inside the boundary", &sig).unwrap();
+    assert!(Verifier::verify(&vk, b"another message", &sig).is_err());
+    // With a context string, and through the randomized form.
+    let signer = key.with_context(b"release").unwrap();
+    let sig = sign_generic(&signer, b"v2");
+    vk.with_context(b"release")
+        .unwrap()
+        .verify(b"v2", &sig)
+        .unwrap();
+    assert!(Verifier::verify(&vk, b"v2", &sig).is_err());
+    let a = key.sign_with_rng(&mut Ones, b"m");
+    let b = key.sign_with_rng(&mut Ones, b"m");
+    Verifier::verify(&vk, b"m", &a).unwrap();
+    Verifier::verify(&vk, b"m", &b).unwrap();
+    assert_ne!(a, b, "the token hedges with its own randomness");
+}

@@ -1,0 +1,261 @@
+//! pqkit's keys behind the RustCrypto `signature` traits: code generic over `Signer` and
+//! `Verifier` signs and verifies with every signature algorithm of the catalogue, and
+//! RustCrypto's own ML-DSA (ml-dsa 0.1) verifies what pqkit signs and the other way round.
+//! (The same with a key held in a PKCS#11 token: pqkit-pkcs11's tests/token.rs.)
+
+use std::convert::Infallible;
+
+use pqkit_core::catalogue;
+use pqkit_core::rustcrypto::{Signature, max_signature_size};
+use signature::rand_core::{TryCryptoRng, TryRng};
+use signature::{
+    Keypair, MultipartSigner, MultipartVerifier, RandomizedSigner, SignatureEncoding, Signer,
+    Verifier,
+};
+
+/// Third-party code: knows nothing of pqkit.
+fn sign_generic<S: Signer<Sig>, Sig>(signer: &S, message: &[u8]) -> Sig {
+    signer.sign(message)
+}
+
+fn verify_generic<V: Verifier<Sig>, Sig>(verifier: &V, message: &[u8], sig: &Sig) -> bool {
+    verifier.verify(message, sig).is_ok()
+}
+
+/// A generator that repeats `seed`, byte after byte: the same seed, the same randomness.
+struct Repeat(u8);
+
+impl TryRng for Repeat {
+    type Error = Infallible;
+    fn try_next_u32(&mut self) -> Result<u32, Infallible> {
+        Ok(u32::from(self.0))
+    }
+    fn try_next_u64(&mut self) -> Result<u64, Infallible> {
+        Ok(u64::from(self.0))
+    }
+    fn try_fill_bytes(&mut self, dst: &mut [u8]) -> Result<(), Infallible> {
+        dst.fill(self.0);
+        Ok(())
+    }
+}
+
+impl TryCryptoRng for Repeat {}
+
+/// A generator that always fails.
+struct Broken;
+
+#[derive(Debug)]
+struct Dead;
+
+impl std::fmt::Display for Dead {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("no entropy")
+    }
+}
+
+impl std::error::Error for Dead {}
+
+impl TryRng for Broken {
+    type Error = Dead;
+    fn try_next_u32(&mut self) -> Result<u32, Dead> {
+        Err(Dead)
+    }
+    fn try_next_u64(&mut self) -> Result<u64, Dead> {
+        Err(Dead)
+    }
+    fn try_fill_bytes(&mut self, _: &mut [u8]) -> Result<(), Dead> {
+        Err(Dead)
+    }
+}
+
+impl TryCryptoRng for Broken {}
+
+#[test]
+fn every_catalogue_signature_signs_and_verifies_through_the_traits() {
+    let message = b"a release, signed by code that only knows signature::Signer";
+    for alg in catalogue::signatures() {
+        let key = alg.generate().expect("generate");
+        let vk = Keypair::verifying_key(&key);
+        assert_eq!(vk, key.verifying_key(), "{}", alg.name);
+        let sig: Signature = sign_generic(&key, message);
+        assert!(
+            sig.encoded_len() <= alg.signature_size && sig.encoded_len() > 0,
+            "{}",
+            alg.name
+        );
+        if !alg.signature_size_varies() {
+            assert_eq!(sig.encoded_len(), alg.signature_size, "{}", alg.name);
+        }
+        assert!(verify_generic(&vk, message, &sig), "{}", alg.name);
+        // The same bytes through the everyday API, and the other way.
+        vk.verify(message, b"", sig.as_bytes()).expect(alg.name);
+        let plain = key.sign(message, b"").expect("sign");
+        let back = Signature::try_from(&plain[..]).expect("decode");
+        assert!(verify_generic(&vk, message, &back), "{}", alg.name);
+        // A flipped bit, another message: refused.
+        let mut flipped = sig.to_vec();
+        flipped[0] ^= 1;
+        let flipped = Signature::try_from(&flipped[..]).expect("decode");
+        assert!(!verify_generic(&vk, message, &flipped), "{}", alg.name);
+        assert!(!verify_generic(&vk, b"another", &sig), "{}", alg.name);
+        // Multipart: the parts as one message.
+        let parts: [&[u8]; 3] = [&message[..10], &message[10..11], &message[11..]];
+        let multi = key.try_multipart_sign(&parts).expect("multipart");
+        assert!(verify_generic(&vk, message, &multi), "{}", alg.name);
+        vk.multipart_verify(&parts, &sig).expect(alg.name);
+        assert!(
+            vk.multipart_verify(&parts[1..], &sig).is_err(),
+            "{}",
+            alg.name
+        );
+    }
+}
+
+#[test]
+fn a_context_string_binds_the_signature() {
+    for name in [
+        "ML-DSA-65",
+        "SLH-DSA-SHA2-128f",
+        "MLDSA65-ECDSA-P256-SHA512",
+    ] {
+        let key = catalogue::signature(name)
+            .and_then(|a| a.generate())
+            .expect(name);
+        let vk = key.verifying_key();
+        let signer = key.with_context(b"firmware").expect("context");
+        let sig = sign_generic(&signer, b"image");
+        assert!(verify_generic(
+            &vk.with_context(b"firmware").expect("context"),
+            b"image",
+            &sig
+        ));
+        assert!(
+            !verify_generic(&vk, b"image", &sig),
+            "{name}: empty context"
+        );
+        assert!(!verify_generic(
+            &vk.with_context(b"firmwarf").expect("context"),
+            b"image",
+            &sig
+        ));
+        vk.verify(b"image", b"firmware", sig.as_bytes())
+            .expect("the everyday API agrees");
+        assert!(key.with_context(&[0; 256]).is_err(), "{name}: 256 bytes");
+    }
+    // Algorithms without a context string refuse one, and take the empty one.
+    let ecdsa = catalogue::signature("ECDSA-P256")
+        .and_then(|a| a.generate())
+        .expect("ECDSA");
+    assert!(ecdsa.with_context(b"x").is_err());
+    assert!(ecdsa.with_context(b"").is_ok());
+}
+
+#[test]
+fn randomized_signing_uses_the_callers_generator_where_the_standard_takes_randomness() {
+    for name in ["ML-DSA-44", "SLH-DSA-SHAKE-128f"] {
+        let key = catalogue::signature(name)
+            .and_then(|a| a.generate())
+            .expect(name);
+        let vk = key.verifying_key();
+        let a = key.sign_with_rng(&mut Repeat(7), b"m");
+        let b = key.sign_with_rng(&mut Repeat(7), b"m");
+        let c = key.sign_with_rng(&mut Repeat(8), b"m");
+        assert_eq!(a, b, "{name}: the same randomness, the same signature");
+        assert_ne!(a, c, "{name}: other randomness, another signature");
+        assert!(verify_generic(&vk, b"m", &a) && verify_generic(&vk, b"m", &c));
+        // A generator that fails is an error, not a signature without randomness.
+        let e = key
+            .try_sign_with_rng(&mut Broken, b"m")
+            .expect_err("broken generator");
+        let source = std::error::Error::source(&e).expect("the pqkit error");
+        assert!(
+            matches!(
+                source.downcast_ref::<pqkit_core::Error>(),
+                Some(pqkit_core::Error::Rng)
+            ),
+            "{name}: {source}"
+        );
+    }
+    // Ed25519 takes no randomness: its own (deterministic) signing, whatever the generator.
+    let ed = catalogue::signature("Ed25519")
+        .and_then(|a| a.generate())
+        .expect("Ed25519");
+    let s = ed.sign_with_rng(&mut Unused, b"m");
+    assert!(verify_generic(&ed.verifying_key(), b"m", &s));
+}
+
+/// A generator that is never called (Ed25519 draws nothing).
+struct Unused;
+
+impl TryRng for Unused {
+    type Error = Infallible;
+    fn try_next_u32(&mut self) -> Result<u32, Infallible> {
+        unreachable!("Ed25519 takes no randomness")
+    }
+    fn try_next_u64(&mut self) -> Result<u64, Infallible> {
+        unreachable!("Ed25519 takes no randomness")
+    }
+    fn try_fill_bytes(&mut self, _: &mut [u8]) -> Result<(), Infallible> {
+        unreachable!("Ed25519 takes no randomness")
+    }
+}
+
+impl TryCryptoRng for Unused {}
+
+#[test]
+fn signature_bytes_have_bounds() {
+    assert!(Signature::try_from(&[][..]).is_err());
+    let max = max_signature_size();
+    assert!(max >= 29_792, "SLH-DSA-*-256s");
+    assert!(Signature::try_from(&vec![1u8; max][..]).is_ok());
+    assert!(Signature::try_from(&vec![1u8; max + 1][..]).is_err());
+    let s = Signature::try_from(&[0xab; 40][..]).expect("40 bytes");
+    assert_eq!(format!("{s:?}"), "Signature(40 bytes: abababababababab…)");
+    assert_eq!(s.to_bytes().as_ref(), &[0xab; 40][..]);
+}
+
+/// RustCrypto's ML-DSA verifies pqkit's signatures and pqkit verifies its, each through the
+/// traits, and the same seed ξ gives both the same key (FIPS 204 Algorithm 6).
+#[test]
+fn rustcrypto_ml_dsa_interoperates_both_ways() {
+    macro_rules! both_ways {
+        ($name:expr, $p:ty) => {{
+            let xi = [0x5a; 32];
+            let ours = catalogue::signature($name)
+                .and_then(|a| a.signing_key_from_seed(&xi))
+                .expect($name);
+            let theirs = ml_dsa::SigningKey::<$p>::from_seed(&xi.into());
+            let their_vk = theirs.verifying_key();
+            assert_eq!(
+                their_vk.encode().as_slice(),
+                ours.verifying_key().as_bytes(),
+                "{}: the same seed, the same key",
+                $name
+            );
+            // pqkit → ml-dsa.
+            let sig: Signature = sign_generic(&ours, b"interop");
+            let as_theirs = ml_dsa::Signature::<$p>::try_from(sig.as_bytes()).expect("decode");
+            assert!(
+                verify_generic(&their_vk, b"interop", &as_theirs),
+                "{}",
+                $name
+            );
+            // ml-dsa → pqkit.
+            let theirs_sig: ml_dsa::Signature<$p> = sign_generic(&theirs, b"interop");
+            let as_ours = Signature::try_from(theirs_sig.encode().as_slice()).expect("decode");
+            assert!(
+                verify_generic(&ours.verifying_key(), b"interop", &as_ours),
+                "{}",
+                $name
+            );
+            assert!(!verify_generic(
+                &ours.verifying_key(),
+                b"interop!",
+                &as_ours
+            ));
+        }};
+    }
+    both_ways!("ML-DSA-44", ml_dsa::MlDsa44);
+    both_ways!("ML-DSA-65", ml_dsa::MlDsa65);
+    both_ways!("ML-DSA-87", ml_dsa::MlDsa87);
+}
