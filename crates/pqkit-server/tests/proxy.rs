@@ -150,3 +150,100 @@ async fn a_resumed_session_with_a_client_certificate_is_closed() {
     let summary = task.await.expect("proxy");
     assert_eq!(summary.served, 2);
 }
+
+/// A service that speaks first (a banner, as SMTP or SSH servers do) is heard before the
+/// client sends anything: the proxy does not wait for client bytes to connect, over TCP and
+/// over a Unix-domain socket; then the client's bytes come back echoed, and the service's end
+/// of stream reaches the client as close_notify.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_service_that_speaks_first_is_heard_before_the_client_speaks() {
+    fn banner_then_echo<S: Read + Write>(mut socket: S) {
+        if socket.write_all(b"220 ready\n").is_err() {
+            return;
+        }
+        let mut buf = [0u8; 64];
+        if let Ok(n) = socket.read(&mut buf) {
+            let _ = socket.write_all(&buf[..n]);
+        }
+    }
+    let tcp = TcpListener::bind("127.0.0.1:0").expect("bind");
+    let tcp_address = tcp.local_addr().expect("address").to_string();
+    std::thread::spawn(move || tcp.incoming().flatten().for_each(banner_then_echo));
+    let dir = std::env::temp_dir().join(format!("pqkit-proxy-banner-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir(&dir).expect("dir");
+    let path = dir.join("banner.sock");
+    let unix = std::os::unix::net::UnixListener::bind(&path).expect("bind");
+    std::thread::spawn(move || unix.incoming().flatten().for_each(banner_then_echo));
+
+    let pki = pqkit_pki::Pki::generate(&pqkit_core::ml_dsa::ML_DSA_44).expect("PKI");
+    let provider = Arc::new(pqkit_rustls::provider());
+    let roots = [CertificateDer::from(pki.ca_cert.clone())];
+    let (client, _) =
+        pqkit_rustls::client_config(provider.clone(), &roots, None).expect("client config");
+    let client = Arc::new(client);
+    for target in [tcp_address, format!("unix:{}", path.display())] {
+        let (server, seen) = pqkit_rustls::server_config_with_policy(
+            provider.clone(),
+            vec![CertificateDer::from(pki.server_cert.clone())],
+            pkcs8(&pki.server_key),
+            None,
+            None,
+        )
+        .expect("server config");
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+            .await
+            .expect("bind");
+        let address = listener.local_addr().expect("address");
+        let counters = Arc::new(Counters::default());
+        let metrics = Arc::new(Metrics::new(counters.clone()));
+        let (stop, stopped) = tokio::sync::watch::channel(0u32);
+        let task = tokio::spawn(pqkit_server::proxy(
+            listener,
+            Arc::new(Termination::new(server, seen, "mldsa44".to_owned())),
+            Arc::new(Upstream {
+                address: target.clone(),
+                tls: None,
+            }),
+            Options {
+                max_connections: 8,
+                timeouts: Timeouts::default(),
+                count: 0,
+                drain: Duration::from_secs(1),
+                counters,
+            },
+            metrics.clone(),
+            stopped,
+        ));
+        let client = client.clone();
+        let heard = tokio::task::spawn_blocking(move || {
+            let socket = TcpStream::connect(address).expect("connect");
+            socket
+                .set_read_timeout(Some(Duration::from_secs(5)))
+                .expect("timeout");
+            let conn = ClientConnection::new(client, ServerName::try_from("localhost").expect("n"))
+                .expect("client");
+            let mut tls = StreamOwned::new(conn, socket);
+            let mut banner = [0u8; 10];
+            tls.read_exact(&mut banner).expect("the banner, unasked");
+            tls.write_all(b"EHLO").expect("write");
+            let mut rest = Vec::new();
+            // The echo, then close_notify: a clean end, not a truncation.
+            tls.read_to_end(&mut rest).expect("a clean end");
+            (banner, rest)
+        })
+        .await
+        .expect("client thread");
+        assert_eq!(&heard.0, b"220 ready\n", "{target}");
+        assert_eq!(heard.1, b"EHLO", "{target}");
+        let text = metrics.encode();
+        assert!(
+            text.contains("pqkit_proxy_bytes_total{direction=\"from_upstream\"} 14")
+                && text.contains("pqkit_proxy_bytes_total{direction=\"from_client\"} 4"),
+            "{target}: {text}"
+        );
+        stop.send(1).expect("stop");
+        task.await.expect("proxy");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
