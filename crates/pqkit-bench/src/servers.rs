@@ -7,16 +7,19 @@
 //!
 //! Per server: connections per second (each round's, then their median), latency percentiles
 //! p50/p90/p99/p99.9 over every connection of every round, the server process's CPU time
-//! per connection (`/proc/PID/stat`) with its ratio to `pqkit server`'s, and the machine's
-//! (the server's and this process's: the clients, and the echo service behind the proxy).
+//! per connection (`/proc/PID/stat`) with its ratio to `pqkit server`'s, and the server's and
+//! this process's together (the clients, and the echo service behind the proxy; kernel
+//! threads — loopback receive work moved to ksoftirqd — are in neither).
 //!
 //! A proxy pays for a second connection per client, to a service that shares the cores. What
-//! that costs at the least is measured in each round beside the servers: the **bare second
-//! hop** — connect to the same echo service, [`load::REQUEST`] written, the echo and the end of
-//! stream read, close; blocking calls, no TLS, no runtime — in machine CPU µs per hop. A proxy
-//! that spent nothing of its own on the hop would serve at most `m / (m + hop)` of `pqkit
-//! server`'s connections per second, `m` being `pqkit server`'s machine CPU per connection (on
-//! a machine whose cores are all busy): the proxy rows' bound.
+//! that costs is measured in each round beside the servers: the **bare second hop** — connect
+//! to the same echo service, [`load::REQUEST`] written, the echo and the end of stream read,
+//! close; blocking calls, one at a time, no TLS, no runtime — in CPU µs per hop (this
+//! process's: both ends run here). A proxy that spent nothing of its own on the hop would serve
+//! about `m / (m + hop)` of `pqkit server`'s connections per second, `m` being `pqkit
+//! server`'s server-and-load CPU per connection, once the cores are all busy: the proxy rows'
+//! **ideal proxy** estimate (closed loop only; an estimate, not a bound: under load some of
+//! the hop's wake-ups are shared between connections, which one-at-a-time hops cannot show).
 
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
@@ -98,15 +101,16 @@ pub struct Row {
     pub cpu_vs_pqkit_server: Option<f64>,
     /// Connections per second over `pqkit server`'s in the same run.
     pub rate_vs_pqkit_server: Option<f64>,
-    /// The machine's CPU time per completed connection, in µs: the server's and the load
-    /// generator's (with the echo service behind a proxy; `None`: the server's not measured).
-    pub machine_cpu_us_per_connection: Option<f64>,
+    /// The server's and the load generator's CPU time per completed connection, in µs (with
+    /// the echo service behind a proxy; `None`: the server's not measured).
+    pub server_and_load_cpu_us_per_connection: Option<f64>,
     /// Proxy rows: the bare second hop to the same echo service, machine CPU µs per hop (the
     /// median of the rounds; module docs).
     pub second_hop_cpu_us: Option<f64>,
-    /// Proxy rows: the connections per second over `pqkit server`'s that a proxy spending
-    /// nothing of its own on the second hop would reach, `m / (m + hop)` (module docs).
-    pub rate_bound_vs_pqkit_server: Option<f64>,
+    /// Proxy rows, closed loop: about the connections per second over `pqkit server`'s that a
+    /// proxy spending nothing of its own on the second hop would reach, `m / (m + hop)` (module
+    /// docs).
+    pub rate_ideal_proxy_vs_pqkit_server: Option<f64>,
 }
 
 /// A started server process, stopped (killed and reaped) when dropped.
@@ -221,13 +225,16 @@ pub fn compare(options: &Options) -> Result<Vec<Row>, String> {
         .first()
         .map(|r| (r.server_cpu_us_per_connection, r.connections_per_sec))
         .unwrap_or_default();
-    let base_machine = rows.first().and_then(|r| r.machine_cpu_us_per_connection);
+    let base_machine = rows
+        .first()
+        .and_then(|r| r.server_and_load_cpu_us_per_connection);
     for (r, hops) in rows.iter_mut().zip(&mut hops) {
         hops.sort_by(f64::total_cmp);
         r.second_hop_cpu_us = hops.get(hops.len() / 2).copied();
-        r.rate_bound_vs_pqkit_server = r
+        r.rate_ideal_proxy_vs_pqkit_server = r
             .second_hop_cpu_us
             .zip(base_machine)
+            .filter(|_| options.load.rate.is_none())
             .map(|(hop, m)| m / (m + hop));
     }
     for r in &mut rows {
@@ -280,16 +287,19 @@ fn row(options: &Options, runs: &[load::Run]) -> Row {
             .map(|c| c * 1e6 / connections as f64),
         cpu_vs_pqkit_server: None,
         rate_vs_pqkit_server: None,
-        machine_cpu_us_per_connection: cpu
+        server_and_load_cpu_us_per_connection: cpu
             .filter(|_| connections > 0)
             .map(|c| (c + load_cpu) * 1e6 / connections as f64),
         second_hop_cpu_us: None,
-        rate_bound_vs_pqkit_server: None,
+        rate_ideal_proxy_vs_pqkit_server: None,
     }
 }
 
 /// How long each round measures the bare second hop.
 const HOP_TIME: Duration = Duration::from_millis(500);
+
+/// The longest one bare hop's connect, write or read may take.
+const HOP_TIMEOUT: Duration = Duration::from_secs(5);
 
 /// The bare second hop to `target` (`host:port` or `unix:PATH`, an echo service of this
 /// process) for `time`: the machine's CPU µs per hop, this process's CPU over the hops (the
@@ -300,15 +310,11 @@ const HOP_TIME: Duration = Duration::from_millis(500);
 fn bare_hop(target: &str, time: Duration) -> Result<f64, String> {
     fn once<S: Read + Write>(mut socket: S) -> std::io::Result<()> {
         socket.write_all(load::REQUEST)?;
-        let mut answer = [0u8; 64];
-        let mut got = 0;
-        loop {
-            match socket.read(&mut answer)? {
-                0 => break,
-                n => got += n,
-            }
-        }
-        if got == load::REQUEST.len() {
+        let mut answer = Vec::with_capacity(load::REQUEST.len());
+        socket
+            .take(load::REQUEST.len() as u64 + 1)
+            .read_to_end(&mut answer)?;
+        if answer == load::REQUEST {
             Ok(())
         } else {
             Err(std::io::Error::other("the echo answered something else"))
@@ -320,10 +326,20 @@ fn bare_hop(target: &str, time: Duration) -> Result<f64, String> {
     let mut hops = 0u32;
     while start.elapsed() < time {
         match target.strip_prefix("unix:") {
-            Some(path) => once(std::os::unix::net::UnixStream::connect(path).map_err(failed)?),
+            Some(path) => {
+                let unix = std::os::unix::net::UnixStream::connect(path).map_err(failed)?;
+                unix.set_read_timeout(Some(HOP_TIMEOUT)).map_err(failed)?;
+                unix.set_write_timeout(Some(HOP_TIMEOUT)).map_err(failed)?;
+                once(unix)
+            }
             None => {
-                let tcp = TcpStream::connect(target).map_err(failed)?;
+                let address = target
+                    .parse::<SocketAddr>()
+                    .map_err(|e| format!("the bare second hop to {target}: {e}"))?;
+                let tcp = TcpStream::connect_timeout(&address, HOP_TIMEOUT).map_err(failed)?;
                 tcp.set_nodelay(true).map_err(failed)?;
+                tcp.set_read_timeout(Some(HOP_TIMEOUT)).map_err(failed)?;
+                tcp.set_write_timeout(Some(HOP_TIMEOUT)).map_err(failed)?;
                 once(tcp)
             }
         }
@@ -565,9 +581,9 @@ pub fn table(rows: &[Row]) -> crate::render::Table {
             "p99.9 ms",
             "server CPU µs/conn",
             "×pqkit",
-            "machine CPU µs/conn",
+            "server+load CPU µs/conn",
             "bare hop µs",
-            "bound ×pqkit",
+            "ideal proxy ×pqkit",
             "connections",
             "resumed",
             "errors",
@@ -586,11 +602,11 @@ pub fn table(rows: &[Row]) -> crate::render::Table {
             r.server_cpu_us_per_connection
                 .map_or_else(|| "-".to_owned(), |c| format!("{c:.0}")),
             ratio(r.cpu_vs_pqkit_server),
-            r.machine_cpu_us_per_connection
+            r.server_and_load_cpu_us_per_connection
                 .map_or_else(|| "-".to_owned(), |c| format!("{c:.0}")),
             r.second_hop_cpu_us
                 .map_or_else(|| "-".to_owned(), |c| format!("{c:.0}")),
-            ratio(r.rate_bound_vs_pqkit_server),
+            ratio(r.rate_ideal_proxy_vs_pqkit_server),
             r.connections.to_string(),
             format!(
                 "{:.0} %",

@@ -829,10 +829,10 @@ fn bench_server_json_against_every_server() {
             }
         }
         assert_eq!(rows[0]["cpu_vs_pqkit_server"], 1.0);
-        // The machine's CPU per connection covers the server's; the proxy rows carry their
-        // bare hop and the bound it sets, the others none.
+        // The server's and load generator's CPU per connection covers the server's; the proxy
+        // rows carry their bare hop and the ideal-proxy estimate, the others none.
         for r in rows {
-            let machine = r["machine_cpu_us_per_connection"]
+            let machine = r["server_and_load_cpu_us_per_connection"]
                 .as_f64()
                 .expect("machine");
             let server = r["server_cpu_us_per_connection"].as_f64().expect("server");
@@ -843,13 +843,15 @@ fn bench_server_json_against_every_server() {
             assert_eq!(r["second_hop_cpu_us"].is_number(), proxy, "{r}");
             if proxy {
                 let hop = r["second_hop_cpu_us"].as_f64().expect("hop");
-                let bound = r["rate_bound_vs_pqkit_server"].as_f64().expect("bound");
-                let m = rows[0]["machine_cpu_us_per_connection"]
+                let ideal = r["rate_ideal_proxy_vs_pqkit_server"]
+                    .as_f64()
+                    .expect("ideal");
+                let m = rows[0]["server_and_load_cpu_us_per_connection"]
                     .as_f64()
                     .expect("m");
-                assert!(hop > 0.0 && (bound - m / (m + hop)).abs() < 1e-9, "{r}");
+                assert!(hop > 0.0 && (ideal - m / (m + hop)).abs() < 1e-9, "{r}");
             } else {
-                assert!(r["rate_bound_vs_pqkit_server"].is_null(), "{r}");
+                assert!(r["rate_ideal_proxy_vs_pqkit_server"].is_null(), "{r}");
             }
         }
     }

@@ -229,7 +229,7 @@ impl<S: AsyncWrite + Unpin> AsyncWrite for Active<'_, S> {
 }
 
 /// The client's first bytes, read before the upstream connection exists.
-#[derive(Debug, Default)]
+#[derive(Default)]
 pub(crate) struct Early {
     /// Not yet written.
     bytes: Vec<u8>,
@@ -239,12 +239,24 @@ pub(crate) struct Early {
     eof: bool,
 }
 
+/// Lengths only: the bytes are the client's plaintext.
+impl std::fmt::Debug for Early {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Early")
+            .field("unwritten", &self.bytes.len())
+            .field("read", &self.read)
+            .field("eof", &self.eof)
+            .finish()
+    }
+}
+
 impl Early {
     /// Writes what it can of the bytes to `socket` (non-blocking) now, keeping the rest;
     /// returns whether any byte went out.
     ///
     /// # Errors
-    /// The socket's, but not `WouldBlock`.
+    /// The socket's, but not `WouldBlock` nor `ENOTCONN` (a connection still being made: BSD
+    /// and macOS answer so where Linux answers `EAGAIN`).
     pub(crate) fn write_now(&mut self, mut socket: impl io::Write) -> io::Result<bool> {
         if self.bytes.is_empty() {
             return Ok(false);
@@ -254,7 +266,12 @@ impl Early {
                 self.bytes.drain(..n);
                 Ok(n > 0)
             }
-            Err(e) if e.kind() == io::ErrorKind::WouldBlock => Ok(false),
+            Err(e)
+                if e.kind() == io::ErrorKind::WouldBlock
+                    || e.raw_os_error() == Some(libc::ENOTCONN) =>
+            {
+                Ok(false)
+            }
             Err(e) => Err(e),
         }
     }
@@ -350,6 +367,27 @@ mod tests {
         assert_eq!(copied.expect("pump"), (3 * BUF as u64 + 5, 6));
         assert_eq!(counted(&m, Direction::FromClient), 3 * BUF as u64 + 5);
         assert_eq!(counted(&m, Direction::FromUpstream), 6);
+    }
+
+    #[tokio::test]
+    async fn an_upstream_that_ends_first_still_gets_the_clients_last_bytes() {
+        let (client, mut client_peer) = duplex(64);
+        let (upstream, mut upstream_peer) = duplex(64);
+        let m = metrics();
+        let pump = relay(client, upstream, Early::default(), &m);
+        let peers = async {
+            // The upstream answers and ends first; the client sees the answer and the end...
+            upstream_peer.write_all(b"bye").await.expect("write");
+            upstream_peer.shutdown().await.expect("shutdown");
+            assert_eq!(rest(&mut client_peer).await, b"bye");
+            // ...then still sends, and ends: the upstream, half-closed, reads it all.
+            client_peer.write_all(b"last words").await.expect("write");
+            client_peer.shutdown().await.expect("shutdown");
+            rest(&mut upstream_peer).await
+        };
+        let (copied, got) = tokio::join!(pump, peers);
+        assert_eq!(copied.expect("pump"), (10, 3));
+        assert_eq!(got, b"last words");
     }
 
     #[tokio::test]
