@@ -6,15 +6,15 @@
 //! | trait | on | what it does |
 //! |---|---|---|
 //! | [`Signer<Signature>`] | [`SigningKey`], [`ContextSigner`] | pure signing (FIPS 204 Algorithm 2 ML-DSA.Sign, FIPS 205 Algorithm 22 slh_sign, …), hedged, with the empty context string or the one of [`SigningKey::with_context`] |
-//! | [`RandomizedSigner<Signature>`] | the same | the same, the per-signature randomness drawn from the caller's generator: ML-DSA `rnd` (32 bytes, FIPS 204 Algorithm 2 line 3) and SLH-DSA `addrnd` (n bytes, FIPS 205 Algorithm 22 line 2); keys whose randomness is made elsewhere (a token's, inside its boundary) or that take none as input (Falcon, ECDSA, RSA, composite) use their own |
+//! | [`RandomizedSigner<Signature>`] | the same | the same, the per-signature randomness drawn from the caller's generator where a poor or repeating generator costs no more than the standard's deterministic variant (FIPS 204 §3.4, FIPS 205 §9.2): ML-DSA `rnd` (32 bytes, FIPS 204 Algorithm 2 line 3; for composite ML-DSA, its ML-DSA half) and SLH-DSA `addrnd` (n bytes, FIPS 205 Algorithm 22 line 2). Where a repeat would leak the key — Falcon's sampler, ECDSA's nonce — and for RSA, Ed25519 and keys in a token (randomness made inside the boundary), the key's own randomness, the generator unused |
 //! | [`MultipartSigner<Signature>`], [`RandomizedMultipartSigner<Signature>`] | the same | the parts in order, signed as one message |
 //! | [`Keypair`] | [`SigningKey`] | its [`VerifyingKey`] |
 //! | [`Verifier<Signature>`], [`MultipartVerifier<Signature>`] | [`VerifyingKey`], [`ContextVerifier`] | verification (FIPS 204 Algorithm 3, FIPS 205 Algorithm 24, …) |
 //!
-//! A poor or fixed generator costs the randomized form no more than FIPS 204 §3.4's and FIPS
-//! 205 §9.2's deterministic variants (the randomness only hedges against side channels and
-//! faults), so the trait stays beside the everyday API; fixed randomness for known-answer
-//! tests keeps to [`SigningRandomness::Fixed`].
+//! So a poor or fixed generator costs the randomized form no more than the deterministic
+//! variants (the randomness only hedges against side channels and faults), and the trait stays
+//! beside the everyday API; fixed randomness for known-answer tests keeps to
+//! [`SigningRandomness::Fixed`].
 //!
 //! [`Signature`] is the encoded signature of any algorithm in the catalogue, its bytes as the
 //! standard defines them (3 309 bytes for ML-DSA-65, 17 088 for SLH-DSA-SHA2-128f, …). Errors
@@ -37,6 +37,8 @@
 //! Verifier::verify(&key.verifying_key(), b"v1.2.3", &signature)?;
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
+
+pub mod kem;
 
 use core::fmt;
 use std::sync::OnceLock;
@@ -165,8 +167,8 @@ fn from_rng<R: TryCryptoRng + ?Sized>(rng: &mut R) -> impl FnMut(&mut [u8]) -> R
     |buf| rng.try_fill_bytes(buf).map_err(|_| Error::Rng)
 }
 
-/// Signs `message` with `key` and `context`, the randomness from `fill` where the algorithm
-/// takes it as input (the module docs), else the key's own.
+/// Signs `message` with `key` and `context`, the randomness from `fill` where the module docs
+/// say so, else the key's own.
 fn sign(
     key: &SigningKey,
     context: &[u8],
@@ -174,8 +176,11 @@ fn sign(
     fill: Option<Fill<'_>>,
 ) -> Result<Signature, signature::Error> {
     let alg = key.algorithm();
+    // Only where a repeat costs no more than the standard's deterministic variant: not
+    // Falcon's sampler or ECDSA's nonce, whose repeats would leak the key.
     let size = match alg.family {
-        Family::MlDsa => Some(crate::sig::SIGNING_RANDOMNESS_SIZE),
+        _ if !key.takes_randomness() => None,
+        Family::MlDsa | Family::CompositeMlDsa => Some(crate::sig::SIGNING_RANDOMNESS_SIZE),
         // n: the verifying key is PK.seed ‖ PK.root, 2n bytes (FIPS 205 §9.1).
         Family::SlhDsa => Some(alg.verifying_key_size / 2),
         _ => None,
@@ -184,11 +189,7 @@ fn sign(
         (Some(fill), Some(size)) => {
             let mut randomness = zeroize::Zeroizing::new(vec![0u8; size]);
             fill(&mut randomness).map_err(opaque)?;
-            match key.sign_with(message, context, SigningRandomness::Fixed(&randomness)) {
-                // A token makes its randomness inside its boundary.
-                Err(Error::Unsupported(_)) => key.sign(message, context),
-                other => other,
-            }
+            key.sign_with(message, context, SigningRandomness::Fixed(&randomness))
         }
         _ => key.sign(message, context),
     };

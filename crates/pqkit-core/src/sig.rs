@@ -327,6 +327,12 @@ impl SigningKey {
     pub fn algorithm(&self) -> &'static SignatureAlgorithm {
         self.alg
     }
+
+    /// Whether randomness given to [`Self::sign_with`] reaches the signing (false for a key in
+    /// a token, which draws its own inside its boundary).
+    pub fn takes_randomness(&self) -> bool {
+        self.inner.takes_randomness()
+    }
 }
 
 impl fmt::Debug for SigningKey {
@@ -697,6 +703,11 @@ pub trait SigningKeyImpl: Send + Sync {
     /// PKCS#8 of a classical key.
     fn classical_pkcs8(&self) -> Option<Zeroizing<Vec<u8>>> {
         None
+    }
+    /// Whether [`SigningRandomness::Fixed`] reaches the signing (false for a key that draws
+    /// its randomness behind a boundary, such as a token's); `true` by default.
+    fn takes_randomness(&self) -> bool {
+        true
     }
     /// Signs; the context is already checked (length, and empty for families without one).
     ///

@@ -176,27 +176,30 @@ fn randomized_signing_uses_the_callers_generator_where_the_standard_takes_random
             "{name}: {source}"
         );
     }
-    // Ed25519 takes no randomness: its own (deterministic) signing, whatever the generator.
-    let ed = catalogue::signature("Ed25519")
-        .and_then(|a| a.generate())
-        .expect("Ed25519");
-    let s = ed.sign_with_rng(&mut Unused, b"m");
-    assert!(verify_generic(&ed.verifying_key(), b"m", &s));
+    // Where a repeated generator would leak the key (Falcon's sampler, ECDSA's nonce) or the
+    // algorithm takes none (Ed25519, RSA): the key's own randomness, the generator untouched.
+    for name in ["Falcon-512", "ECDSA-P256", "Ed25519", "RSA-2048"] {
+        let key = catalogue::signature(name)
+            .and_then(|a| a.generate())
+            .expect(name);
+        let s = key.sign_with_rng(&mut Unused, b"m");
+        assert!(verify_generic(&key.verifying_key(), b"m", &s), "{name}");
+    }
 }
 
-/// A generator that is never called (Ed25519 draws nothing).
+/// A generator that must not be called.
 struct Unused;
 
 impl TryRng for Unused {
     type Error = Infallible;
     fn try_next_u32(&mut self) -> Result<u32, Infallible> {
-        unreachable!("Ed25519 takes no randomness")
+        unreachable!("the generator was used")
     }
     fn try_next_u64(&mut self) -> Result<u64, Infallible> {
-        unreachable!("Ed25519 takes no randomness")
+        unreachable!("the generator was used")
     }
     fn try_fill_bytes(&mut self, _: &mut [u8]) -> Result<(), Infallible> {
-        unreachable!("Ed25519 takes no randomness")
+        unreachable!("the generator was used")
     }
 }
 
@@ -206,7 +209,7 @@ impl TryCryptoRng for Unused {}
 fn signature_bytes_have_bounds() {
     assert!(Signature::try_from(&[][..]).is_err());
     let max = max_signature_size();
-    assert!(max >= 29_792, "SLH-DSA-*-256s");
+    assert_eq!(max, 49_856, "SLH-DSA-*-256f (FIPS 205 Table 2)");
     assert!(Signature::try_from(&vec![1u8; max][..]).is_ok());
     assert!(Signature::try_from(&vec![1u8; max + 1][..]).is_err());
     let s = Signature::try_from(&[0xab; 40][..]).expect("40 bytes");
@@ -258,4 +261,132 @@ fn rustcrypto_ml_dsa_interoperates_both_ways() {
     both_ways!("ML-DSA-44", ml_dsa::MlDsa44);
     both_ways!("ML-DSA-65", ml_dsa::MlDsa65);
     both_ways!("ML-DSA-87", ml_dsa::MlDsa87);
+}
+
+mod kem_traits {
+    use ::kem::{
+        Decapsulate, Decapsulator, Encapsulate, FromSeed, Generate, Kem, KeyExport, KeyInit,
+        TryKeyInit,
+    };
+    use pqkit_core::rustcrypto::kem::{MlKem512, MlKem768, MlKem1024};
+
+    use super::*;
+
+    /// Third-party code: any KEM with infallible decapsulation.
+    fn agree<K: Kem>(rng: &mut Repeat) -> bool
+    where
+        K::DecapsulationKey: Decapsulate,
+    {
+        let (dk, ek) = K::generate_keypair_from_rng(rng);
+        let (ct, sent) = ek.encapsulate();
+        dk.decapsulate(&ct) == sent
+    }
+
+    /// Through the traits only: sizes, seeds, checks, implicit rejection, and pqkit's own
+    /// API agreeing byte for byte.
+    fn one_set<K>(name: &str, ek_size: usize, ct_size: usize)
+    where
+        K: Kem + FromSeed<SeedSize = ::kem::consts::U64>,
+        K::DecapsulationKey: Decapsulate + KeyInit + KeyExport + std::fmt::Debug,
+    {
+        assert!(agree::<K>(&mut Repeat(1)), "{name}");
+        let alg = catalogue::kem(name).expect(name);
+        let seed = [0x42u8; 64];
+        let (dk, ek) = K::from_seed(&seed.into());
+        assert_eq!(dk.to_bytes().as_slice(), &seed[..], "{name}: the seed form");
+        let ours = alg.generate_from_seed(&seed).expect("seed");
+        assert_eq!(
+            ek.to_bytes().as_slice(),
+            ours.encapsulation_key().as_bytes()
+        );
+        assert_eq!(ek.to_bytes().len(), ek_size, "{name}");
+        assert_eq!(dk.encapsulation_key(), &ek);
+        // Generation draws the seed from the generator: the same generator, the same key.
+        let again = K::DecapsulationKey::generate_from_rng(&mut Repeat(0x42));
+        assert_eq!(again.to_bytes().as_slice(), &seed[..]);
+        // m from the caller's generator: what encapsulate_deterministic gives for that m.
+        let (ct, ss) = ek.encapsulate_with_rng(&mut Repeat(9));
+        assert_eq!(ct.len(), ct_size, "{name}");
+        let (ct2, ss2) = ours
+            .encapsulation_key()
+            .encapsulate_deterministic(&[9u8; 32])
+            .expect("deterministic");
+        assert_eq!((ct.as_slice(), ss.as_slice()), (&ct2[..], ss2.as_bytes()));
+        assert_eq!(dk.decapsulate(&ct), ss);
+        // A modified ciphertext: the implicit-rejection key, not the shared key.
+        let mut bad = ct.clone();
+        bad[0] ^= 1;
+        assert_ne!(dk.decapsulate(&bad), ss, "{name}");
+        assert_eq!(
+            dk.decapsulate(&bad).as_slice(),
+            ours.decapsulate(&bad).expect("decapsulate").as_bytes()
+        );
+        // FIPS 203 §7.2: a coefficient of q or more is not an encapsulation key.
+        let mut unchecked = ek.to_bytes();
+        unchecked[0] = 0xff;
+        unchecked[1] |= 0x0f;
+        assert!(
+            <K::EncapsulationKey as TryKeyInit>::new(&unchecked).is_err(),
+            "{name}"
+        );
+        assert!(<K::EncapsulationKey as TryKeyInit>::new_from_slice(&unchecked[1..]).is_err());
+        // No key material in Debug.
+        let shown = format!("{dk:?}");
+        assert!(!shown.contains("42") && !shown.contains("66"), "{shown}");
+    }
+
+    #[test]
+    fn ml_kem_through_the_kem_traits() {
+        one_set::<MlKem512>("ML-KEM-512", 800, 768);
+        one_set::<MlKem768>("ML-KEM-768", 1184, 1088);
+        one_set::<MlKem1024>("ML-KEM-1024", 1568, 1568);
+    }
+
+    /// RustCrypto's ML-KEM (ml-kem 0.3) and pqkit's, each through the traits: the same seed
+    /// gives the same encapsulation key, and each decapsulates what the other encapsulated.
+    fn interop<Ours, Theirs>(name: &str)
+    where
+        Ours: Kem + FromSeed<SeedSize = ::kem::consts::U64>,
+        Theirs: Kem<CiphertextSize = Ours::CiphertextSize, SharedKeySize = Ours::SharedKeySize>
+            + FromSeed<SeedSize = ::kem::consts::U64>,
+        Ours::DecapsulationKey: Decapsulate,
+        Theirs::DecapsulationKey: Decapsulate,
+    {
+        let seed = [0x17u8; 64];
+        let (our_dk, our_ek) = Ours::from_seed(&seed.into());
+        let (their_dk, their_ek) = Theirs::from_seed(&seed.into());
+        assert_eq!(
+            our_ek.to_bytes().as_slice(),
+            their_ek.to_bytes().as_slice(),
+            "{name}: the same seed, the same key"
+        );
+        // Each side loads the other's encapsulation key from its bytes and encapsulates.
+        let to_us = <Ours::EncapsulationKey as TryKeyInit>::new_from_slice(&their_ek.to_bytes())
+            .expect("their key, loaded by us");
+        let to_them = <Theirs::EncapsulationKey as TryKeyInit>::new_from_slice(&our_ek.to_bytes())
+            .expect("our key, loaded by them");
+        let (ct, ss) = to_them.encapsulate();
+        assert_eq!(their_dk.decapsulate(&ct), ss, "{name}: ours to theirs");
+        let (ct, ss) = to_us.encapsulate();
+        assert_eq!(our_dk.decapsulate(&ct), ss, "{name}: theirs to ours");
+        let (ct, ss) = our_ek.encapsulate();
+        assert_eq!(
+            their_dk.decapsulate(&ct),
+            ss,
+            "{name}: pqkit encapsulates, ml-kem decapsulates"
+        );
+        let (ct, ss) = their_ek.encapsulate();
+        assert_eq!(
+            our_dk.decapsulate(&ct),
+            ss,
+            "{name}: ml-kem encapsulates, pqkit decapsulates"
+        );
+    }
+
+    #[test]
+    fn rustcrypto_ml_kem_interoperates_both_ways() {
+        interop::<MlKem512, ml_kem::MlKem512>("ML-KEM-512");
+        interop::<MlKem768, ml_kem::MlKem768>("ML-KEM-768");
+        interop::<MlKem1024, ml_kem::MlKem1024>("ML-KEM-1024");
+    }
 }

@@ -751,6 +751,10 @@ impl SigningKeyImpl for Held {
         &self.key.public
     }
 
+    fn takes_randomness(&self) -> bool {
+        false
+    }
+
     fn seed(&self) -> Option<&[u8]> {
         None
     }
