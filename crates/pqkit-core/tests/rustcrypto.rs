@@ -41,6 +41,40 @@ impl TryRng for Repeat {
 
 impl TryCryptoRng for Repeat {}
 
+/// A generator counting up from its first byte: each byte differs from the last (so halves
+/// drawn in one call, such as ML-KEM's d ‖ z, differ).
+struct Counting(u8);
+
+impl TryRng for Counting {
+    type Error = Infallible;
+    fn try_next_u32(&mut self) -> Result<u32, Infallible> {
+        Ok(u32::from_le_bytes([0; 4].map(|_| self.next())))
+    }
+    fn try_next_u64(&mut self) -> Result<u64, Infallible> {
+        Ok(u64::from_le_bytes([0; 8].map(|_| self.next())))
+    }
+    fn try_fill_bytes(&mut self, dst: &mut [u8]) -> Result<(), Infallible> {
+        dst.iter_mut().for_each(|b| *b = self.next());
+        Ok(())
+    }
+}
+
+impl Counting {
+    fn next(&mut self) -> u8 {
+        let b = self.0;
+        self.0 = self.0.wrapping_add(1);
+        b
+    }
+}
+
+impl TryCryptoRng for Counting {}
+
+/// 64 bytes whose halves differ: d = 0..32, z = 32..64.
+fn seed() -> [u8; 64] {
+    let mut counting = Counting(0);
+    core::array::from_fn(|_| counting.next())
+}
+
 /// A generator that always fails.
 struct Broken;
 
@@ -152,7 +186,11 @@ fn a_context_string_binds_the_signature() {
 
 #[test]
 fn randomized_signing_uses_the_callers_generator_where_the_standard_takes_randomness() {
-    for name in ["ML-DSA-44", "SLH-DSA-SHAKE-128f"] {
+    for name in [
+        "ML-DSA-44",
+        "SLH-DSA-SHAKE-128f",
+        "MLDSA65-ECDSA-P256-SHA512",
+    ] {
         let key = catalogue::signature(name)
             .and_then(|a| a.generate())
             .expect(name);
@@ -160,8 +198,19 @@ fn randomized_signing_uses_the_callers_generator_where_the_standard_takes_random
         let a = key.sign_with_rng(&mut Repeat(7), b"m");
         let b = key.sign_with_rng(&mut Repeat(7), b"m");
         let c = key.sign_with_rng(&mut Repeat(8), b"m");
-        assert_eq!(a, b, "{name}: the same randomness, the same signature");
-        assert_ne!(a, c, "{name}: other randomness, another signature");
+        // Composite: the generator reaches the ML-DSA half (its first 3 309 bytes) only; the
+        // ECDSA half draws its own nonce.
+        let part = |s: &Signature| s.as_bytes()[..s.as_bytes().len().min(3309)].to_vec();
+        assert_eq!(
+            part(&a),
+            part(&b),
+            "{name}: the same randomness, the same signature"
+        );
+        assert_ne!(
+            part(&a),
+            part(&c),
+            "{name}: other randomness, another signature"
+        );
         assert!(verify_generic(&vk, b"m", &a) && verify_generic(&vk, b"m", &c));
         // A generator that fails is an error, not a signature without randomness.
         let e = key
@@ -291,7 +340,7 @@ mod kem_traits {
     {
         assert!(agree::<K>(&mut Repeat(1)), "{name}");
         let alg = catalogue::kem(name).expect(name);
-        let seed = [0x42u8; 64];
+        let seed = seed();
         let (dk, ek) = K::from_seed(&seed.into());
         assert_eq!(dk.to_bytes().as_slice(), &seed[..], "{name}: the seed form");
         let ours = alg.generate_from_seed(&seed).expect("seed");
@@ -301,9 +350,10 @@ mod kem_traits {
         );
         assert_eq!(ek.to_bytes().len(), ek_size, "{name}");
         assert_eq!(dk.encapsulation_key(), &ek);
-        // Generation draws the seed from the generator: the same generator, the same key.
-        let again = K::DecapsulationKey::generate_from_rng(&mut Repeat(0x42));
+        // Generation draws d ‖ z from the generator, in that order: the same key.
+        let again = K::DecapsulationKey::generate_from_rng(&mut Counting(0));
         assert_eq!(again.to_bytes().as_slice(), &seed[..]);
+        assert_eq!(again.encapsulation_key(), &ek);
         // m from the caller's generator: what encapsulate_deterministic gives for that m.
         let (ct, ss) = ek.encapsulate_with_rng(&mut Repeat(9));
         assert_eq!(ct.len(), ct_size, "{name}");
@@ -332,7 +382,10 @@ mod kem_traits {
         assert!(<K::EncapsulationKey as TryKeyInit>::new_from_slice(&unchecked[1..]).is_err());
         // No key material in Debug.
         let shown = format!("{dk:?}");
-        assert!(!shown.contains("42") && !shown.contains("66"), "{shown}");
+        assert!(
+            !shown.contains("0001") && !shown.contains("20212223"),
+            "{shown}"
+        );
     }
 
     #[test]
@@ -352,7 +405,7 @@ mod kem_traits {
         Ours::DecapsulationKey: Decapsulate,
         Theirs::DecapsulationKey: Decapsulate,
     {
-        let seed = [0x17u8; 64];
+        let seed = seed();
         let (our_dk, our_ek) = Ours::from_seed(&seed.into());
         let (their_dk, their_ek) = Theirs::from_seed(&seed.into());
         assert_eq!(
@@ -360,27 +413,25 @@ mod kem_traits {
             their_ek.to_bytes().as_slice(),
             "{name}: the same seed, the same key"
         );
-        // Each side loads the other's encapsulation key from its bytes and encapsulates.
-        let to_us = <Ours::EncapsulationKey as TryKeyInit>::new_from_slice(&their_ek.to_bytes())
-            .expect("their key, loaded by us");
-        let to_them = <Theirs::EncapsulationKey as TryKeyInit>::new_from_slice(&our_ek.to_bytes())
-            .expect("our key, loaded by them");
-        let (ct, ss) = to_them.encapsulate();
-        assert_eq!(their_dk.decapsulate(&ct), ss, "{name}: ours to theirs");
-        let (ct, ss) = to_us.encapsulate();
-        assert_eq!(our_dk.decapsulate(&ct), ss, "{name}: theirs to ours");
-        let (ct, ss) = our_ek.encapsulate();
-        assert_eq!(
-            their_dk.decapsulate(&ct),
-            ss,
-            "{name}: pqkit encapsulates, ml-kem decapsulates"
-        );
-        let (ct, ss) = their_ek.encapsulate();
-        assert_eq!(
-            our_dk.decapsulate(&ct),
-            ss,
-            "{name}: ml-kem encapsulates, pqkit decapsulates"
-        );
+        // Each loads the other's encapsulation key from its bytes, encapsulates, and the other
+        // decapsulates.
+        let ours_to_them =
+            <Ours::EncapsulationKey as TryKeyInit>::new_from_slice(&their_ek.to_bytes())
+                .expect("their key, loaded by pqkit");
+        let theirs_to_us =
+            <Theirs::EncapsulationKey as TryKeyInit>::new_from_slice(&our_ek.to_bytes())
+                .expect("our key, loaded by ml-kem");
+        let (ct, ss) = ours_to_them.encapsulate();
+        assert_eq!(their_dk.decapsulate(&ct), ss, "{name}: pqkit to ml-kem");
+        let (ct, ss) = theirs_to_us.encapsulate();
+        assert_eq!(our_dk.decapsulate(&ct), ss, "{name}: ml-kem to pqkit");
+        // Implicit rejection (FIPS 203 Algorithm 18 line 7: J(z ‖ c)) agrees too: z is the
+        // seed's second half.
+        let (mut ct, ss) = our_ek.encapsulate();
+        ct[5] ^= 0x80;
+        let (ours, theirs) = (our_dk.decapsulate(&ct), their_dk.decapsulate(&ct));
+        assert_eq!(ours, theirs, "{name}: the same rejection key");
+        assert_ne!(ours, ss, "{name}");
     }
 
     #[test]

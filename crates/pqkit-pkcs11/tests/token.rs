@@ -462,22 +462,22 @@ fn a_token_key_signs_through_the_rustcrypto_traits() {
         signer.sign(message)
     }
 
-    /// A generator for the randomized form (the token draws its own inside its boundary).
-    struct Ones;
-    impl signature::rand_core::TryRng for Ones {
+    /// A generator the randomized form must leave alone: the token draws its own randomness
+    /// inside its boundary.
+    struct Untouched;
+    impl signature::rand_core::TryRng for Untouched {
         type Error = std::convert::Infallible;
         fn try_next_u32(&mut self) -> Result<u32, Self::Error> {
-            Ok(1)
+            unreachable!("a token key used the caller's generator")
         }
         fn try_next_u64(&mut self) -> Result<u64, Self::Error> {
-            Ok(1)
+            unreachable!("a token key used the caller's generator")
         }
-        fn try_fill_bytes(&mut self, dst: &mut [u8]) -> Result<(), Self::Error> {
-            dst.fill(1);
-            Ok(())
+        fn try_fill_bytes(&mut self, _: &mut [u8]) -> Result<(), Self::Error> {
+            unreachable!("a token key used the caller's generator")
         }
     }
-    impl signature::rand_core::TryCryptoRng for Ones {}
+    impl signature::rand_core::TryCryptoRng for Untouched {}
 
     let t = token();
     let s = t.user_session();
@@ -511,8 +511,8 @@ fn a_token_key_signs_through_the_rustcrypto_traits() {
         .verify(b"v2", &sig)
         .unwrap();
     assert!(Verifier::verify(&vk, b"v2", &sig).is_err());
-    let a = key.sign_with_rng(&mut Ones, b"m");
-    let b = key.sign_with_rng(&mut Ones, b"m");
+    let a = key.sign_with_rng(&mut Untouched, b"m");
+    let b = key.sign_with_rng(&mut Untouched, b"m");
     Verifier::verify(&vk, b"m", &a).unwrap();
     Verifier::verify(&vk, b"m", &b).unwrap();
     assert_ne!(a, b, "the token hedges with its own randomness");

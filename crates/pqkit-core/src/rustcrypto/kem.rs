@@ -20,7 +20,9 @@
 //!   (FIPS 203 Algorithm 21) never fails: a modified ciphertext gives the implicit-rejection
 //!   key.
 //!
-//! Decapsulation keys zeroize on drop and print no key material.
+//! Decapsulation keys zeroize on drop and print no key material. What the traits hand out as
+//! plain arrays is the caller's to wipe: a decapsulation key's [`KeyExport::to_bytes`] (the
+//! seed) and every [`SharedKey`] — hold them in `zeroize::Zeroizing`.
 
 use core::fmt;
 
@@ -39,9 +41,10 @@ use crate::kem::{
 };
 use crate::ml_kem::{ML_KEM_512, ML_KEM_768, ML_KEM_1024};
 
-/// Bytes of a key or ciphertext whose size its construction fixed, as an array of that size.
+/// Bytes of a key or ciphertext whose size its construction fixed (by its parameter set), as
+/// an array of that size.
 fn array<N: ArraySize>(bytes: &[u8]) -> Array<u8, N> {
-    Array::from_fn(|i| bytes.get(i).copied().unwrap_or(0))
+    Array::try_from(bytes).expect("a size fixed by the parameter set")
 }
 
 macro_rules! ml_kem {
@@ -124,9 +127,9 @@ macro_rules! ml_kem {
 
         #[doc = concat!("A ", $name, " decapsulation key from its seed d ‖ z; zeroized on drop.")]
         pub struct $dk {
+            /// Made from a seed, which it keeps (zeroized on drop).
             inner: AnyDecapsulationKey,
             ek: $ek,
-            seed: Zeroizing<[u8; 64]>,
         }
 
         impl $dk {
@@ -136,11 +139,7 @@ macro_rules! ml_kem {
                     .generate_from_seed(seed)
                     .expect("ML-KEM key generation from a 64-byte seed");
                 let ek = $ek(inner.encapsulation_key().clone());
-                Self {
-                    inner,
-                    ek,
-                    seed: Zeroizing::new(*seed),
-                }
+                Self { inner, ek }
             }
 
             /// pqkit's decapsulation key.
@@ -169,7 +168,7 @@ macro_rules! ml_kem {
 
         impl KeyExport for $dk {
             fn to_bytes(&self) -> Key<Self> {
-                array(&self.seed[..])
+                array(self.inner.seed().unwrap_or_default())
             }
         }
 
