@@ -516,4 +516,8 @@ fn a_token_key_signs_through_the_rustcrypto_traits() {
     Verifier::verify(&vk, b"m", &a).unwrap();
     Verifier::verify(&vk, b"m", &b).unwrap();
     assert_ne!(a, b, "the token hedges with its own randomness");
+    // No PKCS#8 form leaves the token, through the encoding traits either.
+    use pqkit_pki::rustcrypto::PrivateKey;
+    use pqkit_pki::rustcrypto::pkcs8::EncodePrivateKey;
+    assert!(PrivateKey::Signing(key).to_pkcs8_der().is_err());
 }

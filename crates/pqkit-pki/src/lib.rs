@@ -23,6 +23,7 @@ pub mod output;
 pub mod path;
 pub mod pem;
 mod rule;
+pub mod rustcrypto;
 mod signature;
 pub mod stateful;
 pub mod stateful_ca;
