@@ -321,21 +321,28 @@ fn bare_hop(target: &str, time: Duration) -> Result<f64, String> {
         }
     }
     let failed = |e: std::io::Error| format!("the bare second hop to {target}: {e}");
+    // Parsed once, outside the timed loop.
+    let tcp_address = match target.strip_prefix("unix:") {
+        Some(_) => None,
+        None => Some(
+            target
+                .parse::<SocketAddr>()
+                .map_err(|e| format!("the bare second hop to {target}: {e}"))?,
+        ),
+    };
     let before = load::cpu_seconds(std::process::id())?;
     let start = Instant::now();
     let mut hops = 0u32;
     while start.elapsed() < time {
-        match target.strip_prefix("unix:") {
-            Some(path) => {
+        match tcp_address {
+            None => {
+                let path = target.trim_start_matches("unix:");
                 let unix = std::os::unix::net::UnixStream::connect(path).map_err(failed)?;
                 unix.set_read_timeout(Some(HOP_TIMEOUT)).map_err(failed)?;
                 unix.set_write_timeout(Some(HOP_TIMEOUT)).map_err(failed)?;
                 once(unix)
             }
-            None => {
-                let address = target
-                    .parse::<SocketAddr>()
-                    .map_err(|e| format!("the bare second hop to {target}: {e}"))?;
+            Some(address) => {
                 let tcp = TcpStream::connect_timeout(&address, HOP_TIMEOUT).map_err(failed)?;
                 tcp.set_nodelay(true).map_err(failed)?;
                 tcp.set_read_timeout(Some(HOP_TIMEOUT)).map_err(failed)?;

@@ -41,6 +41,52 @@ fn echo() -> SocketAddr {
     address
 }
 
+/// A proxy on a free port of 127.0.0.1 in front of `target`, with `server` as its TLS
+/// configuration: where it listens, its metrics, its stop, and its task.
+struct Running {
+    address: SocketAddr,
+    metrics: Arc<Metrics>,
+    stop: tokio::sync::watch::Sender<u32>,
+    task: tokio::task::JoinHandle<pqkit_server::Summary>,
+}
+
+async fn start_proxy(
+    server: rustls::ServerConfig,
+    seen: Arc<pqkit_rustls::observe::PeerScheme>,
+    target: String,
+) -> Running {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind");
+    let address = listener.local_addr().expect("address");
+    let counters = Arc::new(Counters::default());
+    let metrics = Arc::new(Metrics::new(counters.clone()));
+    let (stop, stopped) = tokio::sync::watch::channel(0u32);
+    let task = tokio::spawn(pqkit_server::proxy(
+        listener,
+        Arc::new(Termination::new(server, seen, "mldsa44".to_owned())),
+        Arc::new(Upstream {
+            address: target,
+            tls: None,
+        }),
+        Options {
+            max_connections: 8,
+            timeouts: Timeouts::default(),
+            count: 0,
+            drain: Duration::from_secs(1),
+            counters,
+        },
+        metrics.clone(),
+        stopped,
+    ));
+    Running {
+        address,
+        metrics,
+        stop,
+        task,
+    }
+}
+
 /// Connects, sends `message`, returns whether the handshake resumed and what came back.
 fn exchange(
     address: SocketAddr,
@@ -100,30 +146,12 @@ async fn a_resumed_session_with_a_client_certificate_is_closed() {
     .expect("client config");
     let client = Arc::new(client);
 
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
-        .await
-        .expect("bind");
-    let address = listener.local_addr().expect("address");
-    let counters = Arc::new(Counters::default());
-    let metrics = Arc::new(Metrics::new(counters.clone()));
-    let (stop, stopped) = tokio::sync::watch::channel(0u32);
-    let task = tokio::spawn(pqkit_server::proxy(
-        listener,
-        Arc::new(Termination::new(server, seen, "mldsa44".to_owned())),
-        Arc::new(Upstream {
-            address: echo().to_string(),
-            tls: None,
-        }),
-        Options {
-            max_connections: 8,
-            timeouts: Timeouts::default(),
-            count: 0,
-            drain: Duration::from_secs(1),
-            counters,
-        },
-        metrics.clone(),
-        stopped,
-    ));
+    let Running {
+        address,
+        metrics,
+        stop,
+        task,
+    } = start_proxy(server, seen, echo().to_string()).await;
 
     let (first, second) = tokio::task::spawn_blocking(move || {
         let first = exchange(address, &client, b"full handshake");
@@ -191,30 +219,12 @@ async fn a_service_that_speaks_first_is_heard_before_the_client_speaks() {
             None,
         )
         .expect("server config");
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
-            .await
-            .expect("bind");
-        let address = listener.local_addr().expect("address");
-        let counters = Arc::new(Counters::default());
-        let metrics = Arc::new(Metrics::new(counters.clone()));
-        let (stop, stopped) = tokio::sync::watch::channel(0u32);
-        let task = tokio::spawn(pqkit_server::proxy(
-            listener,
-            Arc::new(Termination::new(server, seen, "mldsa44".to_owned())),
-            Arc::new(Upstream {
-                address: target.clone(),
-                tls: None,
-            }),
-            Options {
-                max_connections: 8,
-                timeouts: Timeouts::default(),
-                count: 0,
-                drain: Duration::from_secs(1),
-                counters,
-            },
-            metrics.clone(),
-            stopped,
-        ));
+        let Running {
+            address,
+            metrics,
+            stop,
+            task,
+        } = start_proxy(server, seen, target.clone()).await;
         let client = client.clone();
         let heard = tokio::task::spawn_blocking(move || {
             let socket = TcpStream::connect(address).expect("connect");
