@@ -133,21 +133,9 @@ pub(crate) fn keygen(
         .map(Zeroizing::new);
     let alg = algorithm(alg)?;
     if let Algorithm::Kem(k) = alg
-        && k.ephemeral
+        && let Some(why) = k.key_file_refusal()
     {
-        let why = if k.ind_cca {
-            "is the variant meant for ephemeral keys"
-        } else {
-            "rests its IND-CCA claim on an unproven decoding-failure rate"
-        };
-        return Err(Failure::usage(format!(
-            "{}: pqkit does not write long-term {} keys: the KEM {why}, so a key should serve \
-             one encapsulation, as in a TLS key exchange (named group {}); for a key kept in \
-             a file use ML-KEM or Classic McEliece",
-            k.name,
-            k.family.name(),
-            k.tls_group.map_or("-", |g| g.iana)
-        )));
+        return Err(Failure::usage(why));
     }
     // --format chooses among ML-DSA's and ML-KEM's private-key forms; other keys have one.
     let forms = match alg {

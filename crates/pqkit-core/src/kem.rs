@@ -233,6 +233,28 @@ impl KemAlgorithm {
     pub fn backend_name(&self) -> &'static str {
         self.backend.name()
     }
+
+    /// Why pqkit writes no key file for this KEM ([`KemAlgorithm::ephemeral`]), in words for
+    /// the user; `None` when it does. The CLI's `keygen` and the Python binding's `to_pem`
+    /// refuse with it.
+    pub fn key_file_refusal(&self) -> Option<String> {
+        if !self.ephemeral {
+            return None;
+        }
+        let why = if self.ind_cca {
+            "is the variant meant for ephemeral keys"
+        } else {
+            "rests its IND-CCA claim on an unproven decoding-failure rate"
+        };
+        Some(format!(
+            "{}: pqkit does not write long-term {} keys: the KEM {why}, so a key should serve \
+             one encapsulation, as in a TLS key exchange (named group {}); for a key kept in a \
+             file use ML-KEM or Classic McEliece",
+            self.name,
+            self.family.name(),
+            self.tls_group.map_or("-", |g| g.iana)
+        ))
+    }
 }
 
 impl fmt::Debug for KemAlgorithm {

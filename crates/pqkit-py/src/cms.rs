@@ -1,0 +1,204 @@
+//! `pqkit.cms`: CMS SignedData (RFC 5652) with every signature algorithm of the catalogue and
+//! stateful keys — pqkit-pki's `cms::sign` and `cms::verify`, as `pqkit cms` uses them.
+
+use std::sync::MutexGuard;
+
+use pqkit_pki::cms::{self, CmsError, Require, SignOptions, Signer, SignerKey, VerifyOptions};
+use pqkit_pki::path::{Policy, Purpose, TrustAnchors};
+use pyo3::prelude::*;
+use pyo3::types::PyBytes;
+
+use crate::errors::{self, Kind, Reading};
+use crate::hbs::StatefulKey;
+use crate::sig::SigningKey;
+use crate::x509::{Certificate, ders, time_of};
+use crate::{Input, bytes_out};
+
+/// One signer's verdict: who, with what, and the certificate path that validated.
+#[pyclass(module = "pqkit.cms", name = "SignerResult", frozen, get_all)]
+pub(crate) struct SignerResult {
+    /// The signer's certificate subject (RFC 4514).
+    signer: String,
+    /// The signature algorithm's name.
+    signature_algorithm: String,
+    /// The digest algorithm's name.
+    digest_algorithm: String,
+    /// The validated path, leaf first, trust anchor last.
+    path: Vec<Py<Certificate>>,
+}
+
+/// A SignedData whose signers verified under the policy.
+#[pyclass(module = "pqkit.cms", name = "Verified", frozen, get_all)]
+pub(crate) struct Verified {
+    /// The attached content, or None for a detached SignedData.
+    content: Option<Py<PyBytes>>,
+    /// Every signer that verified.
+    signers: Vec<Py<SignerResult>>,
+}
+
+fn cms_error(e: CmsError) -> PyErr {
+    match e {
+        CmsError::Pki(e) => errors::pki(e, Reading::Other),
+        e @ CmsError::Rejected { .. } => errors::raise(Kind::Validation, e),
+        e => errors::raise(Kind::Input, e),
+    }
+}
+
+/// A key of a signer, from Python: a SigningKey or a StatefulKey.
+enum Held<'a> {
+    Key(&'a SigningKey),
+    Stateful(MutexGuard<'a, Option<pqkit_hbs::state::StatefulKey>>),
+}
+
+/// A SignedData (DER) over content by every signer, each given as (certificate, key): a
+/// pqkit.sig.SigningKey (a token key too) or a pqkit.hbs.StatefulKey (one one-time key per
+/// signature, spent only after every other check passed). Signed attributes (contentType,
+/// signingTime, messageDigest, CMSAlgorithmProtection) by default; detached leaves the content
+/// out (RFC 5652 §5.2); certificates adds intermediate CA certificates.
+///
+/// Raises InvalidInput (a certificate that does not hold the key), KeyExhausted or StateError
+/// (a stateful key), PqkitError.
+#[pyfunction]
+#[pyo3(signature = (content, signers, *, detached = false, signed_attributes = true,
+                    certificates = None, deterministic = false))]
+fn sign<'py>(
+    py: Python<'py>,
+    content: Input<'_>,
+    signers: &Bound<'py, PyAny>,
+    detached: bool,
+    signed_attributes: bool,
+    certificates: Option<&Bound<'py, PyAny>>,
+    deterministic: bool,
+) -> PyResult<Bound<'py, PyBytes>> {
+    let mut given = Vec::new();
+    for pair in signers.try_iter()? {
+        let (certificate, key): (Bound<'py, PyAny>, Bound<'py, PyAny>) = pair?.extract()?;
+        let certificate = match certificate.cast::<Certificate>() {
+            Ok(c) => c.get().der.clone(),
+            Err(_) => certificate.extract::<Input<'_>>()?.into_owned(),
+        };
+        given.push((certificate, key));
+    }
+    let mut held = Vec::with_capacity(given.len());
+    for (_, key) in &given {
+        held.push(if let Ok(k) = key.cast::<SigningKey>() {
+            Held::Key(k.get())
+        } else if let Ok(k) = key.cast::<StatefulKey>() {
+            Held::Stateful(k.get().lock())
+        } else {
+            return Err(pyo3::exceptions::PyTypeError::new_err(
+                "a signer's key: a pqkit.sig.SigningKey or a pqkit.hbs.StatefulKey",
+            ));
+        });
+    }
+    let mut list = Vec::with_capacity(held.len());
+    for ((certificate, _), key) in given.iter().zip(held.iter_mut()) {
+        let key = match key {
+            Held::Key(k) => SignerKey::Key(&k.0),
+            Held::Stateful(guard) => SignerKey::Stateful(
+                guard
+                    .as_mut()
+                    .ok_or_else(|| errors::raise(Kind::State, "the stateful key is closed"))?,
+            ),
+        };
+        list.push(Signer {
+            certificate: certificate.clone(),
+            key,
+            digest: None,
+        });
+    }
+    let options = SignOptions {
+        attached: !detached,
+        signed_attributes,
+        deterministic,
+        certificates: match certificates {
+            Some(c) => ders(c)?,
+            None => Vec::new(),
+        },
+        ..SignOptions::default()
+    };
+    let signed = py
+        .detach(|| cms::sign(&mut list, &mut &content[..], &options))
+        .map_err(|e| match e {
+            pqkit_pki::Error::Crypto(c) => errors::core(c, Reading::Other),
+            e => errors::pki(e, Reading::Other),
+        })?;
+    Ok(bytes_out(py, &signed))
+}
+
+/// Verifies a SignedData (DER): every signer (require="any": at least one) must have a valid
+/// signature, valid signed attributes, a digest its algorithm's profile allows and a
+/// certificate path to one of roots for purpose (default "codeSigning") at `at` (default now).
+/// content: the signed content of a detached SignedData. certificates: more certificates to
+/// find signers and intermediate CAs among.
+///
+/// Raises ValidationError with every signer's reason; InvalidInput for a malformed
+/// SignedData, content missing (detached) or given twice.
+#[pyfunction]
+#[pyo3(signature = (signed, roots, *, content = None, purpose = "codeSigning", at = None,
+                    certificates = None, require = "all"))]
+#[allow(clippy::too_many_arguments)]
+fn verify(
+    py: Python<'_>,
+    signed: Input<'_>,
+    roots: &Bound<'_, PyAny>,
+    content: Option<Input<'_>>,
+    purpose: &str,
+    at: Option<&Bound<'_, PyAny>>,
+    certificates: Option<&Bound<'_, PyAny>>,
+    require: &str,
+) -> PyResult<Verified> {
+    let input = |e: String| errors::raise(Kind::Input, e);
+    let anchors = TrustAnchors::new(&ders(roots)?).map_err(|e| input(e.to_string()))?;
+    let options = VerifyOptions {
+        anchors: &anchors,
+        policy: Policy::new(Purpose::from_name(purpose).map_err(input)?, time_of(at)?),
+        certificates: match certificates {
+            Some(c) => ders(c)?,
+            None => Vec::new(),
+        },
+        signers: Vec::new(),
+        require: Require::from_name(require).map_err(input)?,
+        tsa_anchors: None,
+    };
+    let verified = py
+        .detach(|| {
+            let mut detached = content.as_deref();
+            let reader: Option<&mut dyn std::io::Read> =
+                detached.as_mut().map(|c| c as &mut dyn std::io::Read);
+            cms::verify(&signed, reader, &options)
+        })
+        .map_err(cms_error)?;
+    let mut signers = Vec::new();
+    for verdict in verified.signers {
+        let Ok(path) = verdict.result else { continue };
+        let path = path
+            .certificates
+            .into_iter()
+            .map(|der| Py::new(py, Certificate::from_der(der)?))
+            .collect::<PyResult<Vec<_>>>()?;
+        signers.push(Py::new(
+            py,
+            SignerResult {
+                signer: verdict.signer,
+                signature_algorithm: verdict.signature_algorithm,
+                digest_algorithm: verdict.digest,
+                path,
+            },
+        )?);
+    }
+    Ok(Verified {
+        content: verified.content.map(|c| bytes_out(py, &c).unbind()),
+        signers,
+    })
+}
+
+pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_class::<SignerResult>()?;
+    m.add_class::<Verified>()?;
+    let cms = PyModule::new(m.py(), "cms")?;
+    cms.add_function(wrap_pyfunction!(sign, &cms)?)?;
+    cms.add_function(wrap_pyfunction!(verify, &cms)?)?;
+    m.add_submodule(&cms)?;
+    Ok(())
+}

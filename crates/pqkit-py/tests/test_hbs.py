@@ -1,0 +1,216 @@
+"""Stateful hash-based signatures (pqkit.hbs): a state file and a ledger (an SQLite file here)
+that never hand out a one-time key twice — within a process, across a copy of the state file,
+and across processes that share the file."""
+
+from __future__ import annotations
+
+import multiprocessing
+import shutil
+import sys
+from pathlib import Path
+
+import pytest
+
+import pqkit
+import pqkit.hbs
+
+StatefulKey = pqkit.hbs.StatefulKey
+
+TESTS_DIR = Path(__file__).resolve().parent
+
+#: 1 level of height 5: 32 one-time keys (LMS_SHA256_M32_H5 / LMOTS_SHA256_N32_W4).
+TINY = "L1_H5_W4"
+#: 2 levels of height 5: 1024 one-time keys, quick to generate.
+SMALL = "L2_H5_W4"
+#: The smallest XMSS set: 1024 one-time keys.
+XMSS = "XMSS-SHA2_10_256"
+
+
+@pytest.fixture
+def ledger(tmp_path) -> str:
+    """An SQLite ledger of the test's own (LedgerSpec accepts a file path or sqlite:PATH)."""
+    return str(tmp_path / "ledger.sqlite3")
+
+
+def test_generate_sign_verify(tmp_path, ledger):
+    state = tmp_path / "k.state"
+    with StatefulKey.generate(state, TINY, ledger=ledger) as key:
+        assert key.capacity == 32
+        assert key.remaining == 32
+        assert key.used == 0
+        assert Path(key.path).resolve() == state.resolve()
+        assert isinstance(key.ledger, str) and key.ledger
+        pub = key.public_key()
+        signed = []
+        for i in range(3):
+            msg = b"firmware %d" % i
+            before = key.remaining
+            sig = key.sign(msg)
+            assert key.remaining == before - 1, "each signature spends one one-time key"
+            assert key.used + key.remaining == key.capacity
+            assert len(sig) == key.signature_size
+            pub.verify(sig, msg)
+            signed.append((msg, sig))
+        with pytest.raises(pqkit.InvalidSignature):
+            pub.verify(signed[0][1], b"another message")
+        with pytest.raises(pqkit.InvalidSignature):
+            pub.verify(signed[0][1], signed[1][0])
+        indices = [pub.index(sig) for _, sig in signed]
+        assert len(set(indices)) == 3 and indices == sorted(indices), indices
+
+        # A reservation: several one-time keys in one write, then signatures from it.
+        before = key.remaining
+        key.reserve(4)
+        more = [key.sign(b"reserved %d" % i) for i in range(4)]
+        assert key.remaining == before - 4
+        more_indices = [pub.index(sig) for sig in more]
+        assert len(set(indices + more_indices)) == 7, indices + more_indices
+        assert min(more_indices) > max(indices)
+        for i, sig in enumerate(more):
+            pub.verify(sig, b"reserved %d" % i)
+        pem = pub.to_pem()
+        pub_bytes = pub.to_bytes()
+
+    # Opened again: it continues after what was handed out.
+    with StatefulKey.open(state, ledger=ledger) as key:
+        assert key.used == 7 and key.remaining == 25, (key.used, key.remaining)
+        assert key.public_key().to_bytes() == pub_bytes
+        sig = key.sign(b"after reopening")
+        assert key.public_key().index(sig) > max(more_indices)
+
+    loaded = pqkit.hbs.load_public_key(pem)
+    assert loaded.to_bytes() == pub_bytes
+    loaded.verify(sig, b"after reopening")
+    assert pqkit.hbs.load_public_key(pem.encode()).to_bytes() == pub_bytes
+    assert pqkit.hbs.load_public_key(loaded.to_der()).to_bytes() == pub_bytes
+
+
+def test_xmss(tmp_path, ledger):
+    state = tmp_path / "x.state"
+    with StatefulKey.generate(state, XMSS, ledger=ledger) as key:
+        assert key.capacity == 1024
+        pub = key.public_key()
+        assert "XMSS" in pub.name.upper(), pub.name
+        a, b = key.sign(b"a"), key.sign(b"b")
+        pub.verify(a, b"a")
+        pub.verify(b, b"b")
+        with pytest.raises(pqkit.InvalidSignature):
+            pub.verify(a, b"b")
+        assert pub.index(a) != pub.index(b)
+        assert len(a) == len(b) == key.signature_size
+        again = pqkit.hbs.load_public_key(pub.to_pem())
+        again.verify(a, b"a")
+
+
+def test_key_exhausted(tmp_path, ledger):
+    state = tmp_path / "tiny.state"
+    with StatefulKey.generate(state, TINY, ledger=ledger) as key:
+        pub = key.public_key()
+        key.reserve(32)
+        sigs = [key.sign(b"m%d" % i) for i in range(32)]
+        assert key.remaining == 0
+        with pytest.raises(pqkit.KeyExhausted):
+            key.sign(b"one too many")
+        with pytest.raises(pqkit.KeyExhausted):
+            key.sign(b"and again")
+    indices = sorted(pub.index(s) for s in sigs)
+    assert indices == list(range(32)), indices
+    for i, sig in enumerate(sigs):
+        pub.verify(sig, b"m%d" % i)
+    # Still exhausted after reopening: exhaustion is never a wrap-around.
+    with StatefulKey.open(state, ledger=ledger) as key:
+        assert key.remaining == 0
+        with pytest.raises(pqkit.KeyExhausted):
+            key.sign(b"after reopening")
+
+
+def test_generate_never_overwrites(tmp_path, ledger):
+    state = tmp_path / "k.state"
+    with StatefulKey.generate(state, TINY, ledger=ledger) as key:
+        pub = key.public_key().to_bytes()
+    with pytest.raises(pqkit.StateError):
+        StatefulKey.generate(state, TINY, ledger=ledger)
+    with StatefulKey.open(state, ledger=ledger) as key:
+        assert key.public_key().to_bytes() == pub
+
+
+def test_copied_state_file_is_refused(tmp_path, ledger):
+    state = tmp_path / "k.state"
+    with StatefulKey.generate(state, TINY, ledger=ledger) as key:
+        key.sign(b"one")
+    copy = tmp_path / "elsewhere" / "copy.state"
+    copy.parent.mkdir()
+    shutil.copy(state, copy)
+    with pytest.raises(pqkit.StateError):
+        StatefulKey.open(copy, ledger=ledger)
+    # The original still opens, and goes on where it was.
+    with StatefulKey.open(state, ledger=ledger) as key:
+        key.sign(b"two")
+        assert key.used == 2
+
+
+def test_second_open_is_refused_while_open(tmp_path, ledger):
+    state = tmp_path / "k.state"
+    key = StatefulKey.generate(state, TINY, ledger=ledger)
+    try:
+        with pytest.raises(pqkit.StateError) as info:
+            StatefulKey.open(state, ledger=ledger)
+        text = str(info.value).lower()
+        assert "in use" in text or "lock" in text, info.value
+        key.sign(b"still mine")
+    finally:
+        key.close()
+    key.close()  # idempotent
+    with StatefulKey.open(state, ledger=ledger) as again:
+        assert again.used == 1
+
+
+def test_no_api_takes_an_index(tmp_path, ledger):
+    """A caller can never choose the one-time key: no method or property of StatefulKey takes
+    or sets an index. Only a public key reads the index a signature names."""
+    forbidden = [
+        "index", "sign_at", "sign_index", "sign_with_index", "set_index", "next_index",
+        "seek", "set_next", "skip_to", "rewind", "reset",
+    ]
+    present = [name for name in forbidden if hasattr(StatefulKey, name)]
+    assert not present, f"StatefulKey has {present}"
+    with StatefulKey.generate(tmp_path / "k.state", TINY, ledger=ledger) as key:
+        present = [name for name in forbidden if hasattr(key, name)]
+        assert not present, f"a StatefulKey instance has {present}"
+        assert hasattr(key.public_key(), "index")
+    assert hasattr(pqkit.hbs.StatefulPublicKey, "index")
+
+
+def test_several_processes_share_one_state_file(tmp_path, ledger):
+    """Four processes open the same state file in turn (the lock serializes them), each
+    signs PER_PROCESS messages: every signature verifies and no index repeats."""
+    processes, per_process = 4, 6
+    state = tmp_path / "shared.state"
+    with StatefulKey.generate(state, SMALL, ledger=ledger) as key:
+        pub = key.public_key()
+        capacity = key.capacity
+
+    if str(TESTS_DIR) not in sys.path:
+        sys.path.insert(0, str(TESTS_DIR))
+    import _hbs_worker  # noqa: PLC0415 - importable by name in the spawned processes
+
+    ctx = multiprocessing.get_context("spawn")
+    args = [(str(state), ledger, per_process, f"process {i}") for i in range(processes)]
+    with ctx.Pool(processes) as pool:
+        results = pool.starmap_async(_hbs_worker.sign_many, args).get(timeout=180)
+
+    errors = [r["error"] for r in results if not r["ok"]]
+    assert not errors, f"worker failures: {errors}"
+    signed = [pair for r in results for pair in r["signed"]]
+    assert len(signed) == processes * per_process
+    indices = []
+    for message, sig in signed:
+        pub.verify(sig, message)
+        indices.append(pub.index(sig))
+    assert len(set(indices)) == len(indices), f"an index was used twice: {sorted(indices)}"
+    with StatefulKey.open(state, ledger=ledger) as key:
+        assert key.used == processes * per_process, key.used
+        assert key.remaining == capacity - processes * per_process
+        assert pub.index(key.sign(b"last")) > max(indices)
+    print(f"{processes} processes, {len(signed)} signatures, indices "
+          f"{min(indices)}..{max(indices)}, retries {[r['retries'] for r in results]}")

@@ -1,0 +1,127 @@
+//! The Python package as a user installs it: `maturin build` makes the wheel, `pip install`
+//! puts it into a fresh virtual environment (no network: `--no-index`), and the pytest suite
+//! beside this file runs against the installed package (tests/test_*.py: every algorithm's
+//! round trip, ACVP samples, pyca/cryptography interop, stateful keys from several processes,
+//! exceptions, X.509 and CMS, the overhead micro-benchmark).
+//!
+//! Needs `maturin` (1.9 or newer), and `pytest` and `cryptography` (48, with ML-KEM and
+//! ML-DSA) importable by `python3`: the virtual environment sees the system's packages but
+//! not the source tree. `.ci/run` installs them. pytest's report — the interop table and the
+//! micro-benchmark among it — is kept in `target/pqkit-py/pytest.txt` (CI prints it).
+//!
+//! The wheel is built with the dev profile, in the workspace's own target directory (what
+//! `cargo test` built is reused): every crate optimised (opt-level 3, see the workspace's
+//! Cargo.toml), without the release profile's LTO. `maturin build --release` makes the wheel
+//! to distribute.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+/// The repository's root.
+fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+/// Runs `cmd`, failing the test with its output when it fails.
+fn run(what: &str, cmd: &mut Command) -> Output {
+    let out = cmd
+        .output()
+        .unwrap_or_else(|e| panic!("{what}: cannot start {:?}: {e}", cmd.get_program()));
+    assert!(
+        out.status.success(),
+        "{what} failed ({}):\n{}\n{}",
+        out.status,
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out
+}
+
+#[test]
+fn wheel_installs_and_pytest_passes() {
+    let root = root();
+    let work = root.join("target/pqkit-py");
+    let wheels = work.join("wheels");
+    let venv = work.join("venv");
+    for dir in [&wheels, &venv] {
+        if dir.exists() {
+            std::fs::remove_dir_all(dir).expect("remove the last run's wheel and venv");
+        }
+    }
+    std::fs::create_dir_all(&wheels).expect("create target/pqkit-py/wheels");
+    let maturin = std::env::var_os("MATURIN").unwrap_or_else(|| "maturin".into());
+    run(
+        "maturin build (pip install maturin)",
+        Command::new(&maturin)
+            .current_dir(&root)
+            .args([
+                "build",
+                "--quiet",
+                "-m",
+                "crates/pqkit-py/Cargo.toml",
+                "--out",
+            ])
+            .arg(&wheels)
+            .env_remove("CARGO_TARGET_DIR"),
+    );
+    let wheel = std::fs::read_dir(&wheels)
+        .expect("read the wheel directory")
+        .filter_map(Result::ok)
+        .map(|e| e.path())
+        .find(|p| p.extension().is_some_and(|x| x == "whl"))
+        .expect("maturin made no .whl");
+    run(
+        "python3 -m venv",
+        Command::new("python3")
+            .args(["-m", "venv", "--system-site-packages"])
+            .arg(&venv),
+    );
+    let python = venv.join("bin/python");
+    run(
+        "pip install of the wheel",
+        Command::new(&python)
+            .args(["-m", "pip", "install", "--quiet", "--no-index", "--no-deps"])
+            .arg(&wheel),
+    );
+    // The token test sets up a pqkit token with the CLI, as a user does: the binary and the
+    // module `cargo test --workspace` built (`cargo build -p pqkit-cli -p pqkit-pkcs11` alone).
+    let debug = root.join("target/debug");
+    let (pqkit, module) = (debug.join("pqkit"), debug.join("libpqkit_pkcs11.so"));
+    for built in [&pqkit, &module] {
+        assert!(
+            built.exists(),
+            "{}: missing; build it first (cargo build -p pqkit-cli -p pqkit-pkcs11)",
+            built.display()
+        );
+    }
+    // From the tests directory: `import pqkit` must find the installed wheel, not the source.
+    let tests = root.join("crates/pqkit-py/tests");
+    let out = Command::new(&python)
+        .current_dir(&tests)
+        .env("PQKIT_TEST_PQKIT", &pqkit)
+        .env("PQKIT_TEST_PKCS11_MODULE", &module)
+        .args([
+            "-m",
+            "pytest",
+            "-p",
+            "no:cacheprovider",
+            "-rs",
+            "-s",
+            "-q",
+            ".",
+        ])
+        .output()
+        .expect("start pytest");
+    let report = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    std::fs::write(work.join("pytest.txt"), &report).expect("write target/pqkit-py/pytest.txt");
+    print!("{report}");
+    assert!(
+        out.status.success(),
+        "pytest failed ({}):\n{report}",
+        out.status
+    );
+}
