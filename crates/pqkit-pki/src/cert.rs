@@ -145,12 +145,39 @@ pub fn issue(
     issue_named(request, subject, subject_key, issuer)
 }
 
+/// Issues a certificate for the subject key `subject_spki` — a SubjectPublicKeyInfo (DER) of
+/// any algorithm pqkit-pki encodes, a stateful HSS / XMSS key's (RFC 9802) too — signed by
+/// `issuer`. Returns the certificate DER.
+///
+/// # Errors
+/// As [`issue`]; [`Error::Malformed`] for an SPKI that does not decode.
+pub fn issue_for_spki(
+    request: &CertRequest,
+    subject_spki: &[u8],
+    issuer: Issuer<'_>,
+) -> Result<Vec<u8>, Error> {
+    let subject = parse_subject(&request.subject)?;
+    let spki = SubjectPublicKeyInfoOwned::from_der(subject_spki)
+        .map_err(|e| Error::malformed("subject SPKI", e))?;
+    issue_spki(request, subject, spki, issuer)
+}
+
 /// [`issue`] with the subject already decoded (a CSR's subject is kept as its requester encoded
 /// it, not re-parsed from text).
 pub(crate) fn issue_named(
     request: &CertRequest,
     subject: Name,
     subject_key: &VerifyingKey,
+    issuer: Issuer<'_>,
+) -> Result<Vec<u8>, Error> {
+    issue_spki(request, subject, spki(subject_key)?, issuer)
+}
+
+/// [`issue`] for a decoded name and SPKI.
+fn issue_spki(
+    request: &CertRequest,
+    subject: Name,
+    subject_spki: SubjectPublicKeyInfoOwned,
     issuer: Issuer<'_>,
 ) -> Result<Vec<u8>, Error> {
     let bad = |e| Error::malformed("issuer certificate", e);
@@ -170,13 +197,14 @@ pub(crate) fn issue_named(
         ));
     }
     let issuer_ski = issuer_ski(ca_tbs)?;
+    let ski = key_identifier(subject_spki.subject_public_key.raw_bytes());
     let mut sign = |tbs: &[u8]| Ok(issuer.key.sign(tbs, &[])?);
     build(
         request,
         subject,
         ca_tbs.subject.clone(),
-        spki(subject_key)?,
-        key_identifier(subject_key.as_bytes()),
+        subject_spki,
+        ski,
         issuer_ski,
         Signer::of_key(issuer.key, &mut sign)?,
     )

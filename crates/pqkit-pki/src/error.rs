@@ -54,6 +54,10 @@ pub enum Error {
     /// A certificate path broke a rule of RFC 5280 §6 (names the certificate and the rule).
     #[error(transparent)]
     Path(#[from] crate::rule::PathError),
+    /// A stateful key's state file refused to sign (exhausted, a copy, locked, a failed
+    /// write): nothing was signed.
+    #[error(transparent)]
+    State(#[from] pqkit_hbs::state::StateError),
     /// An error in the contents of a file.
     #[error("{path}: {source}")]
     InFile {

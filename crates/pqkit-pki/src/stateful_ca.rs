@@ -17,8 +17,8 @@ use crate::stateful::spki;
 /// Issues a self-signed root for the stateful key `ca`. Uses one of its one-time keys.
 ///
 /// # Errors
-/// [`Error::Malformed`] for a bad subject; the state file's errors (exhaustion, a failed
-/// write) as [`Error::Malformed`].
+/// [`Error::Malformed`] for a bad subject; [`Error::State`] for the state file's errors
+/// (exhaustion, a failed write).
 pub fn issue_self_signed(request: &CertRequest, ca: &mut StatefulKey) -> Result<Vec<u8>, Error> {
     let subject = crate::cert::parse_subject(&request.subject)?;
     let public = ca.public_key();
@@ -28,7 +28,7 @@ pub fn issue_self_signed(request: &CertRequest, ca: &mut StatefulKey) -> Result<
         oid: public.oid(),
         parameters: None,
     };
-    let mut sign = |tbs: &[u8]| ca.sign(tbs).map_err(|e| Error::malformed("state file", e));
+    let mut sign = |tbs: &[u8]| Ok(ca.sign(tbs)?);
     build(
         request,
         subject.clone(),
@@ -47,8 +47,8 @@ pub fn issue_self_signed(request: &CertRequest, ca: &mut StatefulKey) -> Result<
 /// algorithm) under the CA certificate `ca_cert`, signed by its stateful key `ca`.
 ///
 /// # Errors
-/// [`Error::Malformed`] when `ca` is not the CA certificate's key, for bad inputs, or for the
-/// state file's errors.
+/// [`Error::Malformed`] when `ca` is not the CA certificate's key or for bad inputs;
+/// [`Error::State`] for the state file's errors.
 pub fn issue(
     request: &CertRequest,
     subject_spki: &[u8],
@@ -71,7 +71,7 @@ pub fn issue(
     let issuer_ski = issuer_ski(ca_tbs)?;
     let ski = key_identifier(subject_spki.subject_public_key.raw_bytes());
     let issuer_name = ca_tbs.subject.clone();
-    let mut sign = |tbs: &[u8]| ca.sign(tbs).map_err(|e| Error::malformed("state file", e));
+    let mut sign = |tbs: &[u8]| Ok(ca.sign(tbs)?);
     let algorithm = AlgorithmIdentifierOwned {
         oid: ca_cert
             .tbs_certificate

@@ -1,8 +1,6 @@
 //! `pqkit.cms`: CMS SignedData (RFC 5652) with every signature algorithm of the catalogue and
 //! stateful keys — pqkit-pki's `cms::sign` and `cms::verify`, as `pqkit cms` uses them.
 
-use std::sync::MutexGuard;
-
 use pqkit_pki::cms::{self, CmsError, Require, SignOptions, Signer, SignerKey, VerifyOptions};
 use pqkit_pki::path::{Policy, Purpose, TrustAnchors};
 use pyo3::prelude::*;
@@ -44,10 +42,16 @@ fn cms_error(e: CmsError) -> PyErr {
     }
 }
 
-/// A key of a signer, from Python: a SigningKey or a StatefulKey.
-enum Held<'a> {
-    Key(&'a SigningKey),
-    Stateful(MutexGuard<'a, Option<pqkit_hbs::state::StatefulKey>>),
+/// A signer's key, from Python.
+enum Key<'a> {
+    Memory(&'a SigningKey),
+    Stateful(&'a StatefulKey),
+}
+
+/// Why signing failed, kept apart from Python until the GIL is held again.
+enum Failure {
+    Key(crate::hbs::Failure),
+    Pki(pqkit_pki::Error),
 }
 
 /// A SignedData (DER) over content by every signer, each given as (certificate, key): a
@@ -56,8 +60,8 @@ enum Held<'a> {
 /// signingTime, messageDigest, CMSAlgorithmProtection) by default; detached leaves the content
 /// out (RFC 5652 §5.2); certificates adds intermediate CA certificates.
 ///
-/// Raises InvalidInput (a certificate that does not hold the key), KeyExhausted or StateError
-/// (a stateful key), PqkitError.
+/// Raises InvalidInput (a certificate that does not hold the key, one stateful key given
+/// twice), KeyExhausted or StateError (a stateful key), PqkitError.
 #[pyfunction]
 #[pyo3(signature = (content, signers, *, detached = false, signed_attributes = true,
                     certificates = None, deterministic = false))]
@@ -70,43 +74,7 @@ fn sign<'py>(
     certificates: Option<&Bound<'py, PyAny>>,
     deterministic: bool,
 ) -> PyResult<Bound<'py, PyBytes>> {
-    let mut given = Vec::new();
-    for pair in signers.try_iter()? {
-        let (certificate, key): (Bound<'py, PyAny>, Bound<'py, PyAny>) = pair?.extract()?;
-        let certificate = match certificate.cast::<Certificate>() {
-            Ok(c) => c.get().der.clone(),
-            Err(_) => certificate.extract::<Input<'_>>()?.into_owned(),
-        };
-        given.push((certificate, key));
-    }
-    let mut held = Vec::with_capacity(given.len());
-    for (_, key) in &given {
-        held.push(if let Ok(k) = key.cast::<SigningKey>() {
-            Held::Key(k.get())
-        } else if let Ok(k) = key.cast::<StatefulKey>() {
-            Held::Stateful(k.get().lock())
-        } else {
-            return Err(pyo3::exceptions::PyTypeError::new_err(
-                "a signer's key: a pqkit.sig.SigningKey or a pqkit.hbs.StatefulKey",
-            ));
-        });
-    }
-    let mut list = Vec::with_capacity(held.len());
-    for ((certificate, _), key) in given.iter().zip(held.iter_mut()) {
-        let key = match key {
-            Held::Key(k) => SignerKey::Key(&k.0),
-            Held::Stateful(guard) => SignerKey::Stateful(
-                guard
-                    .as_mut()
-                    .ok_or_else(|| errors::raise(Kind::State, "the stateful key is closed"))?,
-            ),
-        };
-        list.push(Signer {
-            certificate: certificate.clone(),
-            key,
-            digest: None,
-        });
-    }
+    // Everything of Python's first: no key is waited for while the GIL is held.
     let options = SignOptions {
         attached: !detached,
         signed_attributes,
@@ -117,12 +85,78 @@ fn sign<'py>(
         },
         ..SignOptions::default()
     };
-    let signed = py
-        .detach(|| cms::sign(&mut list, &mut &content[..], &options))
-        .map_err(|e| match e {
-            pqkit_pki::Error::Crypto(c) => errors::core(c, Reading::Other),
-            e => errors::pki(e, Reading::Other),
-        })?;
+    let (mut signer_certificates, mut given) = (Vec::new(), Vec::new());
+    for pair in signers.try_iter()? {
+        let (certificate, key): (Bound<'py, PyAny>, Bound<'py, PyAny>) = pair?.extract()?;
+        let certificate = match certificate.cast::<Certificate>() {
+            Ok(c) => c.get().der.clone(),
+            Err(_) => certificate.extract::<Input<'_>>()?.to_vec(),
+        };
+        signer_certificates.push(certificate);
+        given.push(key);
+    }
+    let mut keys = Vec::with_capacity(given.len());
+    for key in &given {
+        keys.push(if let Ok(k) = key.cast::<SigningKey>() {
+            Key::Memory(k.get())
+        } else if let Ok(k) = key.cast::<StatefulKey>() {
+            let k = k.get();
+            if keys
+                .iter()
+                .any(|other| matches!(other, Key::Stateful(o) if std::ptr::eq(*o, k)))
+            {
+                return Err(errors::raise(
+                    Kind::Input,
+                    "one stateful key given for two signers: each signature would spend a \
+                     one-time key of the same key",
+                ));
+            }
+            Key::Stateful(k)
+        } else {
+            return Err(pyo3::exceptions::PyTypeError::new_err(
+                "a signer's key: a pqkit.sig.SigningKey or a pqkit.hbs.StatefulKey",
+            ));
+        });
+    }
+    let signed = py.detach(|| {
+        // Stateful keys locked in one global order (their addresses), so that two calls with
+        // the same keys in another order cannot wait for each other.
+        let mut order: Vec<usize> = (0..keys.len()).collect();
+        order.sort_by_key(|&i| match keys[i] {
+            Key::Stateful(k) => std::ptr::from_ref(k) as usize,
+            Key::Memory(_) => 0,
+        });
+        let mut guards: Vec<Option<_>> = keys.iter().map(|_| None).collect();
+        for i in order {
+            if let Key::Stateful(k) = keys[i] {
+                guards[i] = Some(k.lock().map_err(Failure::Key)?);
+            }
+        }
+        let mut list = Vec::with_capacity(keys.len());
+        for ((certificate, key), guard) in
+            signer_certificates.iter().zip(&keys).zip(guards.iter_mut())
+        {
+            let key = match (key, guard) {
+                (Key::Memory(k), _) => SignerKey::Key(&k.0),
+                (Key::Stateful(_), Some(guard)) => SignerKey::Stateful(
+                    guard
+                        .as_mut()
+                        .ok_or(Failure::Key(crate::hbs::Failure::Closed))?,
+                ),
+                (Key::Stateful(_), None) => return Err(Failure::Key(crate::hbs::Failure::Closed)),
+            };
+            list.push(Signer {
+                certificate: certificate.clone(),
+                key,
+                digest: None,
+            });
+        }
+        cms::sign(&mut list, &mut &content[..], &options).map_err(Failure::Pki)
+    });
+    let signed = signed.map_err(|e| match e {
+        Failure::Key(k) => PyErr::from(k),
+        Failure::Pki(e) => errors::pki(e, Reading::Other),
+    })?;
     Ok(bytes_out(py, &signed))
 }
 

@@ -16,13 +16,23 @@ pub(crate) fn pem(label: &'static str, der: &[u8]) -> PyResult<String> {
     pki_pem::encode(label, der).map_err(|e| errors::pki(e, Reading::Other))
 }
 
+/// A private key's PKCS#8 PEM ("PRIVATE KEY") as a Python `str`; the text made here is wiped
+/// (the `str` is Python's to keep).
+pub(crate) fn private_pem<'py>(
+    py: Python<'py>,
+    der: &[u8],
+) -> PyResult<Bound<'py, pyo3::types::PyString>> {
+    let text = Zeroizing::new(pem("PRIVATE KEY", der)?);
+    Ok(pyo3::types::PyString::new(py, &text))
+}
+
 /// A `str`, or bytes-like holding text, as the text of PEM blocks.
 pub(crate) fn pem_text(data: &Bound<'_, PyAny>) -> PyResult<Zeroizing<String>> {
     if let Ok(text) = data.extract::<String>() {
         return Ok(Zeroizing::new(text));
     }
     let bytes: Input<'_> = data.extract()?;
-    String::from_utf8(bytes.into_owned())
+    String::from_utf8(bytes.to_vec())
         .map(Zeroizing::new)
         .map_err(|_| errors::raise(Kind::Input, "PEM text is not UTF-8"))
 }

@@ -115,6 +115,7 @@ pub(crate) fn pki(e: pqkit_pki::Error, reading: Reading) -> PyErr {
             _ => raise(Kind::Input, e),
         },
         E::Path(_) => raise(Kind::Validation, e),
+        E::State(s) => state(s),
         e => raise(Kind::Pqkit, e),
     }
 }

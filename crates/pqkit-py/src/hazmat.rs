@@ -3,7 +3,7 @@
 //! encapsulation randomness m gives two parties the same shared secret and lets an observer
 //! link them.
 
-use pqkit_core::sig::SigningRandomness;
+use pqkit_core::sig::{Family, SigningRandomness};
 use pqkit_core::slh_dsa::hazmat as slh;
 use pyo3::prelude::*;
 use pyo3::types::PyBytes;
@@ -12,6 +12,24 @@ use crate::errors::{self, Kind, Reading};
 use crate::kem::EncapsulationKey;
 use crate::sig::{SignatureAlgorithm, SigningKey, mu_of, prehash};
 use crate::{Input, bytes_out};
+
+/// Refuses a key whose signatures the given randomness would not determine: only ML-DSA's
+/// rnd and SLH-DSA's addrnd are the whole of a signature's randomness (Falcon's sampler,
+/// ECDSA's nonce, a composite's classical half and a token draw their own).
+fn known_answer(key: &SigningKey) -> PyResult<()> {
+    let family = key.0.algorithm().family;
+    if matches!(family, Family::MlDsa | Family::SlhDsa) && key.0.takes_randomness() {
+        Ok(())
+    } else {
+        Err(errors::raise(
+            Kind::Unsupported,
+            format!(
+                "{}: caller-chosen randomness is for ML-DSA and SLH-DSA keys in memory",
+                key.0.algorithm().name
+            ),
+        ))
+    }
+}
 
 /// Signs with the randomness given: ML-DSA rnd (32 bytes, FIPS 204 Algorithm 2) or SLH-DSA
 /// addrnd (n bytes, FIPS 205 Algorithm 22).
@@ -24,12 +42,13 @@ fn sign<'py>(
     context: Input<'_>,
     randomness: Input<'_>,
 ) -> PyResult<Bound<'py, PyBytes>> {
+    known_answer(key)?;
     let signature = py
         .detach(|| {
             key.0
                 .sign_with(&data, &context, SigningRandomness::Fixed(&randomness))
         })
-        .map_err(|e| errors::core(e, Reading::Other))?;
+        .map_err(|e| key.failure(e))?;
     Ok(bytes_out(py, &signature))
 }
 
@@ -44,6 +63,7 @@ fn sign_prehashed<'py>(
     context: Input<'_>,
     randomness: Input<'_>,
 ) -> PyResult<Bound<'py, PyBytes>> {
+    known_answer(key)?;
     let hash = prehash(hash)?;
     let signature = py
         .detach(|| {
@@ -54,7 +74,7 @@ fn sign_prehashed<'py>(
                 SigningRandomness::Fixed(&randomness),
             )
         })
-        .map_err(|e| errors::core(e, Reading::Other))?;
+        .map_err(|e| key.failure(e))?;
     Ok(bytes_out(py, &signature))
 }
 
@@ -67,10 +87,11 @@ fn sign_mu<'py>(
     mu: Input<'_>,
     randomness: Input<'_>,
 ) -> PyResult<Bound<'py, PyBytes>> {
+    known_answer(key)?;
     let mu = mu_of(&mu)?;
     let signature = py
         .detach(|| key.0.sign_mu(mu, SigningRandomness::Fixed(&randomness)))
-        .map_err(|e| errors::core(e, Reading::Other))?;
+        .map_err(|e| key.failure(e))?;
     Ok(bytes_out(py, &signature))
 }
 

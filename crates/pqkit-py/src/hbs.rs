@@ -31,8 +31,9 @@ use crate::{Input, bytes_out};
 ///
 /// The parameters are an HSS shape `L<levels>_H<height>_W<w>` (1 048 576 signatures for
 /// L2_H10_W4 with SHA-256) or an XMSS / XMSS^MT set name ("XMSS-SHA2_10_256"). The state file
-/// is created 0600 and never overwritten; beside it pqkit keeps `signer.state.lock` and
-/// `signer.state.cache` (public tree nodes: opening the key computes no trees).
+/// is created 0600 and never overwritten; beside it pqkit keeps `signer.state.cache` (public
+/// tree nodes: opening the key computes no trees) and, while the key is open,
+/// `signer.state.lock`.
 ///
 /// Sign (any number of times, from any number of processes — one holds the key at a time):
 ///
@@ -56,24 +57,55 @@ use crate::{Input, bytes_out};
 ///
 /// Another process holding the key makes open() raise StateError ("in use by another
 /// signer"); the lock goes with the process, so a process that died never blocks the key.
-/// Close the key (or leave the with block) to let the next signer in.
+/// Close the key (or leave the with block) to let the next signer in. An open key is not
+/// inherited: a process forked from the one that opened it (os.fork, multiprocessing's "fork"
+/// start method) gets StateError from every call — it would otherwise sign with the one-time
+/// keys its parent reserved. Open the key in the child instead.
+///
+/// remaining counts the one-time keys neither used nor reserved: after reserve(n), the n
+/// reserved keys still sign from this object but no longer count, and whatever of them is
+/// unsigned when the key is closed is skipped for good.
+///
+/// Limits: the ledger is the memory of which one-time keys were handed out. A state file and
+/// its ledger restored together from one backup both forget the same signatures, and nothing
+/// can tell: keep the ledger out of the backups that hold state files (or on another machine:
+/// ledger="etcd://..."). The refusals' messages name `pqkit hbs adopt`, the command-line tool's
+/// way to take a state file back after a move; Python has no adopt call on purpose.
 ///
 /// The GIL is released while a signature is made; one thread signs at a time per key.
 #[pyclass(module = "pqkit.hbs", name = "StatefulKey", frozen)]
 pub(crate) struct StatefulKey {
     inner: Mutex<Option<CoreKey>>,
+    /// The process that opened the key. A forked child shares its reservation in memory and
+    /// its lock: it must neither sign nor close (dropping the key settles the state file and
+    /// removes the lock file the parent holds).
+    pid: u32,
+}
+
+impl Drop for StatefulKey {
+    fn drop(&mut self) {
+        if std::process::id() != self.pid {
+            let inner = self.inner.get_mut().unwrap_or_else(|e| e.into_inner());
+            if let Some(key) = inner.take() {
+                std::mem::forget(key);
+            }
+        }
+    }
 }
 
 /// An HSS, XMSS or XMSS^MT public key.
 #[pyclass(module = "pqkit.hbs", name = "StatefulPublicKey", frozen)]
-pub(crate) struct StatefulPublicKey(PublicKey);
+pub(crate) struct StatefulPublicKey(pub(crate) PublicKey);
 
-/// Threads for tree computation: 0 means one per CPU.
-fn threads(requested: usize) -> usize {
-    if requested > 0 {
-        requested
-    } else {
-        std::thread::available_parallelism().map_or(1, |n| n.get())
+/// Threads for tree computation: 0 means one per CPU; at most 1024.
+fn threads(requested: i64) -> PyResult<usize> {
+    match usize::try_from(requested) {
+        Ok(0) => Ok(std::thread::available_parallelism().map_or(1, |n| n.get())),
+        Ok(n) if n <= 1024 => Ok(n),
+        _ => Err(errors::raise(
+            Kind::Input,
+            format!("threads: {requested}; expected 0 (one per CPU) to 1024"),
+        )),
     }
 }
 
@@ -89,8 +121,9 @@ fn path_of(path: &Bound<'_, PyAny>) -> PyResult<PathBuf> {
 }
 
 /// Why an operation on a key failed, kept apart from Python until the GIL is held again.
-enum Failure {
+pub(crate) enum Failure {
     Closed,
+    Forked,
     State(StateError),
 }
 
@@ -98,6 +131,11 @@ impl From<Failure> for PyErr {
     fn from(f: Failure) -> Self {
         match f {
             Failure::Closed => errors::raise(Kind::State, "the key is closed"),
+            Failure::Forked => errors::raise(
+                Kind::State,
+                "the key was opened by another process (this one was forked from it): a child \
+                 must not sign with its parent's reserved one-time keys; open the key here",
+            ),
             Failure::State(e) => errors::state(e),
         }
     }
@@ -107,25 +145,39 @@ impl StatefulKey {
     fn wrap(key: CoreKey) -> Self {
         Self {
             inner: Mutex::new(Some(key)),
+            pid: std::process::id(),
         }
     }
 
-    /// `f` on the open key; callable without the GIL (nothing here takes it).
-    fn run<T>(&self, f: impl FnOnce(&mut CoreKey) -> Result<T, StateError>) -> Result<T, Failure> {
-        match self.lock().as_mut() {
+    /// `f` on the open key. Blocks on the key's mutex: call it without the GIL
+    /// (`Python::detach`) — a thread holding the GIL while waiting for a signer that needs the
+    /// GIL back would deadlock — and take nothing of Python's inside.
+    pub(crate) fn run<T>(
+        &self,
+        f: impl FnOnce(&mut CoreKey) -> Result<T, StateError>,
+    ) -> Result<T, Failure> {
+        match self.lock()?.as_mut() {
             Some(key) => f(key).map_err(Failure::State),
             None => Err(Failure::Closed),
         }
     }
 
-    /// `f` on the open key, with the GIL.
-    fn with<T>(&self, f: impl FnOnce(&mut CoreKey) -> T) -> PyResult<T> {
-        Ok(self.run(|key| Ok(f(key)))?)
+    /// `f` on the open key, waiting for the key without the GIL.
+    fn with<T: Send>(
+        &self,
+        py: Python<'_>,
+        f: impl FnOnce(&mut CoreKey) -> T + Send,
+    ) -> PyResult<T> {
+        Ok(py.detach(|| self.run(|key| Ok(f(key))))?)
     }
 
-    pub(crate) fn lock(&self) -> MutexGuard<'_, Option<CoreKey>> {
+    /// The key's mutex, in the process that opened it. Without the GIL (see [`Self::run`]).
+    pub(crate) fn lock(&self) -> Result<MutexGuard<'_, Option<CoreKey>>, Failure> {
+        if std::process::id() != self.pid {
+            return Err(Failure::Forked);
+        }
         // A panic while signing leaves nothing half-written here: the state file is the truth.
-        self.inner.lock().unwrap_or_else(|e| e.into_inner())
+        Ok(self.inner.lock().unwrap_or_else(|e| e.into_inner()))
     }
 }
 
@@ -147,11 +199,11 @@ impl StatefulKey {
         path: &Bound<'_, PyAny>,
         parameters: &str,
         ledger: Option<&str>,
-        threads: usize,
+        threads: i64,
     ) -> PyResult<Self> {
         let path = path_of(path)?;
+        let threads = self::threads(threads)?;
         let ledger = self::ledger(ledger)?;
-        let threads = self::threads(threads);
         let bad = |e: pqkit_hbs::Error| errors::raise(Kind::Input, e);
         let new = if parameters.to_ascii_uppercase().starts_with("XMSS") {
             let p = pqkit_hbs::xmss::by_name(parameters).map_err(bad)?;
@@ -178,24 +230,25 @@ impl StatefulKey {
         py: Python<'_>,
         path: &Bound<'_, PyAny>,
         ledger: Option<&str>,
-        threads: usize,
+        threads: i64,
     ) -> PyResult<Self> {
         let path = path_of(path)?;
+        let threads = self::threads(threads)?;
         let ledger = self::ledger(ledger)?;
-        let threads = self::threads(threads);
         py.detach(|| CoreKey::open(&path, ledger, threads))
             .map(Self::wrap)
             .map_err(errors::state)
     }
 
-    fn __enter__(slf: Py<Self>) -> Py<Self> {
-        slf
+    fn __enter__(slf: Bound<'_, Self>) -> PyResult<Bound<'_, Self>> {
+        slf.get().with(slf.py(), |_| ())?;
+        Ok(slf)
     }
 
     #[pyo3(signature = (*_exc))]
-    fn __exit__(&self, py: Python<'_>, _exc: &Bound<'_, pyo3::types::PyTuple>) -> bool {
-        self.close(py);
-        false
+    fn __exit__(&self, py: Python<'_>, _exc: &Bound<'_, pyo3::types::PyTuple>) -> PyResult<bool> {
+        self.close(py)?;
+        Ok(false)
     }
 
     /// Signs data with the next one-time key, reserved on disk and in the ledger before the
@@ -212,62 +265,67 @@ impl StatefulKey {
     /// at the end of the key), so that the next count signatures write nothing.
     ///
     /// Raises KeyExhausted, StateError.
-    fn reserve(&self, py: Python<'_>, count: u64) -> PyResult<()> {
+    fn reserve(&self, py: Python<'_>, count: i64) -> PyResult<()> {
+        let count = u64::try_from(count)
+            .ok()
+            .filter(|&c| c > 0)
+            .ok_or_else(|| errors::raise(Kind::Input, format!("count: {count}; at least 1")))?;
         Ok(py.detach(|| self.run(|key| key.reserve(count)))?)
     }
 
     /// The public key.
-    fn public_key(&self) -> PyResult<StatefulPublicKey> {
-        self.with(|key| StatefulPublicKey(key.public_key()))
+    fn public_key(&self, py: Python<'_>) -> PyResult<StatefulPublicKey> {
+        self.with(py, |key| StatefulPublicKey(key.public_key()))
     }
 
     /// Releases the lock and saves the tree cache. Reserved, unused one-time keys stay
     /// spent. Closing twice does nothing.
-    fn close(&self, py: Python<'_>) {
-        let key = self.lock().take();
-        py.detach(|| drop(key));
+    fn close(&self, py: Python<'_>) -> PyResult<()> {
+        py.detach(|| self.lock().map(|mut k| drop(k.take())))?;
+        Ok(())
     }
 
-    /// One-time keys left.
+    /// One-time keys neither used nor reserved.
     #[getter]
-    fn remaining(&self) -> PyResult<u64> {
-        self.with(|key| key.status().remaining)
+    fn remaining(&self, py: Python<'_>) -> PyResult<u64> {
+        self.with(py, |key| key.status().remaining)
     }
 
     /// One-time keys used, reserved or skipped.
     #[getter]
-    fn used(&self) -> PyResult<u64> {
-        self.with(|key| key.status().used)
+    fn used(&self, py: Python<'_>) -> PyResult<u64> {
+        self.with(py, |key| key.status().used)
     }
 
     /// All one-time keys of the key (of its range, for a key split across machines).
     #[getter]
-    fn capacity(&self) -> PyResult<u64> {
-        self.with(|key| key.status().capacity)
+    fn capacity(&self, py: Python<'_>) -> PyResult<u64> {
+        self.with(py, |key| key.status().capacity)
     }
 
     /// Bytes of each signature (RFC 8554 §6.4 / RFC 8391 §4.1.8).
     #[getter]
-    fn signature_size(&self) -> PyResult<usize> {
-        self.with(|key| key.status().signature_len)
+    fn signature_size(&self, py: Python<'_>) -> PyResult<usize> {
+        self.with(py, |key| key.status().signature_len)
     }
 
     /// The state file.
     #[getter]
-    fn path(&self) -> PyResult<String> {
-        self.with(|key| key.path().display().to_string())
+    fn path(&self, py: Python<'_>) -> PyResult<String> {
+        self.with(py, |key| key.path().display().to_string())
     }
 
     /// The ledger that records the key.
     #[getter]
-    fn ledger(&self) -> PyResult<String> {
-        self.with(|key| key.ledger_name().to_owned())
+    fn ledger(&self, py: Python<'_>) -> PyResult<String> {
+        self.with(py, |key| key.ledger_name().to_owned())
     }
 
     fn __repr__(&self) -> String {
-        match self.lock().as_ref() {
-            Some(key) => format!("<pqkit.hbs.StatefulKey {}>", key.path().display()),
-            None => "<pqkit.hbs.StatefulKey closed>".to_owned(),
+        match self.inner.try_lock().as_deref() {
+            Ok(Some(key)) => format!("<pqkit.hbs.StatefulKey {}>", key.path().display()),
+            Ok(None) => "<pqkit.hbs.StatefulKey closed>".to_owned(),
+            Err(_) => "<pqkit.hbs.StatefulKey in use>".to_owned(),
         }
     }
 }
@@ -322,6 +380,10 @@ impl StatefulPublicKey {
 
     fn __eq__(&self, other: &Bound<'_, PyAny>) -> bool {
         other.cast::<Self>().is_ok_and(|o| o.get().0 == self.0)
+    }
+
+    fn __hash__(&self) -> u64 {
+        crate::encoding::hash_of(self.0.to_bytes())
     }
 
     fn __repr__(&self) -> String {

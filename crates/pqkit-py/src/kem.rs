@@ -2,7 +2,9 @@
 //! McEliece) and their keys.
 
 use pqkit_core::catalogue;
-use pqkit_core::kem::{DecapsulationKey as CoreDk, EncapsulationKey as CoreEk, KemAlgorithm};
+use pqkit_core::kem::{
+    DecapsulationKey as CoreDk, EncapsulationKey as CoreEk, KemAlgorithm, KemFamily,
+};
 use pqkit_pki::key as pki_key;
 use pyo3::prelude::*;
 use pyo3::types::PyBytes;
@@ -207,9 +209,7 @@ impl EncapsulationKey {
         &self,
         py: Python<'py>,
     ) -> PyResult<(Bound<'py, PyBytes>, Bound<'py, PyBytes>)> {
-        let (ciphertext, secret) = self
-            .0
-            .encapsulate()
+        let (ciphertext, secret) = unlocked(py, self.0.algorithm(), || self.0.encapsulate())
             .map_err(|e| errors::core(e, Reading::Other))?;
         Ok((bytes_out(py, secret.as_bytes()), bytes_out(py, &ciphertext)))
     }
@@ -272,9 +272,7 @@ impl DecapsulationKey {
         py: Python<'py>,
         ciphertext: Input<'_>,
     ) -> PyResult<Bound<'py, PyBytes>> {
-        let secret = self
-            .0
-            .decapsulate(&ciphertext)
+        let secret = unlocked(py, self.0.algorithm(), || self.0.decapsulate(&ciphertext))
             .map_err(|e| errors::core(e, Reading::Ciphertext))?;
         Ok(bytes_out(py, secret.as_bytes()))
     }
@@ -302,8 +300,12 @@ impl DecapsulationKey {
 
     /// PKCS#8 PEM ("PRIVATE KEY"), as to_der.
     #[pyo3(signature = (form = "seed"))]
-    fn to_pem(&self, form: &str) -> PyResult<String> {
-        crate::encoding::pem("PRIVATE KEY", &self.pkcs8(form)?)
+    fn to_pem<'py>(
+        &self,
+        py: Python<'py>,
+        form: &str,
+    ) -> PyResult<Bound<'py, pyo3::types::PyString>> {
+        crate::encoding::private_pem(py, &self.pkcs8(form)?)
     }
 
     fn __repr__(&self) -> String {
@@ -318,6 +320,17 @@ impl DecapsulationKey {
         }
         pki_key::decapsulation_key_to_pkcs8(&self.0, crate::encoding::key_format(form)?)
             .map_err(|e| errors::pki(e, Reading::Key))
+    }
+}
+
+/// Runs an encapsulation or decapsulation: with the GIL for ML-KEM (microseconds, where
+/// releasing and taking the GIL back would be a visible share), without it for the others
+/// (HQC, BIKE, eFrodoKEM and Classic McEliece take up to milliseconds).
+fn unlocked<T: Send>(py: Python<'_>, alg: &KemAlgorithm, f: impl FnOnce() -> T + Send) -> T {
+    if alg.family == KemFamily::MlKem {
+        f()
+    } else {
+        py.detach(f)
     }
 }
 

@@ -40,7 +40,7 @@ fn private_from_der(py: Python<'_>, der: &[u8]) -> PyResult<Py<PyAny>> {
             let key = py
                 .detach(|| pki_key::signing_key_from_pkcs8(der))
                 .map_err(bad)?;
-            Ok(Py::new(py, SigningKey(key))?.into_any())
+            Ok(Py::new(py, SigningKey::memory(key))?.into_any())
         }
         Algorithm::Kem(_) => {
             let key = py

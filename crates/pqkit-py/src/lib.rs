@@ -4,15 +4,17 @@
 //! exception of `pqkit`'s hierarchy ([`errors`]).
 //!
 //! GIL: released (`Python::detach`) around key generation, signing and verification — the
-//! calls that take tens of microseconds or more — so other Python threads run meanwhile; not
-//! around encapsulation and decapsulation (a few microseconds, where releasing and taking the
-//! lock back would be a visible share of the call). Byte inputs: a `bytes` object is read in
-//! place; `bytearray` and `memoryview` (mutable, and read while the GIL is released) are
-//! copied once ([`Input`]).
+//! calls that take tens of microseconds or more — and the encapsulation and decapsulation of
+//! every KEM but ML-KEM, so other Python threads run meanwhile; not around ML-KEM's
+//! encapsulation and decapsulation (a few microseconds, where releasing and taking the lock
+//! back would be a visible share of the call). Byte inputs: a `bytes` object is read in
+//! place; `bytearray`, `memoryview` and other buffers (mutable, and read while the GIL is
+//! released) are copied once ([`Input`]).
 
-use std::borrow::Cow;
-
+use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
+use pyo3::types::{PyByteArray, PyBytes};
+use zeroize::Zeroizing;
 
 mod bench;
 mod cms;
@@ -26,13 +28,63 @@ mod pkcs11;
 mod sig;
 mod x509;
 
-/// A bytes-like argument: `bytes` borrowed without a copy, `bytearray` and `memoryview`
-/// copied once; `str` and integers are refused with `TypeError`.
-pub(crate) type Input<'a> = Cow<'a, [u8]>;
+/// A bytes-like argument: `bytes` read in place, without a copy; `bytearray`, `memoryview`
+/// and any other object with the buffer protocol (`array.array`, `mmap`) copied once, as their
+/// raw bytes (`memoryview(x).tobytes()`), into memory wiped when the call ends — they are
+/// mutable, and pqkit reads its inputs with the GIL released. `str`, integers and lists are
+/// refused with `TypeError`.
+pub(crate) enum Input<'a> {
+    /// A `bytes` object's own buffer.
+    Borrowed(&'a [u8]),
+    /// A copy.
+    Copied(Zeroizing<Vec<u8>>),
+}
+
+impl std::ops::Deref for Input<'_> {
+    type Target = [u8];
+
+    fn deref(&self) -> &[u8] {
+        match self {
+            Self::Borrowed(b) => b,
+            Self::Copied(v) => v,
+        }
+    }
+}
+
+impl<'a, 'py> FromPyObject<'a, 'py> for Input<'a> {
+    type Error = PyErr;
+
+    fn extract(obj: Borrowed<'a, 'py, PyAny>) -> PyResult<Self> {
+        if let Ok(bytes) = <&'a [u8] as FromPyObject<'a, 'py>>::extract(obj) {
+            return Ok(Self::Borrowed(bytes));
+        }
+        if let Ok(array) = obj.cast::<PyByteArray>() {
+            return Ok(Self::Copied(Zeroizing::new(array.to_vec())));
+        }
+        // The buffer protocol, through memoryview (abi3 below Python 3.11 has no
+        // PyObject_GetBuffer): a TypeError for anything without it.
+        let view = obj
+            .py()
+            .import("builtins")?
+            .getattr("memoryview")?
+            .call1((obj,))
+            .map_err(|_| {
+                PyTypeError::new_err(format!(
+                    "expected a bytes-like object (bytes, bytearray, memoryview), got {}",
+                    obj.get_type()
+                        .name()
+                        .map_or_else(|_| "?".to_owned(), |n| n.to_string())
+                ))
+            })?;
+        let raw = view.call_method0("tobytes")?;
+        let bytes = raw.cast::<PyBytes>()?;
+        Ok(Self::Copied(Zeroizing::new(bytes.as_bytes().to_vec())))
+    }
+}
 
 /// `bytes` for Python from bytes here.
-pub(crate) fn bytes_out<'py>(py: Python<'py>, data: &[u8]) -> Bound<'py, pyo3::types::PyBytes> {
-    pyo3::types::PyBytes::new(py, data)
+pub(crate) fn bytes_out<'py>(py: Python<'py>, data: &[u8]) -> Bound<'py, PyBytes> {
+    PyBytes::new(py, data)
 }
 
 /// The module: classes and functions; `python/pqkit/*.py` sorts them into submodules.

@@ -26,7 +26,7 @@ fn load_key(
 ) -> PyResult<SigningKey> {
     let options = Options { module, pin_source };
     py.detach(|| TokenKey::open(uri, &options).and_then(TokenKey::into_signing_key))
-        .map(SigningKey)
+        .map(SigningKey::token)
         .map_err(|e| errors::raise(Kind::Token, e))
 }
 

@@ -23,7 +23,36 @@ pub(crate) struct SignatureAlgorithm(pub(crate) &'static CoreAlg);
 /// A private key, in memory or in a PKCS#11 token. Zeroized when collected; its repr shows
 /// no key material; it cannot be pickled. The GIL is released while it signs.
 #[pyclass(module = "pqkit.sig", name = "SigningKey", frozen)]
-pub(crate) struct SigningKey(pub(crate) CoreSk);
+pub(crate) struct SigningKey(pub(crate) CoreSk, Place);
+
+/// Where a signing key lives: a token's failures are `TokenError`s.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Place {
+    Memory,
+    Token,
+}
+
+impl SigningKey {
+    /// A key in memory.
+    pub(crate) fn memory(key: CoreSk) -> Self {
+        Self(key, Place::Memory)
+    }
+
+    /// A key in a PKCS#11 token.
+    pub(crate) fn token(key: CoreSk) -> Self {
+        Self(key, Place::Token)
+    }
+
+    /// A failure to sign: a token's own (its module or device) is a `TokenError`.
+    pub(crate) fn failure(&self, e: pqkit_core::Error) -> PyErr {
+        match e {
+            pqkit_core::Error::Backend(_) if self.1 == Place::Token => {
+                errors::raise(Kind::Token, e)
+            }
+            e => errors::core(e, Reading::Other),
+        }
+    }
+}
 
 /// A public key.
 #[pyclass(module = "pqkit.sig", name = "VerifyingKey", frozen)]
@@ -123,7 +152,7 @@ impl SignatureAlgorithm {
     fn generate(&self, py: Python<'_>) -> PyResult<SigningKey> {
         let alg = self.0;
         py.detach(|| alg.generate())
-            .map(SigningKey)
+            .map(SigningKey::memory)
             .map_err(|e| errors::core(e, Reading::Other))
     }
 
@@ -135,7 +164,7 @@ impl SignatureAlgorithm {
     fn key_from_seed(&self, py: Python<'_>, seed: Input<'_>) -> PyResult<SigningKey> {
         let alg = self.0;
         py.detach(|| alg.signing_key_from_seed(&seed))
-            .map(SigningKey)
+            .map(SigningKey::memory)
             .map_err(|e| errors::core(e, Reading::Key))
     }
 
@@ -156,7 +185,7 @@ impl SignatureAlgorithm {
     fn signing_key(&self, py: Python<'_>, data: Input<'_>) -> PyResult<SigningKey> {
         let alg = self.0;
         py.detach(|| alg.signing_key_from_expanded(&data))
-            .map(SigningKey)
+            .map(SigningKey::memory)
             .map_err(|e| errors::core(e, Reading::Key))
     }
 
@@ -189,7 +218,7 @@ impl SigningKey {
     /// SLH-DSA and composite ML-DSA (FIPS 204 §5.2). Returns at most signature_size bytes.
     ///
     /// Raises InvalidInput (context over 255 bytes), Unsupported (a context for an algorithm
-    /// without one), TokenError-like PqkitError (a token that fails).
+    /// without one), TokenError (a token key whose token fails).
     #[pyo3(signature = (data, context = Input::Borrowed(b""), *, deterministic = false))]
     fn sign<'py>(
         &self,
@@ -200,7 +229,7 @@ impl SigningKey {
     ) -> PyResult<Bound<'py, PyBytes>> {
         let signature = py
             .detach(|| self.0.sign_with(&data, &context, randomness(deterministic)))
-            .map_err(|e| errors::core(e, Reading::Other))?;
+            .map_err(|e| self.failure(e))?;
         Ok(bytes_out(py, &signature))
     }
 
@@ -225,7 +254,7 @@ impl SigningKey {
                 self.0
                     .sign_prehashed(hash, &digest, &context, randomness(deterministic))
             })
-            .map_err(|e| errors::core(e, Reading::Other))?;
+            .map_err(|e| self.failure(e))?;
         Ok(bytes_out(py, &signature))
     }
 
@@ -244,7 +273,7 @@ impl SigningKey {
         let mu = mu_of(&mu)?;
         let signature = py
             .detach(|| self.0.sign_mu(mu, randomness(deterministic)))
-            .map_err(|e| errors::core(e, Reading::Other))?;
+            .map_err(|e| self.failure(e))?;
         Ok(bytes_out(py, &signature))
     }
 
@@ -271,8 +300,12 @@ impl SigningKey {
 
     /// PKCS#8 PEM ("PRIVATE KEY"), as to_der.
     #[pyo3(signature = (form = "seed"))]
-    fn to_pem(&self, form: &str) -> PyResult<String> {
-        crate::encoding::pem("PRIVATE KEY", &self.pkcs8(form)?)
+    fn to_pem<'py>(
+        &self,
+        py: Python<'py>,
+        form: &str,
+    ) -> PyResult<Bound<'py, pyo3::types::PyString>> {
+        crate::encoding::private_pem(py, &self.pkcs8(form)?)
     }
 
     fn __repr__(&self) -> String {

@@ -10,12 +10,14 @@ use pqkit_pki::csr::{self, VerifiedCsr};
 use pqkit_pki::key as pki_key;
 use pqkit_pki::path::{PeerName, Policy, Purpose, TrustAnchors};
 use pqkit_pki::pem as pki_pem;
+use pqkit_pki::stateful_ca;
 use pyo3::prelude::*;
 use pyo3::types::PyBytes;
 use rustls_pki_types::CertificateDer;
 use x509_cert::Certificate as X509;
 
 use crate::errors::{self, Kind, Reading};
+use crate::hbs::{StatefulKey, StatefulPublicKey};
 use crate::sig::{SigningKey, VerifyingKey};
 use crate::{Input, bytes_out};
 
@@ -66,11 +68,14 @@ fn datetime(py: Python<'_>, t: SystemTime) -> PyResult<Py<PyAny>> {
         .unbind())
 }
 
-/// A time argument: None (now), an aware datetime, or seconds since 1970.
+/// A time argument: None (now), an aware datetime, or seconds since 1970 (int or float).
 pub(crate) fn time_of(at: Option<&Bound<'_, PyAny>>) -> PyResult<SystemTime> {
     let Some(at) = at else {
         return Ok(SystemTime::now());
     };
+    if at.is_instance_of::<pyo3::types::PyBool>() {
+        return Err(input("at: a datetime or seconds since 1970, not a bool"));
+    }
     let secs: f64 = if at.hasattr("timestamp")? {
         if at.getattr("tzinfo")?.is_none() {
             return Err(input(
@@ -79,12 +84,15 @@ pub(crate) fn time_of(at: Option<&Bound<'_, PyAny>>) -> PyResult<SystemTime> {
         }
         at.call_method0("timestamp")?.extract()?
     } else {
-        at.extract()?
+        at.extract()
+            .map_err(|_| input("at: a datetime or seconds since 1970"))?
     };
-    if !secs.is_finite() || secs < 0.0 {
-        return Err(input(format!("at: {secs} is not a time after 1970")));
-    }
-    Ok(UNIX_EPOCH + Duration::from_secs_f64(secs))
+    Duration::try_from_secs_f64(secs)
+        .ok()
+        .and_then(|d| UNIX_EPOCH.checked_add(d))
+        // X.509 times end in the year 9999 (RFC 5280 §4.1.2.5).
+        .filter(|t| *t <= UNIX_EPOCH + Duration::from_secs(253_402_300_799))
+        .ok_or_else(|| input(format!("at: {secs} is not a time from 1970 to 9999")))
 }
 
 /// Certificates from a sequence of Certificate objects or DER bytes.
@@ -96,7 +104,7 @@ pub(crate) fn ders(items: &Bound<'_, PyAny>) -> PyResult<Vec<Vec<u8>>> {
             out.push(c.get().der.clone());
         } else {
             let der: Input<'_> = item.extract()?;
-            out.push(der.into_owned());
+            out.push(Certificate::from_der(der.to_vec())?.der);
         }
     }
     Ok(out)
@@ -129,11 +137,12 @@ fn ip_addresses(items: Vec<String>) -> PyResult<Vec<IpAddr>> {
         .collect()
 }
 
-fn validity(days: u32) -> PyResult<Duration> {
-    if days == 0 {
-        return Err(input("days: at least 1"));
+fn validity(days: i64) -> PyResult<Duration> {
+    // Up to the year 9999 from now or so: RFC 5280 §4.1.2.5's GeneralizedTime.
+    match u64::try_from(days) {
+        Ok(d @ 1..=2_900_000) => Ok(Duration::from_secs(d * 86_400)),
+        _ => Err(input(format!("days: {days}; expected 1 to 2900000"))),
     }
-    Ok(Duration::from_secs(u64::from(days) * 86_400))
 }
 
 #[pymethods]
@@ -278,7 +287,7 @@ fn load_pem_chain(data: &Bound<'_, PyAny>) -> PyResult<Vec<Certificate>> {
 /// Raises InvalidInput.
 #[pyfunction]
 fn load_der_certificate(data: Input<'_>) -> PyResult<Certificate> {
-    Certificate::from_der(data.into_owned())
+    Certificate::from_der(data.to_vec())
 }
 
 /// A CSR from PEM ("CERTIFICATE REQUEST") or DER, its signature verified.
@@ -289,7 +298,7 @@ fn load_der_certificate(data: Input<'_>) -> PyResult<Certificate> {
 fn load_csr(py: Python<'_>, data: &Bound<'_, PyAny>) -> PyResult<CertificateRequest> {
     let bytes = match data.extract::<String>() {
         Ok(text) => text.into_bytes(),
-        Err(_) => data.extract::<Input<'_>>()?.into_owned(),
+        Err(_) => data.extract::<Input<'_>>()?.to_vec(),
     };
     let mut blocks = pki_pem::decode_pem_or_der(&bytes, "CERTIFICATE REQUEST").map_err(input)?;
     if blocks.len() != 1 {
@@ -301,7 +310,7 @@ fn load_csr(py: Python<'_>, data: &Bound<'_, PyAny>) -> PyResult<CertificateRequ
     }
     let csr = py
         .detach(|| csr::verify(&der))
-        .map_err(|e| errors::pki(e, Reading::Signature))?;
+        .map_err(|e| errors::pki(e, Reading::Other))?;
     Ok(CertificateRequest { der, csr })
 }
 
@@ -363,22 +372,63 @@ fn create_csr(
     Ok(CertificateRequest { der, csr })
 }
 
-/// A self-signed certificate for key: a root CA by default (profile "root-ca"), valid for
+/// The key that signs a certificate: in memory or a token (a SigningKey), or stateful.
+enum CaKey<'a> {
+    Key(&'a SigningKey),
+    Stateful(&'a StatefulKey),
+}
+
+impl<'a> CaKey<'a> {
+    fn of(key: &'a Bound<'_, PyAny>) -> PyResult<Self> {
+        if let Ok(k) = key.cast::<SigningKey>() {
+            Ok(Self::Key(k.get()))
+        } else if let Ok(k) = key.cast::<StatefulKey>() {
+            Ok(Self::Stateful(k.get()))
+        } else {
+            Err(pyo3::exceptions::PyTypeError::new_err(
+                "the signing key: a pqkit.sig.SigningKey or a pqkit.hbs.StatefulKey",
+            ))
+        }
+    }
+}
+
+/// Signs a certificate with a key of either kind, without the GIL.
+fn sign_certificate(
+    py: Python<'_>,
+    key: &CaKey<'_>,
+    memory: impl FnOnce(&SigningKey) -> Result<Vec<u8>, pqkit_pki::Error> + Send,
+    stateful: impl FnOnce(&mut pqkit_hbs::state::StatefulKey) -> Result<Vec<u8>, pqkit_pki::Error>
+    + Send,
+) -> PyResult<Vec<u8>> {
+    match key {
+        CaKey::Key(k) => py.detach(|| memory(k)).map_err(|e| match e {
+            pqkit_pki::Error::Crypto(c) => k.failure(c),
+            e => errors::pki(e, Reading::Other),
+        }),
+        CaKey::Stateful(k) => py
+            .detach(|| k.run(|key| Ok(stateful(key))))?
+            .map_err(|e| errors::pki(e, Reading::Other)),
+    }
+}
+
+/// A self-signed certificate for key — a pqkit.sig.SigningKey, or a pqkit.hbs.StatefulKey
+/// (RFC 9802; one one-time key spent) — a root CA by default (profile "root-ca"), valid for
 /// `days` from now.
 ///
-/// Raises InvalidInput.
+/// Raises InvalidInput, KeyExhausted, StateError.
 #[pyfunction]
 #[pyo3(signature = (key, subject, *, profile = "root-ca", days = 365,
                     dns_names = Vec::new(), ip_addresses = Vec::new()))]
 fn self_signed(
     py: Python<'_>,
-    key: &SigningKey,
+    key: &Bound<'_, PyAny>,
     subject: &str,
     profile: &str,
-    days: u32,
+    days: i64,
     dns_names: Vec<String>,
     ip_addresses: Vec<String>,
 ) -> PyResult<Certificate> {
+    let key = CaKey::of(key)?;
     let request = CertRequest {
         subject: subject.to_owned(),
         dns_names,
@@ -386,18 +436,24 @@ fn self_signed(
         validity: validity(days)?,
         profile: self::profile(profile)?,
     };
-    let der = py
-        .detach(|| cert::issue_self_signed(&request, &key.0))
-        .map_err(|e| errors::pki(e, Reading::Other))?;
+    let der = sign_certificate(
+        py,
+        &key,
+        |k| cert::issue_self_signed(&request, &k.0),
+        |k| stateful_ca::issue_self_signed(&request, k),
+    )?;
     Certificate::from_der(der)
 }
 
-/// A certificate for a CSR (its subject and names) or a public key (subject_name and the
-/// names given), with the extensions of profile, valid for `days` from now, signed by
-/// issuer_key — the key of the CA certificate issuer, which must be a CA that may issue it now.
+/// A certificate for subject — a CertificateRequest (its subject and names), a
+/// pqkit.sig.VerifyingKey or a pqkit.hbs.StatefulPublicKey (subject_name and the names
+/// given) — with the extensions of profile, valid for `days` from now, signed by issuer_key:
+/// the key of the CA certificate issuer (a SigningKey, or a StatefulKey: one one-time key
+/// spent), which must be a CA that may issue it now.
 ///
-/// Raises InvalidInput (names, an issuer that is not a CA or whose key differs),
-/// ValidationError (an expired issuer).
+/// Raises InvalidInput (names, an issuer key that is not the issuer certificate's),
+/// ValidationError (an issuer that may not issue it now: not a CA, expired, a CA without
+/// keyCertSign), KeyExhausted and StateError (a stateful issuer key).
 #[pyfunction]
 #[pyo3(signature = (subject, issuer, issuer_key, *, profile = "server", days = 365,
                     subject_name = None, dns_names = Vec::new(), ip_addresses = Vec::new()))]
@@ -406,40 +462,71 @@ fn issue(
     py: Python<'_>,
     subject: &Bound<'_, PyAny>,
     issuer: &Certificate,
-    issuer_key: &SigningKey,
+    issuer_key: &Bound<'_, PyAny>,
     profile: &str,
-    days: u32,
+    days: i64,
     subject_name: Option<&str>,
     dns_names: Vec<String>,
     ip_addresses: Vec<String>,
 ) -> PyResult<Certificate> {
-    let by = Issuer {
-        certificate: &issuer.der,
-        key: &issuer_key.0,
-    };
+    let key = CaKey::of(issuer_key)?;
     let (profile, validity) = (self::profile(profile)?, validity(days)?);
-    let der = if let Ok(request) = subject.cast::<CertificateRequest>() {
-        let csr = &request.get().csr;
-        py.detach(|| csr::issue(csr, profile, validity, by))
-    } else {
-        let key = subject.cast::<VerifyingKey>().map_err(|_| {
-            pyo3::exceptions::PyTypeError::new_err(
-                "subject: a pqkit.x509.CertificateRequest or a pqkit.sig.VerifyingKey",
-            )
-        })?;
+    let named = |spki: Vec<u8>| -> PyResult<(CertRequest, Vec<u8>, Option<&VerifiedCsr>)> {
         let request = CertRequest {
             subject: subject_name
                 .ok_or_else(|| input("subject_name: required when subject is a public key"))?
                 .to_owned(),
-            dns_names,
-            ip_addresses: self::ip_addresses(ip_addresses)?,
+            dns_names: dns_names.clone(),
+            ip_addresses: self::ip_addresses(ip_addresses.clone())?,
             validity,
             profile,
         };
-        let key = &key.get().0;
-        py.detach(|| cert::issue(&request, key, by))
-    }
-    .map_err(|e| errors::pki(e, Reading::Other))?;
+        Ok((request, spki, None))
+    };
+    let request_of_csr;
+    let (request, spki, csr) = if let Ok(r) = subject.cast::<CertificateRequest>() {
+        request_of_csr = r.get();
+        let csr = &request_of_csr.csr;
+        let request = CertRequest {
+            subject: csr.subject.to_string(),
+            dns_names: csr.dns_names.clone(),
+            ip_addresses: csr.ip_addresses.clone(),
+            validity,
+            profile,
+        };
+        let spki = pki_key::spki_der(&csr.public_key).map_err(|e| errors::pki(e, Reading::Key))?;
+        (request, spki, Some(csr))
+    } else if let Ok(k) = subject.cast::<VerifyingKey>() {
+        named(pki_key::spki_der(&k.get().0).map_err(|e| errors::pki(e, Reading::Key))?)?
+    } else if let Ok(k) = subject.cast::<StatefulPublicKey>() {
+        named(
+            k.get()
+                .0
+                .to_spki_der()
+                .map_err(|e| errors::raise(Kind::InvalidKey, e))?,
+        )?
+    } else {
+        return Err(pyo3::exceptions::PyTypeError::new_err(
+            "subject: a pqkit.x509.CertificateRequest, a pqkit.sig.VerifyingKey or a \
+             pqkit.hbs.StatefulPublicKey",
+        ));
+    };
+    let ca = &issuer.der;
+    let der = sign_certificate(
+        py,
+        &key,
+        |k| {
+            let by = Issuer {
+                certificate: ca,
+                key: &k.0,
+            };
+            match csr {
+                Some(csr) => csr::issue(csr, profile, validity, by),
+                None => cert::issue_for_spki(&request, &spki, by),
+            }
+        },
+        |k| stateful_ca::issue(&request, &spki, ca, k),
+    )?;
     Certificate::from_der(der)
 }
 

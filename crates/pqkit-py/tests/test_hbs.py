@@ -5,6 +5,7 @@ and across processes that share the file."""
 from __future__ import annotations
 
 import multiprocessing
+import os
 import shutil
 import sys
 from pathlib import Path
@@ -182,8 +183,9 @@ def test_no_api_takes_an_index(tmp_path, ledger):
 
 
 def test_several_processes_share_one_state_file(tmp_path, ledger):
-    """Four processes open the same state file in turn (the lock serializes them), each
-    signs PER_PROCESS messages: every signature verifies and no index repeats."""
+    """Four processes try to open the same state file at the same moment (a barrier); the
+    lock lets one in at a time — the others are refused and retry — and each signs its
+    messages: every signature verifies, no index repeats, and the lock was seen held."""
     processes, per_process = 4, 6
     state = tmp_path / "shared.state"
     with StatefulKey.generate(state, SMALL, ledger=ledger) as key:
@@ -195,9 +197,12 @@ def test_several_processes_share_one_state_file(tmp_path, ledger):
     import _hbs_worker  # noqa: PLC0415 - importable by name in the spawned processes
 
     ctx = multiprocessing.get_context("spawn")
-    args = [(str(state), ledger, per_process, f"process {i}") for i in range(processes)]
-    with ctx.Pool(processes) as pool:
-        results = pool.starmap_async(_hbs_worker.sign_many, args).get(timeout=180)
+    with ctx.Manager() as manager:
+        start = manager.Barrier(processes)
+        args = [(str(state), ledger, per_process, f"process {i}", start, 0.3)
+                for i in range(processes)]
+        with ctx.Pool(processes) as pool:
+            results = pool.starmap_async(_hbs_worker.sign_many, args).get(timeout=180)
 
     errors = [r["error"] for r in results if not r["ok"]]
     assert not errors, f"worker failures: {errors}"
@@ -208,9 +213,161 @@ def test_several_processes_share_one_state_file(tmp_path, ledger):
         pub.verify(sig, message)
         indices.append(pub.index(sig))
     assert len(set(indices)) == len(indices), f"an index was used twice: {sorted(indices)}"
+    retries = [r["retries"] for r in results]
+    assert sum(retries) > 0, f"no process found the key in use: the test proved no exclusion {retries}"
     with StatefulKey.open(state, ledger=ledger) as key:
         assert key.used == processes * per_process, key.used
         assert key.remaining == capacity - processes * per_process
         assert pub.index(key.sign(b"last")) > max(indices)
     print(f"{processes} processes, {len(signed)} signatures, indices "
           f"{min(indices)}..{max(indices)}, retries {[r['retries'] for r in results]}")
+
+
+def test_a_forked_child_cannot_sign_with_the_parents_reservation(tmp_path, ledger):
+    """os.fork() copies the open key, its reserved one-time keys and its lock: the child
+    is refused (StateError) and leaves the parent's key alone; the parent signs on."""
+    key = StatefulKey.generate(tmp_path / "fork.state", SMALL, ledger=ledger)
+    pub = key.public_key()
+    key.reserve(4)
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: report what happened, exit without Python's cleanup
+        os.close(read)
+        try:
+            key.sign(b"child")
+            outcome = b"signed"
+        except pqkit.StateError as e:
+            outcome = b"refused" if b"forked" in str(e).encode() else b"other: " + str(e).encode()
+        except BaseException as e:  # noqa: BLE001
+            outcome = b"other: " + repr(e).encode()
+        try:
+            key.close()
+        except pqkit.StateError:
+            pass
+        del key
+        os.write(write, outcome)
+        os._exit(0)
+    os.close(write)
+    with os.fdopen(read, "rb") as r:
+        outcome = r.read()
+    os.waitpid(pid, 0)
+    assert outcome == b"refused", f"the forked child: {outcome!r}"
+    # The parent's key still works, its lock file still held (a third opener is refused).
+    signatures = [key.sign(b"parent %d" % i) for i in range(5)]
+    for i, s in enumerate(signatures):
+        pub.verify(s, b"parent %d" % i)
+    assert len({pub.index(s) for s in signatures}) == 5
+    with pytest.raises(pqkit.StateError, match="in use"):
+        StatefulKey.open(tmp_path / "fork.state", ledger=ledger)
+    key.close()
+
+
+def test_reserve_counts_must_be_positive(tmp_path, ledger):
+    with StatefulKey.generate(tmp_path / "r.state", SMALL, ledger=ledger) as key:
+        for bad in (0, -1):
+            with pytest.raises(pqkit.InvalidInput, match="count"):
+                key.reserve(bad)
+        assert key.used == 0, "a refused reserve() spent one-time keys"
+        with pytest.raises(pqkit.InvalidInput, match="threads"):
+            StatefulKey.open(tmp_path / "r.state", ledger=ledger, threads=-1)
+
+
+def test_a_closed_key_refuses_everything(tmp_path, ledger):
+    key = StatefulKey.generate(tmp_path / "c.state", SMALL, ledger=ledger)
+    key.close()
+    key.close()  # twice: nothing
+    for call in (lambda: key.sign(b"x"), lambda: key.reserve(1), lambda: key.remaining,
+                 key.public_key, key.__enter__):
+        with pytest.raises(pqkit.StateError, match="closed"):
+            call()
+
+
+def test_threads_sign_and_read_one_key_without_deadlock(tmp_path, ledger):
+    """Signers and readers of one key in several threads (the key's lock is never waited for
+    with the GIL held): all finish, every index once."""
+    import threading
+
+    key = StatefulKey.generate(tmp_path / "t.state", SMALL, ledger=ledger)
+    pub = key.public_key()
+    signatures, failures = [], []
+
+    def signer(n):
+        try:
+            for i in range(n):
+                signatures.append(key.sign(b"m"))
+        except BaseException as e:  # noqa: BLE001
+            failures.append(e)
+
+    def reader():
+        try:
+            for _ in range(200):
+                key.remaining, key.used, repr(key)
+        except BaseException as e:  # noqa: BLE001
+            failures.append(e)
+
+    threads = [threading.Thread(target=signer, args=(10,)) for _ in range(3)]
+    threads += [threading.Thread(target=reader) for _ in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=120)
+    assert not any(t.is_alive() for t in threads), "a thread is stuck: deadlock"
+    assert not failures, failures
+    indices = [pub.index(s) for s in signatures]
+    assert len(indices) == 30 and len(set(indices)) == 30
+    key.close()
+
+
+def test_stateful_key_signs_certificates_and_cms(tmp_path, ledger):
+    """A stateful key as a CA (RFC 9802) and as a CMS signer: each certificate and each
+    SignedData spends one one-time key; the same key twice in one SignedData is refused."""
+    with StatefulKey.generate(tmp_path / "ca.state", SMALL, ledger=ledger) as ca:
+        root = pqkit.x509.self_signed(ca, "CN=HSS Root,O=pqkit")
+        assert ca.used == 1
+        # A code-signing certificate for another stateful key, issued by the HSS root.
+        with StatefulKey.generate(tmp_path / "signer.state", SMALL, ledger=ledger) as signer:
+            cert = pqkit.x509.issue(signer.public_key(), root, ca, profile="code-signing",
+                                    subject_name="CN=HSS signer")
+            assert ca.used == 2
+            assert pqkit.x509.verify([cert], [root], purpose="codeSigning")[-1] == root
+            signed = pqkit.cms.sign(b"firmware", [(cert, signer)])
+            assert signer.used == 1
+            verified = pqkit.cms.verify(signed, [root])
+            assert verified.content == b"firmware"
+            assert verified.signers[0].path[-1] == root
+            with pytest.raises(pqkit.InvalidInput, match="two signers"):
+                pqkit.cms.sign(b"x", [(cert, signer), (cert, signer)])
+            assert signer.used == 1, "a refused SignedData spent a one-time key"
+            with pytest.raises(pqkit.InvalidInput, match="not the CA certificate|holds|key"):
+                pqkit.cms.sign(b"x", [(root, signer)])
+            assert signer.used == 1, "a certificate of another key spent a one-time key"
+        # A stateful key of the certificate's that is closed: StateError, nothing signed.
+        with pytest.raises(pqkit.StateError, match="closed"):
+            pqkit.cms.sign(b"x", [(cert, signer)])
+
+
+def test_exhausted_stateful_cms_signer_is_key_exhausted(tmp_path, ledger):
+    with StatefulKey.generate(tmp_path / "x.state", "L1_H5_W4", ledger=ledger) as key:
+        cert = pqkit.x509.self_signed(key, "CN=tiny", profile="code-signing")
+        key.reserve(key.remaining)
+        for _ in range(key.capacity - 2):
+            key.sign(b"spend")
+        pqkit.cms.sign(b"last", [(cert, key)])
+        with pytest.raises(pqkit.KeyExhausted):
+            pqkit.cms.sign(b"one too many", [(cert, key)])
+
+
+def test_an_ml_dsa_ca_certifies_a_stateful_signer(tmp_path, ledger):
+    """A stateful public key in a certificate from an ML-DSA CA (RFC 9802 SPKI): its
+    SignedData verify up to that CA."""
+    ca_key = pqkit.sig.MLDSA65.generate()
+    root = pqkit.x509.self_signed(ca_key, "CN=ML-DSA Root,O=pqkit")
+    with StatefulKey.generate(tmp_path / "s.state", XMSS, ledger=ledger) as signer:
+        cert = pqkit.x509.issue(signer.public_key(), root, ca_key, profile="code-signing",
+                                subject_name="CN=XMSS signer")
+        with pytest.raises(pqkit.UnknownAlgorithm):
+            cert.public_key()  # not a catalogue key: pqkit.hbs handles it
+        signed = pqkit.cms.sign(b"image", [(cert, signer)])
+        verified = pqkit.cms.verify(signed, [root])
+        assert verified.content == b"image"
+        assert verified.signers[0].path[-1] == root

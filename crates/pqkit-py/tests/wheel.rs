@@ -9,17 +9,35 @@
 //! not the source tree. `.ci/run` installs them. pytest's report — the interop table and the
 //! micro-benchmark among it — is kept in `target/pqkit-py/pytest.txt` (CI prints it).
 //!
-//! The wheel is built with the dev profile, in the workspace's own target directory (what
-//! `cargo test` built is reused): every crate optimised (opt-level 3, see the workspace's
-//! Cargo.toml), without the release profile's LTO. `maturin build --release` makes the wheel
-//! to distribute.
+//! The wheel is built with the profile of this test (the dev profile under `cargo test`), in
+//! the workspace's target directory (what `cargo test` built is reused): every crate
+//! optimised (opt-level 3, see the workspace's Cargo.toml), without the release profile's LTO.
+//! `maturin build --release` makes the wheel to distribute. pytest gets 15 minutes.
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+/// How long the pytest suite may run (it takes well under a minute on 2 cores).
+const PYTEST_LIMIT: Duration = Duration::from_secs(15 * 60);
 
 /// The repository's root.
 fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../..")
+        .canonicalize()
+        .expect("the repository's root")
+}
+
+/// The target directory's directory of this profile: what `cargo test` built.
+fn built() -> PathBuf {
+    let target =
+        std::env::var_os("CARGO_TARGET_DIR").map_or_else(|| root().join("target"), PathBuf::from);
+    target.join(if cfg!(debug_assertions) {
+        "debug"
+    } else {
+        "release"
+    })
 }
 
 /// Runs `cmd`, failing the test with its output when it fails.
@@ -81,12 +99,26 @@ fn wheel_installs_and_pytest_passes() {
         "pip install of the wheel",
         Command::new(&python)
             .args(["-m", "pip", "install", "--quiet", "--no-index", "--no-deps"])
+            .arg("--force-reinstall")
             .arg(&wheel),
+    );
+    // The package imported is the one just installed, not one the system has.
+    let origin = run(
+        "import pqkit",
+        Command::new(&python)
+            .current_dir(&work)
+            .args(["-c", "import pqkit; print(pqkit.__file__)"]),
+    );
+    let origin = String::from_utf8_lossy(&origin.stdout).trim().to_owned();
+    assert!(
+        Path::new(&origin).starts_with(&venv),
+        "import pqkit found {origin}, not the wheel installed in {}",
+        venv.display()
     );
     // The token test sets up a pqkit token with the CLI, as a user does: the binary and the
     // module `cargo test --workspace` built (`cargo build -p pqkit-cli -p pqkit-pkcs11` alone).
-    let debug = root.join("target/debug");
-    let (pqkit, module) = (debug.join("pqkit"), debug.join("libpqkit_pkcs11.so"));
+    let built = built();
+    let (pqkit, module) = (built.join("pqkit"), built.join("libpqkit_pkcs11.so"));
     for built in [&pqkit, &module] {
         assert!(
             built.exists(),
@@ -96,7 +128,9 @@ fn wheel_installs_and_pytest_passes() {
     }
     // From the tests directory: `import pqkit` must find the installed wheel, not the source.
     let tests = root.join("crates/pqkit-py/tests");
-    let out = Command::new(&python)
+    let log = work.join("pytest.txt");
+    let file = std::fs::File::create(&log).expect("create target/pqkit-py/pytest.txt");
+    let mut child = Command::new(&python)
         .current_dir(&tests)
         .env("PQKIT_TEST_PQKIT", &pqkit)
         .env("PQKIT_TEST_PKCS11_MODULE", &module)
@@ -110,18 +144,27 @@ fn wheel_installs_and_pytest_passes() {
             "-q",
             ".",
         ])
-        .output()
+        .stdin(Stdio::null())
+        .stdout(file.try_clone().expect("the log file, twice"))
+        .stderr(file)
+        .spawn()
         .expect("start pytest");
-    let report = format!(
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    std::fs::write(work.join("pytest.txt"), &report).expect("write target/pqkit-py/pytest.txt");
+    let start = Instant::now();
+    let status = loop {
+        if let Some(status) = child.try_wait().expect("wait for pytest") {
+            break Some(status);
+        }
+        if start.elapsed() > PYTEST_LIMIT {
+            let _ = child.kill();
+            let _ = child.wait();
+            break None;
+        }
+        std::thread::sleep(Duration::from_millis(200));
+    };
+    let report = std::fs::read_to_string(&log).unwrap_or_default();
     print!("{report}");
-    assert!(
-        out.status.success(),
-        "pytest failed ({}):\n{report}",
-        out.status
-    );
+    match status {
+        Some(status) => assert!(status.success(), "pytest failed ({status}):\n{report}"),
+        None => panic!("pytest ran over {PYTEST_LIMIT:?} and was stopped:\n{report}"),
+    }
 }

@@ -372,8 +372,6 @@ fn sign_one(
 ) -> Result<Vec<u8>, Error> {
     match key {
         SignerKey::Key(k) => Ok(k.sign_with(message, &[], randomness)?),
-        SignerKey::Stateful(k) => k
-            .sign(message)
-            .map_err(|e| Error::malformed("state file", e)),
+        SignerKey::Stateful(k) => Ok(k.sign(message)?),
     }
 }

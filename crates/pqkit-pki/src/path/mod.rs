@@ -889,6 +889,9 @@ fn webpki_words(e: &webpki::Error) -> String {
         W::MaximumNameConstraintComparisonsExceeded => {
             "too many name constraint comparisons (more than webpki's budget)".to_owned()
         }
+        W::SignatureAlgorithmMismatch => "its signature algorithm differs from the one its \
+                                            to-be-signed part names (RFC 5280 §4.1.1.2)"
+            .to_owned(),
         other => format!("rejected by rustls-webpki: {other}"),
     }
 }

@@ -14,6 +14,7 @@ from . import x509 as x509
 
 __version__: str
 
+# Any object with the buffer protocol (array.array, mmap, …) is read as its raw bytes too.
 Buffer = Union[bytes, bytearray, memoryview]
 
 class PqkitError(Exception):

@@ -49,3 +49,11 @@ class ValidationError(PqkitError):
 
 class TokenError(PqkitError):
     """A PKCS#11 token or module failed: URI, PIN, a key not found, a module error."""
+
+
+# Shown as pqkit.StateError (where users catch them), not pqkit._exceptions.StateError.
+for _cls in (PqkitError, InvalidSignature, InvalidKey, InvalidCiphertext, InvalidInput,
+             UnknownAlgorithm, Unsupported, KeyExhausted, StateError, ValidationError,
+             TokenError):
+    _cls.__module__ = "pqkit"
+del _cls

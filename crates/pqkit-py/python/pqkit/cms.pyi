@@ -25,7 +25,8 @@ def sign(content: Buffer, signers: Sequence[tuple[Certificate | bytes, SigningKe
          *, detached: bool = False, signed_attributes: bool = True,
          certificates: Sequence[Certificate | bytes] = (), deterministic: bool = False) -> bytes:
     """A SignedData (DER) by every signer: (its certificate, its key). A stateful key spends
-    one one-time key per signature, after every other check."""
+    one one-time key per signature, after every other check. Raises InvalidInput (a
+    certificate not of the key, one stateful key twice), KeyExhausted, StateError."""
 
 def verify(signed: Buffer, roots: Sequence[Certificate | bytes], *, content: Buffer | None = None,
            purpose: Purpose = "codeSigning", at: datetime | float | None = None,

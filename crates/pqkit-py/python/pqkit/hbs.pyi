@@ -17,7 +17,8 @@ class StatefulKey:
     def generate(path: StrPath, parameters: str, *, ledger: str | None = None,
                  threads: int = 0) -> StatefulKey:
         """A new key in a new state file (never overwritten): parameters an HSS shape
-        ("L2_H10_W4") or an XMSS / XMSS^MT name ("XMSS-SHA2_10_256"). Raises StateError."""
+        ("L2_H10_W4") or an XMSS / XMSS^MT name ("XMSS-SHA2_10_256"); threads 0 (one per
+        CPU) to 1024. Raises StateError (the file exists, the ledger), InvalidInput."""
     @staticmethod
     def open(path: StrPath, *, ledger: str | None = None, threads: int = 0) -> StatefulKey:
         """Opens a key's state file, taking its lock, and checks it against its ledger.
@@ -29,14 +30,17 @@ class StatefulKey:
         """Signs with the next one-time key, persisted as used before the signature exists.
         Raises KeyExhausted, StateError."""
     def reserve(self, count: int) -> None:
-        """Reserves count one-time keys in one write (fewer writes for a batch to come)."""
+        """Reserves count (at least 1) one-time keys in one write, for a batch to come: they
+        sign from this object; what is unsigned at close() is skipped. Raises InvalidInput,
+        KeyExhausted, StateError."""
     def public_key(self) -> StatefulPublicKey:
         """The public key (HSS: RFC 8554 §6.1; XMSS: RFC 8391 §4.1.7)."""
     def close(self) -> None:
-        """Releases the lock (and saves the tree cache). Idempotent."""
+        """Releases the lock (and saves the tree cache). Idempotent. Every call on a closed
+        key, or in a process forked from the one that opened it, raises StateError."""
     @property
     def remaining(self) -> int:
-        """One-time keys left."""
+        """One-time keys neither used nor reserved."""
     @property
     def used(self) -> int:
         """One-time keys handed out or skipped."""

@@ -4,6 +4,7 @@ from datetime import datetime
 from typing import Literal, Sequence
 
 from . import Buffer
+from .hbs import StatefulKey, StatefulPublicKey
 from .sig import SigningKey, VerifyingKey
 
 Profile = Literal["root-ca", "intermediate-ca", "server", "client", "code-signing",
@@ -37,7 +38,8 @@ class CertificateRequest:
 
 def load_pem_chain(data: Buffer | str) -> list[Certificate]:
     """Every CERTIFICATE block, in order. Raises InvalidInput (no block, bad DER)."""
-def load_der_certificate(data: Buffer) -> Certificate: ...
+def load_der_certificate(data: Buffer) -> Certificate:
+    """One certificate from DER. Raises InvalidInput."""
 def load_csr(data: Buffer | str) -> CertificateRequest:
     """A CSR from PEM or DER, its signature verified. Raises InvalidSignature, InvalidInput."""
 
@@ -46,22 +48,26 @@ def verify(chain: Sequence[Certificate | bytes], roots: Sequence[Certificate | b
            at: datetime | float | None = None) -> list[Certificate]:
     """Validates chain (the leaf first, then intermediates in any order) up to one of roots
     (RFC 5280 §6) for purpose, name (a DNS name, IP address or e-mail address, RFC 9525) at
-    time at (default now). Returns the path, leaf first, trust anchor last. Raises
-    ValidationError naming the certificate and the rule it broke."""
+    time at (default now; an aware datetime or seconds since 1970). Returns the path, leaf
+    first, trust anchor last. Raises ValidationError naming the certificate and the rule it
+    broke, InvalidInput for arguments that do not parse (a certificate, name, purpose, time)."""
 
 def create_csr(key: SigningKey, subject: str, *, dns_names: Sequence[str] = (),
                ip_addresses: Sequence[str] = ()) -> CertificateRequest:
     """A CSR signed by key (RFC 2986), as `pqkit csr create`."""
 
-def self_signed(key: SigningKey, subject: str, *, profile: Profile = "root-ca",
+def self_signed(key: SigningKey | StatefulKey, subject: str, *, profile: Profile = "root-ca",
                 days: int = 365, dns_names: Sequence[str] = (),
                 ip_addresses: Sequence[str] = ()) -> Certificate:
-    """A self-signed certificate (a root CA by default), as `pqkit pki`."""
+    """A self-signed certificate (a root CA by default), as `pqkit pki`; a stateful key
+    (RFC 9802) spends one one-time key. days: 1 to 2 900 000. Raises InvalidInput,
+    KeyExhausted, StateError."""
 
-def issue(subject: CertificateRequest | VerifyingKey, issuer: Certificate,
-          issuer_key: SigningKey, *, profile: Profile = "server", days: int = 365,
+def issue(subject: CertificateRequest | VerifyingKey | StatefulPublicKey, issuer: Certificate,
+          issuer_key: SigningKey | StatefulKey, *, profile: Profile = "server", days: int = 365,
           subject_name: str | None = None, dns_names: Sequence[str] = (),
           ip_addresses: Sequence[str] = ()) -> Certificate:
-    """A certificate for a CSR (its subject and names) or a public key (subject_name and the
-    names given), signed by issuer_key, whose certificate issuer must be a CA that may
-    issue it now."""
+    """A certificate for a CSR (its subject and names) or a public key, a stateful one too
+    (subject_name and the names given), signed by issuer_key, whose certificate issuer must
+    be a CA that may issue it now. Raises InvalidInput, ValidationError (an issuer that may
+    not issue), KeyExhausted and StateError (a stateful issuer key)."""
