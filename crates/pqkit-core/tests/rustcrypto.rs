@@ -317,7 +317,7 @@ mod kem_traits {
         Decapsulate, Decapsulator, Encapsulate, FromSeed, Generate, Kem, KeyExport, KeyInit,
         TryKeyInit,
     };
-    use pqkit_core::rustcrypto::kem::{MlKem512, MlKem768, MlKem1024};
+    use pqkit_core::rustcrypto::kem::{Hqc1, Hqc3, Hqc5, MlKem512, MlKem768, MlKem1024};
 
     use super::*;
 
@@ -386,6 +386,61 @@ mod kem_traits {
             !shown.contains("0001") && !shown.contains("20212223"),
             "{shown}"
         );
+    }
+
+    /// HQC through the traits: the 32-byte seed, m ‖ salt from the caller's generator, implicit
+    /// rejection — pqkit's own API agreeing byte for byte.
+    fn hqc_set<K>(name: &str, ek_size: usize, ct_size: usize, m_len: usize)
+    where
+        K: Kem + FromSeed<SeedSize = ::kem::consts::U32>,
+        K::DecapsulationKey: Decapsulate + KeyInit + KeyExport + std::fmt::Debug,
+    {
+        assert!(agree::<K>(&mut Repeat(1)), "{name}");
+        let alg = catalogue::kem(name).expect(name);
+        assert_eq!(alg.encapsulation_randomness_size, m_len, "{name}");
+        let seed: [u8; 32] = seed()[..32].try_into().expect("32 bytes");
+        let (dk, ek) = K::from_seed(&seed.into());
+        assert_eq!(dk.to_bytes().as_slice(), &seed[..], "{name}: the seed form");
+        let ours = alg.generate_from_seed(&seed).expect("seed");
+        assert_eq!(
+            ek.to_bytes().as_slice(),
+            ours.encapsulation_key().as_bytes()
+        );
+        assert_eq!(ek.to_bytes().len(), ek_size, "{name}");
+        assert_eq!(dk.encapsulation_key(), &ek);
+        let again = K::DecapsulationKey::generate_from_rng(&mut Counting(0));
+        assert_eq!(again.to_bytes().as_slice(), &seed[..]);
+        // m ‖ salt from the caller's generator: what encapsulate_deterministic gives for it.
+        let (ct, ss) = ek.encapsulate_with_rng(&mut Repeat(9));
+        assert_eq!(ct.len(), ct_size, "{name}");
+        let (ct2, ss2) = ours
+            .encapsulation_key()
+            .encapsulate_deterministic(&vec![9u8; m_len])
+            .expect("deterministic");
+        assert_eq!((ct.as_slice(), ss.as_slice()), (&ct2[..], ss2.as_bytes()));
+        assert_eq!(dk.decapsulate(&ct), ss);
+        let (ct3, _) = ek.encapsulate_with_rng(&mut Repeat(10));
+        assert_ne!(ct3, ct, "{name}: the generator decides the ciphertext");
+        let mut bad = ct.clone();
+        bad[0] ^= 1;
+        assert_ne!(dk.decapsulate(&bad), ss, "{name}");
+        assert_eq!(
+            dk.decapsulate(&bad).as_slice(),
+            ours.decapsulate(&bad).expect("decapsulate").as_bytes()
+        );
+        assert!(<K::EncapsulationKey as TryKeyInit>::new_from_slice(&ek.to_bytes()[1..]).is_err());
+        let shown = format!("{dk:?}");
+        assert!(
+            !shown.contains("0001") && !shown.contains("1011"),
+            "{shown}"
+        );
+    }
+
+    #[test]
+    fn hqc_through_the_kem_traits() {
+        hqc_set::<Hqc1>("HQC-1", 2241, 4433, 32);
+        hqc_set::<Hqc3>("HQC-3", 4514, 8978, 40);
+        hqc_set::<Hqc5>("HQC-5", 7237, 14421, 48);
     }
 
     #[test]
