@@ -9,6 +9,7 @@ use der::Decode;
 use pqkit_hbs::state::StatefulKey;
 use spki::{AlgorithmIdentifierOwned, SubjectPublicKeyInfoOwned};
 use x509_cert::Certificate;
+use x509_cert::name::Name;
 
 use crate::cert::{CertRequest, Signer, build, issuer_ski, key_identifier};
 use crate::error::Error;
@@ -55,9 +56,24 @@ pub fn issue(
     ca_cert: &[u8],
     ca: &mut StatefulKey,
 ) -> Result<Vec<u8>, Error> {
+    let subject = crate::cert::parse_subject(&request.subject)?;
+    issue_named(request, subject, subject_spki, ca_cert, ca)
+}
+
+/// [`issue`] with the subject already decoded: a CSR's subject as its requester encoded it
+/// (PrintableString, IA5String kept), not re-parsed from text.
+///
+/// # Errors
+/// As [`issue`].
+pub fn issue_named(
+    request: &CertRequest,
+    subject: Name,
+    subject_spki: &[u8],
+    ca_cert: &[u8],
+    ca: &mut StatefulKey,
+) -> Result<Vec<u8>, Error> {
     let bad = |e| Error::malformed("issuer certificate", e);
     crate::path::check_can_issue(ca_cert, request.profile.is_ca(), SystemTime::now())?;
-    let subject = crate::cert::parse_subject(&request.subject)?;
     let subject_spki = SubjectPublicKeyInfoOwned::from_der(subject_spki)
         .map_err(|e| Error::malformed("subject SPKI", e))?;
     let ca_cert = Certificate::from_der(ca_cert).map_err(bad)?;

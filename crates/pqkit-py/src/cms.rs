@@ -155,6 +155,14 @@ fn sign<'py>(
     });
     let signed = signed.map_err(|e| match e {
         Failure::Key(k) => PyErr::from(k),
+        // A signer's failure: a token's own is a TokenError.
+        Failure::Pki(pqkit_pki::Error::Crypto(c)) => match keys.iter().find_map(|k| match k {
+            Key::Memory(k) if k.is_token() => Some(k),
+            _ => None,
+        }) {
+            Some(token) => token.failure(c),
+            None => errors::core(c, Reading::Other),
+        },
         Failure::Pki(e) => errors::pki(e, Reading::Other),
     })?;
     Ok(bytes_out(py, &signed))

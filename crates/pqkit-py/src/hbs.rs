@@ -3,6 +3,7 @@
 //! signature goes through `pqkit_hbs::state::StatefulKey::sign`.
 
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Mutex, MutexGuard};
 
 use pqkit_hbs::ledger::{Ledger, LedgerSpec};
@@ -60,7 +61,9 @@ use crate::{Input, bytes_out};
 /// Close the key (or leave the with block) to let the next signer in. An open key is not
 /// inherited: a process forked from the one that opened it (os.fork, multiprocessing's "fork"
 /// start method) gets StateError from every call — it would otherwise sign with the one-time
-/// keys its parent reserved. Open the key in the child instead.
+/// keys its parent reserved. Open the key in the child instead, once the parent has closed
+/// it: the child holds a copy of the lock until it exits, so a parent that dies with the key
+/// open keeps other signers out until its forked children are gone too.
 ///
 /// remaining counts the one-time keys neither used nor reserved: after reserve(n), the n
 /// reserved keys still sign from this object but no longer count, and whatever of them is
@@ -76,15 +79,31 @@ use crate::{Input, bytes_out};
 #[pyclass(module = "pqkit.hbs", name = "StatefulKey", frozen)]
 pub(crate) struct StatefulKey {
     inner: Mutex<Option<CoreKey>>,
-    /// The process that opened the key. A forked child shares its reservation in memory and
-    /// its lock: it must neither sign nor close (dropping the key settles the state file and
-    /// removes the lock file the parent holds).
-    pid: u32,
+    /// The process that opened the key, as its pid and [`FORKS`]. A forked child shares its
+    /// reservation in memory and its lock: it must neither sign nor close (dropping the key
+    /// settles the state file and removes the lock file the parent holds). The pid catches a
+    /// fork Python does not see; the count one whose pid equals a dead opener's.
+    opener: (u32, u64),
+}
+
+/// Forks seen by Python in this process's line (`os.register_at_fork` in `pqkit/hbs.py`
+/// calls [`_after_fork_in_child`]; a child starts with its parent's count plus one).
+static FORKS: AtomicU64 = AtomicU64::new(0);
+
+/// This process, as a key records its opener.
+fn this_process() -> (u32, u64) {
+    (std::process::id(), FORKS.load(Ordering::SeqCst))
+}
+
+/// Counts a fork, in the child (registered by `pqkit/hbs.py` with `os.register_at_fork`).
+#[pyfunction]
+fn _after_fork_in_child() {
+    FORKS.fetch_add(1, Ordering::SeqCst);
 }
 
 impl Drop for StatefulKey {
     fn drop(&mut self) {
-        if std::process::id() != self.pid {
+        if this_process() != self.opener {
             let inner = self.inner.get_mut().unwrap_or_else(|e| e.into_inner());
             if let Some(key) = inner.take() {
                 std::mem::forget(key);
@@ -109,10 +128,12 @@ fn threads(requested: i64) -> PyResult<usize> {
     }
 }
 
-/// The ledger `given`, `$PQKIT_HBS_LEDGER` or the default one, opened.
-fn ledger(given: Option<&str>) -> PyResult<Ledger> {
+/// The ledger `given`, `$PQKIT_HBS_LEDGER` or the default one, opened without the GIL (an
+/// SQLite ledger busy elsewhere is waited for; etcd is a network round trip).
+fn ledger(py: Python<'_>, given: Option<&str>) -> PyResult<Ledger> {
     let spec = LedgerSpec::resolve(given).map_err(|e| errors::raise(Kind::Input, e))?;
-    Ledger::open(&spec).map_err(|e| errors::raise(Kind::State, e))
+    py.detach(|| Ledger::open(&spec))
+        .map_err(|e| errors::raise(Kind::State, e))
 }
 
 /// Each key's path; a `str` or an `os.PathLike`.
@@ -145,7 +166,7 @@ impl StatefulKey {
     fn wrap(key: CoreKey) -> Self {
         Self {
             inner: Mutex::new(Some(key)),
-            pid: std::process::id(),
+            opener: this_process(),
         }
     }
 
@@ -173,7 +194,7 @@ impl StatefulKey {
 
     /// The key's mutex, in the process that opened it. Without the GIL (see [`Self::run`]).
     pub(crate) fn lock(&self) -> Result<MutexGuard<'_, Option<CoreKey>>, Failure> {
-        if std::process::id() != self.pid {
+        if this_process() != self.opener {
             return Err(Failure::Forked);
         }
         // A panic while signing leaves nothing half-written here: the state file is the truth.
@@ -203,7 +224,7 @@ impl StatefulKey {
     ) -> PyResult<Self> {
         let path = path_of(path)?;
         let threads = self::threads(threads)?;
-        let ledger = self::ledger(ledger)?;
+        let ledger = self::ledger(py, ledger)?;
         let bad = |e: pqkit_hbs::Error| errors::raise(Kind::Input, e);
         let new = if parameters.to_ascii_uppercase().starts_with("XMSS") {
             let p = pqkit_hbs::xmss::by_name(parameters).map_err(bad)?;
@@ -234,7 +255,7 @@ impl StatefulKey {
     ) -> PyResult<Self> {
         let path = path_of(path)?;
         let threads = self::threads(threads)?;
-        let ledger = self::ledger(ledger)?;
+        let ledger = self::ledger(py, ledger)?;
         py.detach(|| CoreKey::open(&path, ledger, threads))
             .map(Self::wrap)
             .map_err(errors::state)
@@ -415,5 +436,6 @@ pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<StatefulKey>()?;
     m.add_class::<StatefulPublicKey>()?;
     m.add_function(wrap_pyfunction!(hbs_load_public_key, m)?)?;
+    m.add_function(wrap_pyfunction!(_after_fork_in_child, m)?)?;
     Ok(())
 }

@@ -29,8 +29,8 @@ mod sig;
 mod x509;
 
 /// A bytes-like argument: `bytes` read in place, without a copy; `bytearray`, `memoryview`
-/// and any other object with the buffer protocol (`array.array`, `mmap`) copied once, as their
-/// raw bytes (`memoryview(x).tobytes()`), into memory wiped when the call ends — they are
+/// and any other object with the buffer protocol (`array.array`, `mmap`) copied, as their raw
+/// bytes (what `bytes(memoryview(x))` holds), into memory wiped when the call ends — they are
 /// mutable, and pqkit reads its inputs with the GIL released. `str`, integers and lists are
 /// refused with `TypeError`.
 pub(crate) enum Input<'a> {
@@ -62,23 +62,25 @@ impl<'a, 'py> FromPyObject<'a, 'py> for Input<'a> {
             return Ok(Self::Copied(Zeroizing::new(array.to_vec())));
         }
         // The buffer protocol, through memoryview (abi3 below Python 3.11 has no
-        // PyObject_GetBuffer): a TypeError for anything without it.
-        let view = obj
-            .py()
-            .import("builtins")?
-            .getattr("memoryview")?
-            .call1((obj,))
-            .map_err(|_| {
-                PyTypeError::new_err(format!(
-                    "expected a bytes-like object (bytes, bytearray, memoryview), got {}",
-                    obj.get_type()
-                        .name()
-                        .map_or_else(|_| "?".to_owned(), |n| n.to_string())
-                ))
-            })?;
-        let raw = view.call_method0("tobytes")?;
-        let bytes = raw.cast::<PyBytes>()?;
-        Ok(Self::Copied(Zeroizing::new(bytes.as_bytes().to_vec())))
+        // PyObject_GetBuffer): a TypeError for anything without it (str, int, list).
+        let builtins = obj.py().import("builtins")?;
+        let view = builtins.getattr("memoryview")?.call1((obj,)).map_err(|_| {
+            PyTypeError::new_err(format!(
+                "expected a bytes-like object (bytes, bytearray, memoryview), got {}",
+                obj.get_type()
+                    .name()
+                    .map_or_else(|_| "?".to_owned(), |n| n.to_string())
+            ))
+        })?;
+        // Its raw bytes (C order), in a bytearray of ours that is wiped in place once copied.
+        let scratch = builtins.getattr("bytearray")?.call1((view,))?;
+        let scratch = scratch.cast::<PyByteArray>()?;
+        let copy = Zeroizing::new(scratch.to_vec());
+        scratch.set_item(
+            pyo3::types::PySlice::full(obj.py()),
+            PyBytes::new(obj.py(), &vec![0; copy.len()]),
+        )?;
+        Ok(Self::Copied(copy))
     }
 }
 

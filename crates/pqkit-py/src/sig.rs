@@ -43,6 +43,11 @@ impl SigningKey {
         Self(key, Place::Token)
     }
 
+    /// Whether the key is in a token.
+    pub(crate) fn is_token(&self) -> bool {
+        self.1 == Place::Token
+    }
+
     /// A failure to sign: a token's own (its module or device) is a `TokenError`.
     pub(crate) fn failure(&self, e: pqkit_core::Error) -> PyErr {
         match e {

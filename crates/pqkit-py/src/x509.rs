@@ -367,7 +367,10 @@ fn create_csr(
     let ips = self::ip_addresses(ip_addresses)?;
     let der = py
         .detach(|| csr::create(&key.0, subject, &dns_names, &ips))
-        .map_err(|e| errors::pki(e, Reading::Other))?;
+        .map_err(|e| match e {
+            pqkit_pki::Error::Crypto(c) => key.failure(c),
+            e => errors::pki(e, Reading::Other),
+        })?;
     let csr = csr::verify(&der).map_err(|e| errors::pki(e, Reading::Other))?;
     Ok(CertificateRequest { der, csr })
 }
@@ -525,7 +528,10 @@ fn issue(
                 None => cert::issue_for_spki(&request, &spki, by),
             }
         },
-        |k| stateful_ca::issue(&request, &spki, ca, k),
+        |k| match csr {
+            Some(csr) => stateful_ca::issue_named(&request, csr.subject.clone(), &spki, ca, k),
+            None => stateful_ca::issue(&request, &spki, ca, k),
+        },
     )?;
     Certificate::from_der(der)
 }

@@ -371,3 +371,69 @@ def test_an_ml_dsa_ca_certifies_a_stateful_signer(tmp_path, ledger):
         verified = pqkit.cms.verify(signed, [root])
         assert verified.content == b"image"
         assert verified.signers[0].path[-1] == root
+
+
+def test_cms_signers_and_readers_in_threads(tmp_path, ledger):
+    """cms.sign with stateful keys in several threads — two keys, in both orders — while other
+    threads read the keys: nothing waits for a key with the GIL held, so all finish."""
+    import threading
+
+    a = StatefulKey.generate(tmp_path / "a.state", SMALL, ledger=ledger)
+    b = StatefulKey.generate(tmp_path / "b.state", SMALL, ledger=ledger)
+    cert_a = pqkit.x509.self_signed(a, "CN=a", profile="code-signing")
+    cert_b = pqkit.x509.self_signed(b, "CN=b", profile="code-signing")
+    failures, made = [], []
+
+    def signer(pairs):
+        try:
+            for i in range(4):
+                made.append(pqkit.cms.sign(b"doc %d" % i, pairs))
+        except BaseException as e:  # noqa: BLE001
+            failures.append(e)
+
+    def reader():
+        try:
+            for _ in range(100):
+                a.remaining, b.used
+        except BaseException as e:  # noqa: BLE001
+            failures.append(e)
+
+    threads = [threading.Thread(target=signer, args=([(cert_a, a), (cert_b, b)],)),
+               threading.Thread(target=signer, args=([(cert_b, b), (cert_a, a)],)),
+               threading.Thread(target=reader), threading.Thread(target=reader)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=120)
+    assert not any(t.is_alive() for t in threads), "a thread is stuck: deadlock"
+    assert not failures, failures
+    assert len(made) == 8
+    for signed in made:
+        pqkit.cms.verify(signed, [cert_a, cert_b])
+    assert a.used == b.used == 1 + 8
+    a.close()
+    b.close()
+
+
+def test_a_stateful_ca_keeps_the_csr_subject_as_encoded(tmp_path, ledger):
+    """A CSR's subject (PrintableString, IA5String emailAddress) is copied as its requester
+    encoded it, by a stateful CA as by any other."""
+    from cryptography import x509 as pyca
+    from cryptography.hazmat.primitives import hashes, serialization
+    from cryptography.hazmat.primitives.asymmetric import ec
+    from cryptography.x509.name import _ASN1Type
+    from cryptography.x509.oid import NameOID
+
+    requester = ec.generate_private_key(ec.SECP256R1())
+    name = pyca.Name([
+        pyca.NameAttribute(NameOID.COMMON_NAME, "sub CA", _type=_ASN1Type.PrintableString),
+        pyca.NameAttribute(NameOID.EMAIL_ADDRESS, "ca@example.test"),
+    ])
+    request = pyca.CertificateSigningRequestBuilder().subject_name(name).sign(
+        requester, hashes.SHA256())
+    csr = pqkit.x509.load_csr(request.public_bytes(serialization.Encoding.DER))
+    with StatefulKey.generate(tmp_path / "ca.state", SMALL, ledger=ledger) as ca:
+        root = pqkit.x509.self_signed(ca, "CN=HSS Root")
+        issued = pqkit.x509.issue(csr, root, ca, profile="client")
+    subject = pyca.load_der_x509_certificate(issued.to_der()).subject
+    assert subject.public_bytes() == name.public_bytes(), "the CSR's subject was re-encoded"

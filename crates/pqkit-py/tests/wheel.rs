@@ -14,6 +14,7 @@
 //! optimised (opt-level 3, see the workspace's Cargo.toml), without the release profile's LTO.
 //! `maturin build --release` makes the wheel to distribute. pytest gets 15 minutes.
 
+use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
@@ -68,20 +69,21 @@ fn wheel_installs_and_pytest_passes() {
     }
     std::fs::create_dir_all(&wheels).expect("create target/pqkit-py/wheels");
     let maturin = std::env::var_os("MATURIN").unwrap_or_else(|| "maturin".into());
-    run(
-        "maturin build (pip install maturin)",
-        Command::new(&maturin)
-            .current_dir(&root)
-            .args([
-                "build",
-                "--quiet",
-                "-m",
-                "crates/pqkit-py/Cargo.toml",
-                "--out",
-            ])
-            .arg(&wheels)
-            .env_remove("CARGO_TARGET_DIR"),
-    );
+    let mut build = Command::new(&maturin);
+    build
+        .current_dir(&root)
+        .args([
+            "build",
+            "--quiet",
+            "-m",
+            "crates/pqkit-py/Cargo.toml",
+            "--out",
+        ])
+        .arg(&wheels);
+    if !cfg!(debug_assertions) {
+        build.arg("--release");
+    }
+    run("maturin build (pip install maturin)", &mut build);
     let wheel = std::fs::read_dir(&wheels)
         .expect("read the wheel directory")
         .filter_map(Result::ok)
@@ -145,6 +147,8 @@ fn wheel_installs_and_pytest_passes() {
             ".",
         ])
         .stdin(Stdio::null())
+        // Its own process group: a stopped run takes its worker processes with it.
+        .process_group(0)
         .stdout(file.try_clone().expect("the log file, twice"))
         .stderr(file)
         .spawn()
@@ -155,7 +159,8 @@ fn wheel_installs_and_pytest_passes() {
             break Some(status);
         }
         if start.elapsed() > PYTEST_LIMIT {
-            let _ = child.kill();
+            let group = format!("-{}", child.id());
+            let _ = Command::new("kill").args(["-KILL", "--", &group]).status();
             let _ = child.wait();
             break None;
         }

@@ -25,7 +25,8 @@ class StatefulKey:
         Raises StateError (locked, a copy, a restored backup, …)."""
     def __enter__(self) -> StatefulKey: ...
     def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
-                 tb: TracebackType | None) -> None: ...
+                 tb: TracebackType | None) -> bool:
+        """Closes the key; never swallows the exception."""
     def sign(self, data: Buffer) -> bytes:
         """Signs with the next one-time key, persisted as used before the signature exists.
         Raises KeyExhausted, StateError."""
@@ -36,14 +37,15 @@ class StatefulKey:
     def public_key(self) -> StatefulPublicKey:
         """The public key (HSS: RFC 8554 §6.1; XMSS: RFC 8391 §4.1.7)."""
     def close(self) -> None:
-        """Releases the lock (and saves the tree cache). Idempotent. Every call on a closed
-        key, or in a process forked from the one that opened it, raises StateError."""
+        """Releases the lock and saves the tree cache; closing a closed key does nothing. After
+        it, every other call raises StateError — as every call does, close() too, in a
+        process forked from the one that opened the key."""
     @property
     def remaining(self) -> int:
         """One-time keys neither used nor reserved."""
     @property
     def used(self) -> int:
-        """One-time keys handed out or skipped."""
+        """One-time keys used, reserved or skipped."""
     @property
     def capacity(self) -> int:
         """All one-time keys of the key (of its range, for a split key)."""
