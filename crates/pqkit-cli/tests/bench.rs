@@ -41,8 +41,25 @@ fn numbers(row: &Value, keys: &[&str]) {
     }
 }
 
+/// The CPU, shared: every test here holds it shared, and the one that compares timings holds it
+/// alone — on two cores a `bench server` run beside it skews one side of its ratio.
+static CPU: std::sync::RwLock<()> = std::sync::RwLock::new(());
+
+/// The CPU shared with the other tests of this file.
+fn shared_cpu() -> std::sync::RwLockReadGuard<'static, ()> {
+    CPU.read()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+/// The CPU to this test alone.
+fn whole_cpu() -> std::sync::RwLockWriteGuard<'static, ()> {
+    CPU.write()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
 #[test]
 fn bench_crypto_json() {
+    let _cpu = shared_cpu();
     let v = json(&[
         "bench",
         "crypto",
@@ -104,6 +121,7 @@ fn bench_crypto_json() {
 /// gets a threaded sign row.
 #[test]
 fn bench_crypto_every_hash_path_json() {
+    let _cpu = shared_cpu();
     let v = json(&[
         "bench",
         "crypto",
@@ -202,6 +220,7 @@ fn bench_crypto_every_hash_path_json() {
 
 #[test]
 fn bench_handshake_json() {
+    let _cpu = shared_cpu();
     let v = json(&[
         "bench",
         "handshake",
@@ -252,6 +271,7 @@ fn bench_handshake_json() {
 
 #[test]
 fn bench_boundary_json() {
+    let _cpu = shared_cpu();
     let v = json(&[
         "bench",
         "boundary",
@@ -294,6 +314,7 @@ fn bench_boundary_json() {
 /// JSON validates, and the ledger rows carry their cost beside the state file alone.
 #[test]
 fn bench_ledger_json() {
+    let _cpu = shared_cpu();
     assert!(
         pqkit_bench::etcd::binary().is_some(),
         "no etcd binary: install Debian's etcd-server (or set PQKIT_ETCD)"
@@ -356,6 +377,7 @@ fn bench_ledger_json() {
 /// the classical rows run; the JSON validates.
 #[test]
 fn bench_handshake_m4_paper_preset() {
+    let _cpu = shared_cpu();
     let v = json(&[
         "bench",
         "handshake",
@@ -401,6 +423,7 @@ fn bench_handshake_m4_paper_preset() {
 /// schema; Kalyna in every mode; what is not offered says why.
 #[test]
 fn bench_primitives_json() {
+    let _cpu = shared_cpu();
     let v = json(&[
         "bench",
         "primitives",
@@ -452,6 +475,7 @@ fn bench_primitives_json() {
 /// imported there), each row naming its signer; the JSON still validates.
 #[test]
 fn bench_boundary_through_a_token_json() {
+    let _cpu = shared_cpu();
     let dir = scratch("bench-token");
     let env = |cmd: &mut std::process::Command| {
         cmd.env("PQKIT_PKCS11_CONF", dir.join("pkcs11.json"))
@@ -531,6 +555,7 @@ fn bench_boundary_through_a_token_json() {
 
 #[test]
 fn schema_rejects_what_it_should() {
+    let _cpu = shared_cpu();
     // The schema itself is not a test that cannot fail: a row missing a field, a wrong kind
     // and a negative time are refused.
     let schema: Value = serde_json::from_str(pqkit_bench::SCHEMA_JSON).expect("schema JSON");
@@ -563,6 +588,7 @@ fn schema_rejects_what_it_should() {
 
 #[test]
 fn bench_tls_json_and_svg() {
+    let _cpu = shared_cpu();
     let dir = scratch("bench-tls-svg");
     let v = json(&[
         "bench",
@@ -603,6 +629,7 @@ fn read_json(path: &Path) -> Value {
 
 #[test]
 fn report_quick_writes_one_page() {
+    let _cpu = shared_cpu();
     let dir = scratch("report-quick");
     run_ok(pqkit().args([
         "report",
@@ -695,6 +722,7 @@ fn report_quick_writes_one_page() {
 /// handshake also pays for its cold start; printed beside).
 #[test]
 fn bench_handshake_times_agree_with_client_against_server() {
+    let _cpu = whole_cpu();
     const N: usize = 15;
     let median = |mut v: Vec<f64>| {
         v.sort_by(f64::total_cmp);
@@ -763,6 +791,7 @@ fn bench_handshake_times_agree_with_client_against_server() {
 /// order, each server's CPU is measured, and resumption really resumes.
 #[test]
 fn bench_server_json_against_every_server() {
+    let _cpu = shared_cpu();
     let dir = scratch("bench-server");
     let gotls = support::build_gotls(&dir, "go1.27.1");
     let openssl = support::openssl();

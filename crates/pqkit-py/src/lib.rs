@@ -9,7 +9,7 @@
 //! encapsulation and decapsulation (a few microseconds, where releasing and taking the lock
 //! back would be a visible share of the call). Byte inputs: a `bytes` object is read in
 //! place; `bytearray`, `memoryview` and other buffers (mutable, and read while the GIL is
-//! released) are copied once ([`Input`]).
+//! released) are copied into memory wiped after the call ([`Input`]).
 
 use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
