@@ -235,33 +235,46 @@ pub fn connection(
     })
 }
 
-/// One unmetered connection on 127.0.0.1, for its handshake times: the server thread is
-/// waiting in `accept` before the client connects, and each side runs its driver directly (no
-/// painted stack, no heap group). Returns (client, server) reports.
+/// `n` unmetered connections on 127.0.0.1, one after another, for their handshake times: one
+/// server thread, waiting in `accept` before each connection, as a running server waits (a
+/// thread started per connection added its start-up to every client time), and each side
+/// running its driver directly (no painted stack, no heap group). Returns (client, server)
+/// reports, in order.
 ///
 /// # Errors
 /// I/O or TLS errors of either side, as text.
-pub fn timed(setup: &Setup) -> Result<(SideReport, SideReport), String> {
+pub fn timed(setup: &Setup, n: usize) -> Result<Vec<(SideReport, SideReport)>, String> {
     let listener = TcpListener::bind("127.0.0.1:0").map_err(|e| e.to_string())?;
     let addr = listener.local_addr().map_err(|e| e.to_string())?;
-    let ready = std::sync::Barrier::new(2);
     std::thread::scope(|s| {
-        let server = s.spawn(|| {
-            ready.wait();
-            let socket = listener.accept().map_err(|e| e.to_string())?.0;
-            server_side(setup, socket).map_err(|e| format!("server: {e}"))
+        // The listener goes with the thread: a server that fails closes it, so the client's
+        // next connection is refused instead of waiting for an accept that never comes.
+        let server = s.spawn(move || {
+            let mut reports = Vec::with_capacity(n);
+            for _ in 0..n {
+                let socket = listener.accept().map_err(|e| e.to_string())?.0;
+                reports.push(server_side(setup, socket).map_err(|e| format!("server: {e}"))?);
+            }
+            Ok::<_, String>(reports)
         });
-        ready.wait();
-        let client = TcpStream::connect(addr)
-            .and_then(|socket| client_side(setup, setup.client.clone(), socket, false));
-        if client.is_err() {
-            // Unblock a server still waiting for its connection.
-            let _ = TcpStream::connect(addr);
+        let mut clients = Vec::with_capacity(n);
+        for _ in 0..n {
+            match TcpStream::connect(addr)
+                .and_then(|socket| client_side(setup, setup.client.clone(), socket, false))
+            {
+                Ok(report) => clients.push(report),
+                Err(e) => {
+                    // Unblock a server still waiting for its connection.
+                    let _ = TcpStream::connect(addr);
+                    let _ = server.join();
+                    return Err(format!("client: {e}"));
+                }
+            }
         }
-        let server = server
+        let servers = server
             .join()
-            .unwrap_or_else(|_| Err("the server thread panicked".to_owned()));
-        Ok((client.map_err(|e| format!("client: {e}"))?, server?))
+            .unwrap_or_else(|_| Err("the server thread panicked".to_owned()))?;
+        Ok(clients.into_iter().zip(servers).collect())
     })
 }
 
@@ -439,15 +452,13 @@ pub fn run_pairs(
                     continue;
                 }
             };
-            timed(&setup)?;
+            timed(&setup, 1)?;
             // Bytes, heap and stack: one metered connection, whose times are not used.
             let first = connection(&setup, true, &connect_direct)?;
-            let (mut client_ms, mut server_ms) = (Vec::new(), Vec::new());
-            for _ in 0..repetitions.max(1) {
-                let (client, server) = timed(&setup)?;
-                client_ms.push(client.handshake_ms);
-                server_ms.push(server.handshake_ms);
-            }
+            let (client_ms, server_ms): (Vec<f64>, Vec<f64>) = timed(&setup, repetitions.max(1))?
+                .into_iter()
+                .map(|(client, server)| (client.handshake_ms, server.handshake_ms))
+                .unzip();
             rows.push(Row {
                 signature: sig.name,
                 group: group_name.clone(),
