@@ -119,8 +119,14 @@ fn wheel_installs_and_pytest_passes() {
     );
     // The token test sets up a pqkit token with the CLI, as a user does: the binary and the
     // module `cargo test --workspace` built (`cargo build -p pqkit-cli -p pqkit-pkcs11` alone).
+    // `cargo test` leaves the module in deps/, `cargo build` beside the binary.
     let built = built();
-    let (pqkit, module) = (built.join("pqkit"), built.join("libpqkit_pkcs11.so"));
+    let pqkit = built.join("pqkit");
+    let module = ["deps/libpqkit_pkcs11.so", "libpqkit_pkcs11.so"]
+        .iter()
+        .map(|name| built.join(name))
+        .find(|path| path.exists())
+        .unwrap_or_else(|| built.join("libpqkit_pkcs11.so"));
     for built in [&pqkit, &module] {
         assert!(
             built.exists(),
