@@ -9,7 +9,7 @@ use pyo3::types::PyBytes;
 use crate::errors::{self, Kind, Reading};
 use crate::hbs::StatefulKey;
 use crate::sig::SigningKey;
-use crate::x509::{Certificate, ders, time_of};
+use crate::x509::{Certificate, der_of, ders, time_of};
 use crate::{Input, bytes_out};
 
 /// One signer's verdict: who, with what, and the certificate path that validated.
@@ -88,11 +88,7 @@ fn sign<'py>(
     let (mut signer_certificates, mut given) = (Vec::new(), Vec::new());
     for pair in signers.try_iter()? {
         let (certificate, key): (Bound<'py, PyAny>, Bound<'py, PyAny>) = pair?.extract()?;
-        let certificate = match certificate.cast::<Certificate>() {
-            Ok(c) => c.get().der.clone(),
-            Err(_) => certificate.extract::<Input<'_>>()?.to_vec(),
-        };
-        signer_certificates.push(certificate);
+        signer_certificates.push(der_of(&certificate)?);
         given.push(key);
     }
     let mut keys = Vec::with_capacity(given.len());

@@ -97,17 +97,16 @@ pub(crate) fn time_of(at: Option<&Bound<'_, PyAny>>) -> PyResult<SystemTime> {
 
 /// Certificates from a sequence of Certificate objects or DER bytes.
 pub(crate) fn ders(items: &Bound<'_, PyAny>) -> PyResult<Vec<Vec<u8>>> {
-    let mut out = Vec::new();
-    for item in items.try_iter()? {
-        let item = item?;
-        if let Ok(c) = item.cast::<Certificate>() {
-            out.push(c.get().der.clone());
-        } else {
-            let der: Input<'_> = item.extract()?;
-            out.push(Certificate::from_der(der.to_vec())?.der);
-        }
+    items.try_iter()?.map(|item| der_of(&item?)).collect()
+}
+
+/// One certificate's DER, from a Certificate object or DER bytes (decoded to check them).
+pub(crate) fn der_of(item: &Bound<'_, PyAny>) -> PyResult<Vec<u8>> {
+    if let Ok(c) = item.cast::<Certificate>() {
+        return Ok(c.get().der.clone());
     }
-    Ok(out)
+    let der: Input<'_> = item.extract()?;
+    Ok(Certificate::from_der(der.to_vec())?.der)
 }
 
 fn profile(name: &str) -> PyResult<Profile> {
